@@ -1,0 +1,157 @@
+"""Resolving the acting identity of a request, in the service's order (contract §2.1, §2.6)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+import jwt
+from starlette.requests import Request
+
+from ._accounts import decode_session, hash_secret, permission_roles, user_row
+from ._caller import USER_SCOPES, Caller, guest_caller, key_caller
+from ._errors import ServiceError
+from ._state import ServiceState
+
+JWT_MAX_AGE = 3600
+_IMPERSONATION = (
+    ("id", "X-Service-Impersonate-User-Id", "impersonateUserId"),
+    ("email", "X-Service-Impersonate-User-Email", "impersonateEmail"),
+    ("phone", "X-Service-Impersonate-User-Phone", "impersonatePhone"),
+)
+
+
+def session_cookie_names(project: str) -> tuple[str, str]:
+    return f"a_session_{project}", f"a_session_{project}_legacy"
+
+
+def mint_jwt(state: ServiceState, user_id: str, session_id: str, duration: int) -> str:
+    now = int(time.time())
+    payload = {"userId": user_id, "sessionId": session_id, "iat": now, "exp": now + duration}
+    return jwt.encode(payload, state.jwt_secret, algorithm="HS256")
+
+
+def _session_value(request: Request, project: str) -> str | None:
+    for name in session_cookie_names(project):
+        value = request.cookies.get(name)
+        if value:
+            return value
+    value = request.headers.get("X-Service-Session")
+    if value:
+        return value
+    fallback = request.headers.get("X-Fallback-Cookies")
+    if fallback:
+        try:
+            decoded = json.loads(fallback)
+        except ValueError:
+            return None
+        if isinstance(decoded, dict):
+            found = decoded.get(session_cookie_names(project)[0])
+            return found if isinstance(found, str) and found else None
+    return None
+
+
+def _active_session(
+    conn: sqlite3.Connection, user_id: str, session_id: str | None, secret: str | None
+) -> str | None:
+    """The ID of a live session of `user_id` matching the ID or the secret."""
+    if session_id is not None:
+        row = conn.execute(
+            "SELECT id FROM sessions WHERE id = ? AND user_id = ? AND expire > ?",
+            (session_id, user_id, time.time()),
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT id FROM sessions WHERE user_id = ? AND secret_hash = ? AND expire > ?",
+            (user_id, hash_secret(secret or ""), time.time()),
+        ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _user_caller(
+    conn: sqlite3.Connection, user: dict[str, Any], session_id: str, via_jwt: bool, ip: str
+) -> Caller:
+    if not user["status"]:
+        raise ServiceError("user_blocked", "The current user has been blocked.")
+    return Caller(
+        role="users",
+        scopes=USER_SCOPES,
+        roles=permission_roles(conn, user),
+        user=user,
+        session_id=session_id,
+        via_jwt=via_jwt,
+        ip=ip,
+    )
+
+
+def resolve_caller(state: ServiceState, request: Request, project: str, ip: str) -> Caller:
+    """The caller of `request`: session user, JWT user, API key or guest."""
+    with state.store.read() as conn:
+        caller: Caller | None = None
+        value = _session_value(request, project)
+        decoded = decode_session(value) if value else None
+        if decoded is not None:
+            user = user_row(conn, "id", decoded[0])
+            session_id = _active_session(conn, decoded[0], None, decoded[1]) if user else None
+            if user is not None and session_id is not None:
+                caller = _user_caller(conn, user, session_id, False, ip)
+
+        token = request.headers.get("X-Service-JWT")
+        if token:
+            if caller is not None:
+                raise ServiceError(
+                    "user_jwt_and_cookie_set",
+                    "JWT and cookie are set at the same time. Use only one of them.",
+                )
+            try:
+                claims = jwt.decode(
+                    token,
+                    state.jwt_secret,
+                    algorithms=["HS256"],
+                    options={"require": ["exp", "iat"]},
+                    leeway=0,
+                )
+            except jwt.PyJWTError as exc:
+                raise ServiceError("user_jwt_invalid", f"Failed to verify JWT. {exc}") from None
+            if int(time.time()) - int(claims["iat"]) > JWT_MAX_AGE:
+                raise ServiceError("user_jwt_invalid", "Failed to verify JWT. Token too old.")
+            user_id, session_id = str(claims.get("userId")), str(claims.get("sessionId"))
+            user = user_row(conn, "id", user_id)
+            if user is not None and _active_session(conn, user_id, session_id, None):
+                caller = _user_caller(conn, user, session_id, True, ip)
+
+        key = request.headers.get("X-Service-Key")
+        if key and key == state.key:
+            return key_caller(ip)
+        if caller is None:
+            return guest_caller(ip)
+        return _impersonated(conn, request, caller)
+
+
+def _impersonated(conn: sqlite3.Connection, request: Request, caller: Caller) -> Caller:
+    """Switch to the impersonated user when the real user is an impersonator (§2.6)."""
+    assert caller.user is not None
+    if not caller.user["impersonator"]:
+        return caller
+    for column, header, param in _IMPERSONATION:
+        wanted = request.headers.get(header) or request.query_params.get(param)
+        if param == "impersonateUserId" and not wanted:
+            wanted = request.query_params.get("impersonateuserid")
+        if not wanted:
+            continue
+        target = user_row(conn, column, wanted.lower() if column == "email" else wanted)
+        if target is None:
+            return caller
+        return Caller(
+            role="users",
+            scopes=caller.scopes | {"users.read"},
+            roles=permission_roles(conn, target),
+            user=target,
+            session_id=caller.session_id,
+            via_jwt=caller.via_jwt,
+            impersonator_id=caller.user_id,
+            ip=caller.ip,
+        )
+    return caller

@@ -1,0 +1,93 @@
+"""Route declarations and the request context handlers receive.
+
+A handler is a plain function `handler(ctx: Context) -> Reply | Response`, declared with
+`@route`. It runs in a worker thread (SQLite is blocking); the dispatcher in `_app` has
+already resolved the project, the caller, the rate limit and the route's scopes.
+
+>>> @route("GET", "/v1/account", scopes=("account",))
+... def get_account(ctx: Context) -> Reply:
+...     return Reply(account_model(ctx.caller.user))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ._caller import Caller
+from ._params import Params
+from ._ratelimit import RateLimit
+from ._state import ServiceState
+from ._store import Store
+
+
+@dataclass
+class Reply:
+    """A handler's answer: a JSON-able body (or prebuilt JSON bytes), a status, headers."""
+
+    body: Any = None
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    media_type: str = "application/json"
+
+
+@dataclass
+class Context:
+    """One request as a handler sees it."""
+
+    request: Request
+    state: ServiceState
+    caller: Caller
+    params: Params
+    path: dict[str, str]
+    project: str
+    route: RouteSpec
+    response_headers: dict[str, str] = field(default_factory=dict)
+    set_cookies: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def store(self) -> Store:
+        return self.state.store
+
+    def header(self, name: str) -> str | None:
+        return self.request.headers.get(name)
+
+
+Handler = Callable[[Context], "Reply | Response"]
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    method: str
+    path: str
+    handler: Handler
+    scopes: tuple[str, ...]
+    rate_limit: RateLimit | None
+
+    @property
+    def template(self) -> str:
+        """The route as the rate limiter names it: `/v1/tablesdb/:databaseId/...`."""
+        return self.path.replace("{", ":").replace("}", "")
+
+
+ROUTES: list[RouteSpec] = []
+
+
+def route(
+    method: str,
+    *paths: str,
+    scopes: tuple[str, ...] = (),
+    rate_limit: RateLimit | None = None,
+) -> Callable[[Handler], Handler]:
+    """Declare `handler` for `method` on each of `paths` (aliases share one handler)."""
+
+    def register(handler: Handler) -> Handler:
+        for path in paths:
+            ROUTES.append(RouteSpec(method, path, handler, scopes, rate_limit))
+        return handler
+
+    return register

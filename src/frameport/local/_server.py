@@ -1,0 +1,168 @@
+"""Running the local service: `LocalService` in a thread, or `serve` in the foreground."""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+
+from ._app import build_app
+from ._faults import FaultInjector, InjectedFault, parse_fault_spec
+from ._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from .._client import Client
+
+
+def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
+    """The service's ASGI app, wrapped in fault injection when the config asks for it."""
+    app: ASGIApp = build_app(state)
+    if not state.config.faults:
+        return app, None
+    rate, seed = parse_fault_spec(state.config.faults)
+    injector = FaultInjector(app, rate, seed)
+    return injector, injector
+
+
+def _uvicorn_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
+    return uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
+        timeout_keep_alive=30,
+    )  # fmt: skip
+
+
+class LocalService:
+    """The local service on a free loopback port, in a background thread.
+
+    >>> with LocalService() as svc:
+    ...     client = svc.client()
+    ...     client.account  # doctest: +SKIP
+
+    `faults="0.2:7"` injects faults at 20 % with seed 7 (see `faults`);
+    `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
+    """
+
+    def __init__(
+        self,
+        *,
+        project: str = "demo",
+        key: str | None = None,
+        data_dir: str | Path | None = None,
+        rate_limits: bool = True,
+        rate_limit_overrides: Mapping[str, tuple[int, int]] | None = None,
+        faults: str | None = None,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self._tempdir: tempfile.TemporaryDirectory[str] | None = None
+        if data_dir is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="frameport-local-")
+            data_dir = self._tempdir.name
+        self.config = ServiceConfig(
+            data_dir=Path(data_dir),
+            project=project,
+            key=key,
+            rate_limits=rate_limits,
+            rate_limit_overrides=dict(rate_limit_overrides or {}),
+            faults=faults,
+            max_file_size=max_file_size,
+        )
+        self._host, self._port = host, port
+        self._state: ServiceState | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._injector: FaultInjector | None = None
+        self.endpoint = ""
+
+    def __repr__(self) -> str:
+        return f"LocalService(endpoint={self.endpoint!r}, project={self.project!r})"
+
+    @property
+    def project(self) -> str:
+        return self.config.project
+
+    @property
+    def key(self) -> str:
+        """The API key holding every scope."""
+        if self._state is None:
+            raise RuntimeError("start the service first: use `with LocalService() as svc:`")
+        return self._state.key
+
+    @property
+    def data_dir(self) -> Path:
+        return self.config.data_dir
+
+    @property
+    def faults(self) -> list[InjectedFault]:
+        """The faults injected so far (empty when fault injection is off)."""
+        return [] if self._injector is None else list(self._injector.injected)
+
+    def start(self) -> LocalService:
+        self._state = ServiceState(self.config)
+        app, self._injector = make_app(self._state)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self._host, self._port))
+        port = sock.getsockname()[1]
+        self._server = uvicorn.Server(_uvicorn_config(app, self._host, port))
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
+            name="frameport-local-service",
+        )  # fmt: skip
+        self._thread.start()
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("the local service failed to start; see the log above")
+            threading.Event().wait(0.01)
+        self.endpoint = f"http://{self._host}:{port}/v1"
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+        if self._state is not None:
+            self._state.close()
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+            self._tempdir = None
+
+    def client(self, **options: Any) -> Client:
+        """An API-key `frameport.Client` for this service."""
+        from .._client import Client
+
+        return Client(self.endpoint, self.project, key=self.key, **options)
+
+    def __enter__(self) -> LocalService:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def serve(config: ServiceConfig, host: str, port: int) -> None:
+    """Run the service in the foreground until interrupted (`frameport serve`)."""
+    state = ServiceState(config)
+    app, _ = make_app(state)
+    print(f"frameport local service on http://{host}:{port}/v1")
+    print(f"  project: {config.project}")
+    print(f"  API key: {state.key}")
+    print(f"  data:    {config.data_dir}")
+    try:
+        uvicorn.Server(_uvicorn_config(app, host, port)).run()
+    finally:
+        state.close()

@@ -1,0 +1,72 @@
+"""The configuration and shared state of one running local service."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._ratelimit import RateLimiter
+from ._store import Store, add_schema
+
+DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
+
+add_schema(
+    """
+    CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """
+)
+
+
+@dataclass
+class ServiceConfig:
+    """What `frameport serve` and `LocalService` are started with."""
+
+    data_dir: Path
+    project: str = "demo"
+    key: str | None = None
+    rate_limits: bool = True
+    rate_limit_overrides: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    faults: str | None = None
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+
+
+class ServiceState:
+    """Everything the request handlers share: config, store, limiter, key, locks."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.config = config
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.files_dir = config.data_dir / "files"
+        self.files_dir.mkdir(exist_ok=True)
+        self.store = Store(config.data_dir / "service.sqlite3")
+        self.limiter = RateLimiter()
+        self.key = self._persisted(
+            "api_key", config.key, lambda: f"standard_{secrets.token_hex(32)}"
+        )
+        self.jwt_secret = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    def _persisted(self, name: str, given: str | None, make: Callable[[], str]) -> str:
+        with self.store.write() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+            if given is None and row is not None:
+                return str(row[0])
+            value = given if given is not None else make()
+            conn.execute(
+                "INSERT INTO meta (name, value) VALUES (?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                (name, value),
+            )
+            return str(value)
+
+    def lock(self, name: str) -> threading.Lock:
+        """A named lock (e.g. one per uploading file), created on first use."""
+        with self._locks_guard:
+            return self._locks.setdefault(name, threading.Lock())
+
+    def close(self) -> None:
+        self.store.close()

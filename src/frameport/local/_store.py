@@ -1,0 +1,112 @@
+"""The local service's SQLite file: thread-local connections, one serialised writer.
+
+Every room of the service (accounts, tables, storage, functions) registers the DDL of its
+own metadata tables with `Store.add_schema`; the store runs it once at start-up.
+
+>>> store = Store(Path(tmp) / "service.sqlite3")
+>>> with store.write() as conn:
+...     conn.execute("INSERT INTO ...", params)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ConnectionHook = Callable[[sqlite3.Connection], None]
+
+_schemas: list[str] = []
+_connection_hooks: list[ConnectionHook] = []
+
+
+def add_schema(ddl: str) -> None:
+    """Register DDL (CREATE TABLE IF NOT EXISTS ...) that every store runs when it opens."""
+    if ddl not in _schemas:
+        _schemas.append(ddl)
+
+
+def add_connection_hook(hook: ConnectionHook) -> None:
+    """Register a function run on every new connection (collations, SQL functions)."""
+    if hook not in _connection_hooks:
+        _connection_hooks.append(hook)
+
+
+class Store:
+    """One SQLite database in WAL mode, shared by the request threads of one service."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        with self.write() as conn:
+            for ddl in _schemas:
+                _run_script(conn, ddl)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA cache_size=-65536")
+        for hook in _connection_hooks:
+            hook(conn)
+        with self._all_lock:
+            self._all.append(conn)
+        return conn
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reads; WAL lets reads run beside the writer."""
+        conn = self.connection()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A connection inside one serialised write transaction (rolled back on error)."""
+        with self._write_lock:
+            conn = self.connection()
+            if conn.in_transaction:
+                yield conn
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every connection this store opened."""
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+
+
+def _run_script(conn: sqlite3.Connection, ddl: str) -> None:
+    for statement in ddl.split(";"):
+        if statement.strip():
+            conn.execute(statement)

@@ -1,0 +1,20 @@
+"""The service's date-time format: ISO-8601 with milliseconds and offset, in UTC."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def format_time(moment: datetime) -> str:
+    """`2020-10-15T06:38:00.000+00:00`."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+00:00"
+
+
+def now_text() -> str:
+    """The current instant in the service's format."""
+    return format_time(datetime.now(UTC))
+
+
+def from_timestamp(seconds: float) -> str:
+    return format_time(datetime.fromtimestamp(seconds, UTC))

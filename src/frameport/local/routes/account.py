@@ -1,0 +1,270 @@
+"""/v1/account: sign-up, e-mail sessions, the current account, JWTs (contract §3.1, §2.2)."""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from typing import Any
+
+from .._accounts import (
+    SESSION_DURATION,
+    SESSIONS_PER_USER,
+    encode_session,
+    hash_secret,
+    insert_user,
+    user_model,
+    user_row,
+    verify_password,
+)
+from .._errors import ServiceError
+from .._identity import mint_jwt, session_cookie_names
+from .._params import unique_id
+from .._ratelimit import RateLimit
+from .._routing import Context, Reply, route
+from .._timefmt import from_timestamp, now_text
+from ..routes.users import validate_email
+
+_DOMAINLESS = ("localhost",)
+
+
+def _is_ip(host: str) -> bool:
+    return host.replace(".", "").isdigit() or ":" in host
+
+
+def require_user(ctx: Context) -> dict[str, Any]:
+    """The signed-in user; guests never get here because the `account` scope stops them."""
+    if ctx.caller.user is None:
+        raise ServiceError("user_unauthorized", "The current user is not authorized.")
+    return ctx.caller.user
+
+
+@route(
+    "POST",
+    "/v1/account",
+    scopes=("sessions.write",),
+    rate_limit=RateLimit(10, 3600),
+)
+def create_account(ctx: Context) -> Reply:
+    user_id = ctx.params.uid("userId")
+    email = validate_email(ctx.params.required_string("email")).lower()
+    password = ctx.params.string("password", required=True, min_length=8, max_length=256)
+    name = ctx.params.string("name", default="", max_length=128) or ""
+    with ctx.store.write() as conn:
+        if user_row(conn, "id", user_id) is not None or user_row(conn, "email", email):
+            raise ServiceError(
+                "user_already_exists",
+                "A user with the same id, email, or phone already exists in this project.",
+            )
+        user = insert_user(conn, user_id, email=email, phone=None, password=password, name=name)
+    return Reply(user_model(user), 201)
+
+
+def session_model(
+    session_id: str, user: dict[str, Any], expire: float, ip: str, secret: str, created: str
+) -> dict[str, Any]:
+    """The Session model (contract §4)."""
+    return {
+        "$id": session_id,
+        "$createdAt": created,
+        "$updatedAt": created,
+        "userId": user["id"],
+        "expire": from_timestamp(expire),
+        "provider": "email",
+        "providerUid": user["email"] or "",
+        "providerAccessToken": "",
+        "providerAccessTokenExpiry": "",
+        "providerRefreshToken": "",
+        "ip": ip,
+        "osCode": "",
+        "osName": "",
+        "osVersion": "",
+        "clientType": "",
+        "clientCode": "",
+        "clientName": "",
+        "clientVersion": "",
+        "clientEngine": "",
+        "clientEngineVersion": "",
+        "deviceName": "",
+        "deviceBrand": "",
+        "deviceModel": "",
+        "countryCode": "--",
+        "countryName": "Unknown",
+        "current": True,
+        "factors": ["password"],
+        "secret": secret,
+        "mfaUpdatedAt": "",
+    }
+
+
+def _cookie_domain(ctx: Context) -> str | None:
+    host = ctx.request.url.hostname or ""
+    if host in _DOMAINLESS or _is_ip(host):
+        return None
+    return f".{host}"
+
+
+def set_session_cookies(ctx: Context, value: str, expire: float) -> None:
+    """Both cookies, as §2.2 lists their attributes."""
+    secure = ctx.request.url.scheme == "https"
+    modern, legacy = session_cookie_names(ctx.project)
+    common: dict[str, Any] = {
+        "value": value,
+        "expires": int(expire - time.time()) if expire > time.time() else 0,
+        "path": "/",
+        "domain": _cookie_domain(ctx),
+        "secure": secure,
+        "httponly": True,
+    }
+    ctx.set_cookies.append({"key": legacy, **common, "samesite": None})
+    ctx.set_cookies.append({"key": modern, **common, "samesite": "none"})
+
+
+def _same_site(ctx: Context) -> bool:
+    origin = ctx.header("Origin") or ctx.header("Referer")
+    if not origin:
+        return True
+    from urllib.parse import urlsplit
+
+    return (urlsplit(origin).hostname or "") == (ctx.request.url.hostname or "")
+
+
+def _start_session(conn: sqlite3.Connection, ctx: Context, user: dict[str, Any]) -> Reply:
+    session_id, secret = unique_id(), secrets.token_hex(64)
+    expire = time.time() + SESSION_DURATION
+    now = now_text()
+    conn.execute(
+        "INSERT INTO sessions (id, user_id, secret_hash, expire, ip, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (session_id, user["id"], hash_secret(secret), expire, ctx.caller.ip, now, now),
+    )
+    conn.execute(
+        "DELETE FROM sessions WHERE user_id = ? AND id NOT IN "
+        "(SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+        (user["id"], user["id"], SESSIONS_PER_USER),
+    )
+    value = encode_session(user["id"], secret)
+    set_session_cookies(ctx, value, expire)
+    if not _same_site(ctx):
+        import json
+
+        ctx.response_headers["X-Fallback-Cookies"] = json.dumps(
+            {session_cookie_names(ctx.project)[0]: value}
+        )
+    shown = value if ctx.caller.is_key else ""
+    return Reply(session_model(session_id, user, expire, ctx.caller.ip, shown, now), 201)
+
+
+def _email_key(ctx: Context) -> str:
+    email = ctx.params.raw("email")
+    return email.lower() if isinstance(email, str) else ""
+
+
+@route(
+    "POST",
+    "/v1/account/sessions/email",
+    "/v1/account/sessions",
+    scopes=("sessions.write",),
+    rate_limit=RateLimit(10, 3600, key=_email_key, by_ip=False, reset_on_success=True),
+)
+def create_email_session(ctx: Context) -> Reply:
+    email = ctx.params.required_string("email").lower()
+    password = ctx.params.required_string("password")
+    if ctx.caller.role == "users":
+        raise ServiceError(
+            "user_session_already_exists",
+            "Creation of a session is prohibited when a session is active.",
+        )
+    with ctx.store.write() as conn:
+        user = user_row(conn, "email", email)
+        if user is None or not verify_password(password, user["password_hash"]):
+            raise ServiceError(
+                "user_invalid_credentials",
+                "Invalid credentials. Please check the email and password.",
+            )
+        if not user["status"]:
+            raise ServiceError("user_blocked", "The current user has been blocked.")
+        return _start_session(conn, ctx, user)
+
+
+@route("GET", "/v1/account", scopes=("account",))
+def get_account(ctx: Context) -> Reply:
+    user = require_user(ctx)
+    return Reply(user_model(user, impersonator_id=ctx.caller.impersonator_id))
+
+
+def _clear_cookies(ctx: Context) -> None:
+    set_session_cookies(ctx, "", 0)
+    ctx.response_headers["X-Fallback-Cookies"] = "[]"
+
+
+@route(
+    "DELETE",
+    "/v1/account/sessions/{sessionId}",
+    scopes=("account",),
+    rate_limit=RateLimit(100, 3600),
+)
+def delete_session(ctx: Context) -> Reply:
+    user = require_user(ctx)
+    wanted = ctx.path["sessionId"]
+    session_id = ctx.caller.session_id if wanted == "current" else wanted
+    with ctx.store.write() as conn:
+        deleted = conn.execute(
+            "DELETE FROM sessions WHERE id = ? AND user_id = ?", (session_id, user["id"])
+        ).rowcount
+    if not deleted:
+        raise ServiceError("user_session_not_found", "The current user session could not be found.")
+    if session_id == ctx.caller.session_id:
+        _clear_cookies(ctx)
+    return Reply(status=204)
+
+
+@route("DELETE", "/v1/account/sessions", scopes=("account",), rate_limit=RateLimit(100, 3600))
+def delete_sessions(ctx: Context) -> Reply:
+    user = require_user(ctx)
+    with ctx.store.write() as conn:
+        conn.execute("DELETE FROM sessions WHERE user_id = ?", (user["id"],))
+    _clear_cookies(ctx)
+    return Reply(status=204)
+
+
+@route("GET", "/v1/account/sessions", scopes=("account",))
+def list_sessions(ctx: Context) -> Reply:
+    user = require_user(ctx)
+    with ctx.store.read() as conn:
+        rows = conn.execute(
+            "SELECT id, expire, ip, created_at FROM sessions WHERE user_id = ? AND expire > ? "
+            "ORDER BY created_at",
+            (user["id"], time.time()),
+        ).fetchall()
+    sessions = []
+    for session_id, expire, ip, created in rows:
+        model = session_model(session_id, user, expire, ip, "", created)
+        model["current"] = session_id == ctx.caller.session_id
+        sessions.append(model)
+    return Reply({"total": len(sessions), "sessions": sessions})
+
+
+def _jwt_key(ctx: Context) -> str:
+    return ctx.caller.user_id or ""
+
+
+@route(
+    "POST",
+    "/v1/account/jwts",
+    "/v1/account/jwt",
+    scopes=("account",),
+    rate_limit=RateLimit(120, 60, key=_jwt_key, by_ip=False),
+)
+def create_jwt(ctx: Context) -> Reply:
+    user = require_user(ctx)
+    duration = ctx.params.integer("duration", 900, minimum=0, maximum=3600)
+    assert duration is not None
+    if ctx.caller.via_jwt:
+        raise ServiceError(
+            "user_jwt_creation_denied",
+            "Creating a JWT from a JWT is not allowed. Sign in with a session first.",
+        )
+    if ctx.caller.session_id is None:
+        raise ServiceError("user_session_not_found", "The current user session could not be found.")
+    return Reply({"jwt": mint_jwt(ctx.state, user["id"], ctx.caller.session_id, duration)}, 201)

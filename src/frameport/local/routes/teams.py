@@ -1,0 +1,135 @@
+"""/v1/teams and memberships: enough for the `team:` and `member:` roles (§3.2)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from .._accounts import user_row
+from .._errors import ServiceError, invalid_param
+from .._params import unique_id
+from .._ratelimit import RateLimit
+from .._routing import Context, Reply, route
+from .._timefmt import now_text
+
+
+def _team_model(conn: sqlite3.Connection, team_id: str) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT id, name, prefs, created_at, updated_at FROM teams WHERE id = ?", (team_id,)
+    ).fetchone()
+    if row is None:
+        raise ServiceError("team_not_found", "Team with the requested ID could not be found.")
+    total = conn.execute(
+        "SELECT COUNT(*) FROM memberships WHERE team_id = ? AND confirm = 1", (team_id,)
+    ).fetchone()[0]
+    return {
+        "$id": row[0],
+        "$createdAt": row[3],
+        "$updatedAt": row[4],
+        "name": row[1],
+        "total": total,
+        "prefs": json.loads(row[2]),
+    }
+
+
+def _insert_membership(
+    conn: sqlite3.Connection, team_id: str, user: dict[str, Any], roles: list[str], confirm: bool
+) -> dict[str, Any]:
+    membership_id, now = unique_id(), now_text()
+    conn.execute(
+        "INSERT INTO memberships (id, team_id, user_id, roles, confirm, invited, joined, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            membership_id,
+            team_id,
+            user["id"],
+            json.dumps(roles),
+            int(confirm),
+            now,
+            now if confirm else None,
+            now,
+            now,
+        ),
+    )
+    team = _team_model(conn, team_id)
+    return {
+        "$id": membership_id,
+        "$createdAt": now,
+        "$updatedAt": now,
+        "userId": user["id"],
+        "userName": user["name"],
+        "userEmail": user["email"] or "",
+        "userPhone": user["phone"] or "",
+        "teamId": team_id,
+        "teamName": team["name"],
+        "invited": now,
+        "joined": now if confirm else "",
+        "confirm": confirm,
+        "mfa": False,
+        "userAccessedAt": user["accessed_at"],
+        "roles": roles,
+    }
+
+
+def _roles(ctx: Context, default: list[str] | None) -> list[str]:
+    roles = ctx.params.string_list("roles", max_items=100, max_length=81, required=default is None)
+    return roles if roles is not None else list(default or [])
+
+
+@route("POST", "/v1/teams", scopes=("teams.write",))
+def create_team(ctx: Context) -> Reply:
+    team_id = ctx.params.uid("teamId")
+    name = ctx.params.required_string("name", max_length=128)
+    roles = _roles(ctx, ["owner"])
+    now = now_text()
+    with ctx.store.write() as conn:
+        try:
+            conn.execute(
+                "INSERT INTO teams (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                (team_id, name, now, now),
+            )
+        except sqlite3.IntegrityError:
+            raise ServiceError(
+                "team_already_exists", "Team with the requested ID already exists."
+            ) from None
+        if ctx.caller.user is not None and not ctx.caller.is_key:
+            _insert_membership(conn, team_id, ctx.caller.user, roles, True)
+        return Reply(_team_model(conn, team_id), 201)
+
+
+@route("GET", "/v1/teams/{teamId}", scopes=("teams.read",))
+def get_team(ctx: Context) -> Reply:
+    with ctx.store.read() as conn:
+        return Reply(_team_model(conn, ctx.path["teamId"]))
+
+
+@route(
+    "POST",
+    "/v1/teams/{teamId}/memberships",
+    scopes=("teams.write",),
+    rate_limit=RateLimit(10, 3600),
+)
+def create_membership(ctx: Context) -> Reply:
+    roles = _roles(ctx, None)
+    with ctx.store.write() as conn:
+        _team_model(conn, ctx.path["teamId"])
+        user = None
+        for param, column in (("userId", "id"), ("email", "email"), ("phone", "phone")):
+            value = ctx.params.string(param)
+            if value:
+                user = user_row(conn, column, value.lower() if column == "email" else value)
+                break
+        else:
+            raise invalid_param("userId", "Send one of userId, email or phone.")
+        if user is None:
+            raise ServiceError("user_not_found", "User with the requested ID could not be found.")
+        if not ctx.caller.is_key and ctx.caller.user_id is not None:
+            owner = f"team:{ctx.path['teamId']}/owner"
+            if owner not in ctx.caller.roles:
+                raise ServiceError(
+                    "user_unauthorized",
+                    "The current user is not authorized to add members to this team.",
+                )
+        membership = _insert_membership(conn, ctx.path["teamId"], user, roles, ctx.caller.is_key)
+    return Reply(membership, 201)

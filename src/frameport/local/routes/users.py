@@ -1,0 +1,132 @@
+"""/v1/users: server-side user management, enough for roles and impersonation (§3.2)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+from .._accounts import insert_user, user_model, user_row
+from .._errors import ServiceError, invalid_param
+from .._identity import mint_jwt
+from .._params import unique_id
+from .._routing import Context, Reply, route
+from .._timefmt import now_text
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_PHONE = re.compile(r"^\+[0-9]{1,15}$")
+
+
+def validate_email(email: str, name: str = "email") -> str:
+    if not _EMAIL.match(email):
+        raise invalid_param(name, "Value must be a valid email address")
+    return email
+
+
+def _get_user(ctx: Context) -> dict[str, Any]:
+    with ctx.store.read() as conn:
+        user = user_row(conn, "id", ctx.path["userId"])
+    if user is None:
+        raise ServiceError("user_not_found", "User with the requested ID could not be found.")
+    return user
+
+
+@route("POST", "/v1/users", scopes=("users.write",))
+def create_user(ctx: Context) -> Reply:
+    user_id = ctx.params.uid("userId")
+    email = ctx.params.string("email")
+    email = validate_email(email).lower() if email else None
+    phone = ctx.params.string("phone")
+    if phone and not _PHONE.match(phone):
+        raise invalid_param("phone", "Phone number must start with a '+' and be at most 15 digits.")
+    password = ctx.params.string("password", min_length=8, max_length=256)
+    name = ctx.params.string("name", default="", max_length=128) or ""
+    with ctx.store.write() as conn:
+        if user_row(conn, "id", user_id) is not None:
+            raise ServiceError(
+                "user_already_exists", "A user with the same id already exists in this project."
+            )
+        if email and user_row(conn, "email", email) is not None:
+            raise ServiceError(
+                "user_email_already_exists",
+                "A user with the same email already exists in this project.",
+            )
+        if phone and user_row(conn, "phone", phone) is not None:
+            raise ServiceError(
+                "user_already_exists", "A user with the same phone already exists in this project."
+            )
+        user = insert_user(conn, user_id, email=email, phone=phone, password=password, name=name)
+    return Reply(user_model(user), 201)
+
+
+@route("GET", "/v1/users/{userId}", scopes=("users.read",))
+def get_user(ctx: Context) -> Reply:
+    return Reply(user_model(_get_user(ctx)))
+
+
+@route("GET", "/v1/users", scopes=("users.read",))
+def list_users(ctx: Context) -> Reply:
+    with ctx.store.read() as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM users ORDER BY rowid")]
+        users = [user_model(user) for i in ids if (user := user_row(conn, "id", i))]
+    return Reply({"total": min(len(users), 5000), "users": users})
+
+
+def _set_flag(ctx: Context, column: str, value: Any) -> Reply:
+    user = _get_user(ctx)
+    with ctx.store.write() as conn:
+        conn.execute(
+            f"UPDATE users SET {column} = ?, updated_at = ? WHERE id = ?",
+            (value, now_text(), user["id"]),
+        )
+        updated = user_row(conn, "id", user["id"])
+    assert updated is not None
+    return Reply(user_model(updated))
+
+
+@route("PATCH", "/v1/users/{userId}/impersonator", scopes=("users.write",))
+def update_impersonator(ctx: Context) -> Reply:
+    return _set_flag(ctx, "impersonator", int(ctx.params.boolean("impersonator", required=True)))
+
+
+@route("PATCH", "/v1/users/{userId}/status", scopes=("users.write",))
+def update_status(ctx: Context) -> Reply:
+    return _set_flag(ctx, "status", int(ctx.params.boolean("status", required=True)))
+
+
+@route("PATCH", "/v1/users/{userId}/verification", scopes=("users.write",))
+def update_email_verification(ctx: Context) -> Reply:
+    verified = int(ctx.params.boolean("emailVerification", required=True))
+    return _set_flag(ctx, "email_verification", verified)
+
+
+@route("PUT", "/v1/users/{userId}/labels", scopes=("users.write",))
+def update_labels(ctx: Context) -> Reply:
+    import json
+
+    labels = ctx.params.string_list("labels", max_items=1000, max_length=36, required=True)
+    return _set_flag(ctx, "labels", json.dumps(labels))
+
+
+@route("POST", "/v1/users/{userId}/jwts", scopes=("users.write",))
+def create_user_jwt(ctx: Context) -> Reply:
+    user = _get_user(ctx)
+    session_id = ctx.params.string("sessionId", default="recent") or "recent"
+    duration = ctx.params.integer("duration", 900, minimum=0, maximum=3600)
+    assert duration is not None
+    with ctx.store.write() as conn:
+        if session_id == "recent":
+            row = conn.execute(
+                "SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC, rowid DESC",
+                (user["id"],),
+            ).fetchone()
+            if row is None:
+                session_id = unique_id()
+                conn.execute(
+                    "INSERT INTO sessions (id, user_id, secret_hash, expire, ip, created_at, "
+                    "updated_at) VALUES (?, ?, ?, ?, '', ?, ?)",
+                    (session_id, user["id"], secrets.token_hex(32), 2**40, now_text(), now_text()),
+                )
+            else:
+                session_id = row[0]
+    return Reply({"jwt": mint_jwt(ctx.state, user["id"], session_id, duration)}, 201)
