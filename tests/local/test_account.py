@@ -90,7 +90,7 @@ def test_sign_up_and_duplicates(service: LocalService) -> None:
         )
         assert "Invalid `userId` param" in str(
             assert_error(bad_id, 400, "general_argument_invalid")["message"]
-        )  # noqa: E501
+        )
 
 
 def test_session_cookies_carry_the_listed_attributes(service: LocalService) -> None:
@@ -255,7 +255,7 @@ def test_users_and_teams_need_their_scopes(service: LocalService) -> None:
         assert_error(admin.get("/teams/none"), 404, "team_not_found")
         assert_error(
             admin.post("/teams", json={"teamId": "crew", "name": "x"}), 409, "team_already_exists"
-        )  # noqa: E501
+        )
     with signed_in(service, "member") as client:
         assert_error(
             client.post("/users", json={"userId": "nope"}), 401, "general_unauthorized_scope"

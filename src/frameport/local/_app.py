@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from . import routes  # noqa: F401  (registers every route and its schema before any store opens)
 from ._errors import ServiceError
 from ._identity import resolve_caller
 from ._params import Params, merge_bracket_pairs
@@ -64,7 +65,10 @@ async def read_params(request: Request) -> Params:
         if content_type.startswith("multipart/form-data") or content_type.startswith(
             "application/x-www-form-urlencoded"
         ):
-            form = await request.form(max_files=10, max_fields=1000)
+            try:
+                form = await request.form(max_files=10, max_fields=1000)
+            except HTTPException as exc:  # Starlette's answer to a malformed form
+                raise ServiceError("general_bad_request", f"Malformed form: {exc.detail}") from None
             pairs.extend(form.multi_items())
         else:
             raw = await request.body()
@@ -117,6 +121,8 @@ def _rate_limit(ctx: Context) -> tuple[bool, dict[str, str], str | None]:
         parts.append(ctx.caller.user_id or "")
     if limit.key is not None:
         parts.append(limit.key(ctx))
+    if ctx.caller.is_key:  # keys are not limited: their hits must not use up the guests' budget
+        parts.append("keys")
     verdict = ctx.state.limiter.hit("|".join(parts), count, period)
     enforced = ctx.state.config.rate_limits and not ctx.caller.is_key
     return verdict.allowed or not enforced, verdict.headers, verdict.counter_key
@@ -181,8 +187,6 @@ async def server_error(request: Request, exc: Exception) -> Response:
 
 def build_app(state: ServiceState) -> Starlette:
     """The ASGI app of one local service (fault injection wraps it when configured)."""
-    from . import routes  # noqa: F401  (registers every route)
-
     by_path: dict[str, list[RouteSpec]] = {}
     for spec in ROUTES:
         by_path.setdefault(spec.path, []).append(spec)

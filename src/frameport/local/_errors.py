@@ -115,6 +115,7 @@ ERROR_CODES: Mapping[str, int] = {
     "storage_bucket_transformations_disabled": 403,
     "storage_file_not_public": 403,
     "function_not_found": 404,
+    "function_already_exists": 409,
     "function_entrypoint_missing": 404,
     "deployment_not_found": 404,
     "deployment_invalid_file_size": 400,

@@ -41,6 +41,8 @@ class ServiceState:
         config.data_dir.mkdir(parents=True, exist_ok=True)
         self.files_dir = config.data_dir / "files"
         self.files_dir.mkdir(exist_ok=True)
+        from . import routes  # noqa: F401  (each room registers its schema and SQL functions)
+
         self.store = Store(config.data_dir / "service.sqlite3")
         self.limiter = RateLimiter()
         self.key = self._persisted(

@@ -8,7 +8,10 @@ from datetime import UTC, datetime
 def format_time(moment: datetime) -> str:
     """`2020-10-15T06:38:00.000+00:00`."""
     moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}+00:00"
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
+        f"{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}+00:00"
+    )
 
 
 def now_text() -> str:

@@ -1,0 +1,58 @@
+"""How the local service compares text: case- and accent-insensitive folding, and REGEXP.
+
+The service's database compares strings with a case- and accent-insensitive collation
+(contract §11, decision 8). The local service reproduces it by comparing *folded* text:
+case-folded, decomposed with Unicode NFKD, combining marks dropped. Letters that are not
+decomposed stay themselves, so `đ` and `d` differ while `ờ` and `o` are equal.
+
+>>> fold("Trường Đại Học")
+'truong đai hoc'
+
+Every SQLite connection gets the SQL functions `fold(text)` and `regexp(pattern, text)`
+(the `REGEXP` operator). Regular expressions use Python's `re` with IGNORECASE and search
+semantics, as a case-insensitive MariaDB REGEXP does; they do not ignore accents.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+from functools import lru_cache
+
+from ._store import add_connection_hook
+
+
+def fold(text: str) -> str:
+    """The collation key of `text`: case-folded, NFKD-decomposed, combining marks dropped."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+def fold_or_none(value: object) -> str | None:
+    """`fold` for SQL: NULL and non-text values give NULL."""
+    return fold(value) if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=256)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """A compiled, case-insensitive pattern; `re.error` when it is not a valid expression."""
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def regexp(pattern: str | None, text: object) -> int | None:
+    """SQLite's `text REGEXP pattern`: 1 when the pattern matches anywhere in the text."""
+    if pattern is None or not isinstance(text, str):
+        return None
+    return 1 if compile_pattern(pattern).search(text) else 0
+
+
+def register_text_functions(conn: sqlite3.Connection) -> None:
+    """Add `fold()` and `regexp()` to a connection."""
+    conn.create_function("fold", 1, fold_or_none, deterministic=True)
+    conn.create_function("regexp", 2, regexp, deterministic=True)
+
+
+add_connection_hook(register_text_functions)

@@ -1,0 +1,282 @@
+"""Compile a validated `ListQuery` to parameterised SQL and fetch one page.
+
+Every value travels as a bound parameter; the SQL text holds only internal expressions
+(`c_3`, `f_3`, `_seq`, ...) that the schema made. Null semantics are SQL's: comparisons,
+`notEqual`, `notBetween`, `notStartsWith`, ... never match NULL; only `isNull`/`isNotNull`
+(and `exists`/`notExists`) talk about nulls.
+
+Ordering (§5.5): the requested orders, then `$sequence` as tie-breaker unless `$id` or
+`$sequence` is already ordered on (ascending, or in the direction of a first `$createdAt` /
+`$updatedAt` key). NULL sorts first ascending and last descending; a cursor compares the
+full ordering tuple, so paging by cursor visits every row exactly once, nulls included.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._collation import fold
+from ._errors import ServiceError
+from ._query import DEFAULT_LIMIT, Condition, Filter, ListQuery
+
+COUNT_CAP = 5000
+
+_COMPARISONS = {
+    "lessThan": "<",
+    "lessThanEqual": "<=",
+    "greaterThan": ">",
+    "greaterThanEqual": ">=",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a list endpoint's items live: a table, its sequence and ID expressions, and a
+    fixed condition (e.g. `database_id = ?`) with its parameters."""
+
+    table: str
+    seq: str
+    id: str
+    base_where: str = "1"
+    base_params: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class OrderKey:
+    key: str
+    sql: str
+    descending: bool
+
+
+Clause = tuple[str, list[Any]]
+
+
+# --- filters ---------------------------------------------------------------------------
+
+
+def compile_filters(filters: Sequence[Filter], source: Source) -> Clause:
+    """`filters` AND-ed together, as SQL text and parameters."""
+    params: list[Any] = []
+    parts = [_compile(item, source, params) for item in filters]
+    return (" AND ".join(parts) if parts else "1"), params
+
+
+def _compile(item: Filter, source: Source, params: list[Any]) -> str:
+    if not isinstance(item, Condition):
+        joiner = " AND " if item.method == "and" else " OR "
+        return "(" + joiner.join(_compile(child, source, params) for child in item.children) + ")"
+    return _condition(item, source, params)
+
+
+def _placeholders(values: Sequence[Any], params: list[Any]) -> str:
+    params.extend(values)
+    return ", ".join("?" for _ in values)
+
+
+def _any_of(template: str, values: Sequence[Any], params: list[Any], joiner: str = " OR ") -> str:
+    """`template` (with one `?`) for each value, joined; several values mean OR (decision 2)."""
+    params.extend(values)
+    return "(" + joiner.join(template for _ in values) + ")"
+
+
+def _condition(item: Condition, source: Source, params: list[Any]) -> str:
+    method, values, field = item.method, item.values, item.field
+    column, raw = field.compare_sql, field.sql
+    if method in ("isNull", "notExists"):
+        return f"{raw} IS NULL"
+    if method in ("isNotNull", "exists"):
+        return f"{raw} IS NOT NULL"
+    if field.array:
+        return _array_condition(method, raw, values, params)
+    if method == "equal":
+        return f"{column} IN ({_placeholders(values, params)})"
+    if method in _COMPARISONS:
+        return _any_of(f"{column} {_COMPARISONS[method]} ?", values, params)
+    if method == "notEqual":
+        params.append(values[0])
+        return f"{column} != ?"
+    if method in ("between", "notBetween"):
+        params.extend(values)
+        negation = "NOT " if method == "notBetween" else ""
+        return f"{column} {negation}BETWEEN ? AND ?"
+    if method in ("startsWith", "notStartsWith", "endsWith", "notEndsWith"):
+        return _affix(method, column, str(values[0]), params)
+    if method in ("contains", "containsAny"):
+        return _any_of(f"instr({column}, ?) > 0", values, params)
+    if method == "containsAll":
+        return _any_of(f"instr({column}, ?) > 0", values, params, " AND ")
+    if method == "notContains":
+        return "NOT " + _any_of(f"instr({column}, ?) > 0", values, params)
+    if method == "regex":
+        params.append(values[0])
+        return f"{raw} REGEXP ?"
+    return _search(method, field.search_table or "", column, source, str(values[0]), params)
+
+
+def _affix(method: str, column: str, value: str, params: list[Any]) -> str:
+    """startsWith/endsWith and negations, comparing substrings (no LIKE wildcards)."""
+    negate = method.startswith("not")
+    if not value:
+        return "0" if negate else f"{column} IS NOT NULL"
+    params.extend([len(value), value])
+    start = "1, ?" if method in ("startsWith", "notStartsWith") else "-?"
+    test = f"substr({column}, {start}) = ?"
+    return f"NOT ({test})" if negate else test
+
+
+def _array_condition(method: str, raw: str, values: Sequence[Any], params: list[Any]) -> str:
+    """contains* on array columns: exact element equality through json_each."""
+    if method == "containsAll":
+        template = f"EXISTS (SELECT 1 FROM json_each({raw}) WHERE value = ?)"
+        return _any_of(template, values, params, " AND ")
+    found = (
+        f"EXISTS (SELECT 1 FROM json_each({raw}) WHERE value IN ({_placeholders(values, params)}))"
+    )
+    if method == "notContains":
+        return f"({raw} IS NOT NULL AND NOT {found})"
+    return found
+
+
+def fulltext_expression(text: str) -> str | None:
+    """An FTS5 query for `search`: any of the words, the last one as a prefix; a quoted text
+    is one phrase. Words are the letters, digits and underscores of the folded text.
+
+    >>> fulltext_expression('Hello wor')
+    '"hello" OR "wor"*'
+    """
+    words = re.sub(r"[^\w\s]", " ", fold(text)).split()
+    if not words:
+        return None
+    if len(text) >= 2 and text.startswith('"') and text.endswith('"'):
+        return '"' + " ".join(words) + '"'
+    quoted = [f'"{word}"' for word in words]
+    quoted[-1] += "*"
+    return " OR ".join(quoted)
+
+
+def _search(
+    method: str, table: str, column: str, source: Source, text: str, params: list[Any]
+) -> str:
+    expression = fulltext_expression(text)
+    if expression is None:
+        return f"{column} IS NOT NULL" if method == "notSearch" else "0"
+    params.append(expression)
+    matches = f"{source.seq} IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
+    return f"({column} IS NOT NULL AND NOT {matches})" if method == "notSearch" else matches
+
+
+# --- ordering and cursors --------------------------------------------------------------
+
+
+def order_keys(query: ListQuery, source: Source) -> list[OrderKey]:
+    """The full ordering, tie-breaker included; random order is one key `random()`."""
+    keys: list[OrderKey] = []
+    for order in query.orders:
+        if order.field is None:
+            return [OrderKey("", "random()", False)]
+        keys.append(OrderKey(order.field.key, order.field.compare_sql, order.descending))
+    if not any(key.key in ("$id", "$sequence") for key in keys):
+        descending = (
+            bool(keys) and keys[0].key in ("$createdAt", "$updatedAt") and keys[0].descending
+        )
+        keys.append(OrderKey("$sequence", source.seq, descending))
+    return keys
+
+
+def _order_by(keys: Sequence[OrderKey], reverse: bool) -> str:
+    return ", ".join(f"{key.sql} {'DESC' if key.descending != reverse else 'ASC'}" for key in keys)
+
+
+def _cursor_clause(keys: Sequence[OrderKey], values: Sequence[Any], before: bool) -> Clause:
+    """Rows strictly after (or before) the cursor row's ordering tuple."""
+    params: list[Any] = []
+    alternatives = []
+    for index, key in enumerate(keys):
+        parts = [f"{earlier.sql} = ?" for earlier in keys[:index]]
+        params.extend(values[:index])
+        if key.descending != before:
+            parts.append(f"({key.sql} < ? OR {key.sql} IS NULL)")
+        else:
+            parts.append(f"{key.sql} > ?")
+        params.append(values[index])
+        alternatives.append("(" + " AND ".join(parts) + ")")
+    return "(" + " OR ".join(alternatives) + ")", params
+
+
+def _cursor_values(
+    conn: sqlite3.Connection,
+    source: Source,
+    keys: Sequence[OrderKey],
+    item_id: str,
+    missing: Callable[[str], ServiceError],
+) -> Sequence[Any]:
+    row = conn.execute(
+        f"SELECT {', '.join(key.sql for key in keys)} FROM {source.table} "
+        f"WHERE {source.id} = ? AND {source.base_where}",
+        (item_id, *source.base_params),
+    ).fetchone()
+    if row is None:
+        raise missing(item_id)
+    for key, value in zip(keys, row, strict=True):
+        if value is None:
+            raise ServiceError("database_query_order_null", f"Order attribute '{key.key}' is empty")
+    return row
+
+
+# --- running ---------------------------------------------------------------------------
+
+
+def where_clause(query: ListQuery, source: Source, extra: Sequence[Clause] = ()) -> Clause:
+    """The fixed condition, the filters and `extra` clauses (e.g. permissions), AND-ed."""
+    filters_sql, params = compile_filters(query.filters, source)
+    parts = [source.base_where, filters_sql]
+    all_params: list[Any] = [*source.base_params, *params]
+    for sql, extra_params in extra:
+        parts.append(sql)
+        all_params.extend(extra_params)
+    return " AND ".join(f"({part})" for part in parts), all_params
+
+
+def count(
+    conn: sqlite3.Connection, query: ListQuery, source: Source, extra: Sequence[Clause] = ()
+) -> int:
+    """How many items match the filters (limit, offset and cursor ignored), capped at 5000."""
+    where, params = where_clause(query, source, extra)
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {source.table} WHERE {where} LIMIT {COUNT_CAP})"
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
+def fetch_page(
+    conn: sqlite3.Connection,
+    query: ListQuery,
+    source: Source,
+    projection: Clause,
+    *,
+    missing_cursor: Callable[[str], ServiceError],
+    extra: Sequence[Clause] = (),
+    default_limit: int | None = DEFAULT_LIMIT,
+) -> list[tuple[Any, ...]]:
+    """The items of one page in order, each as the tuple `projection` selects."""
+    where, params = where_clause(query, source, extra)
+    keys = order_keys(query, source)
+    before = query.cursor is not None and query.cursor.before
+    if query.cursor is not None:
+        values = _cursor_values(conn, source, keys, query.cursor.item_id, missing_cursor)
+        cursor_sql, cursor_params = _cursor_clause(keys, values, before)
+        where = f"{where} AND {cursor_sql}"
+        params.extend(cursor_params)
+    limit = query.limit if query.limit is not None else default_limit
+    sql = (
+        f"SELECT {projection[0]} FROM {source.table} WHERE {where} "
+        f"ORDER BY {_order_by(keys, before)} LIMIT ? OFFSET ?"
+    )
+    rows = conn.execute(
+        sql, [*projection[1], *params, -1 if limit is None else limit, query.offset or 0]
+    ).fetchall()
+    if before:
+        rows.reverse()
+    return rows

@@ -1,0 +1,181 @@
+"""What the database routes share: finding databases and tables as the caller may see them,
+the access rules of contract §7, query errors per endpoint kind (§5.7), and metadata lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+from ._collation import fold
+from ._db_terms import TABLES, Terms
+from ._errors import ServiceError, invalid_param
+from ._permissions import is_allowed
+from ._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
+from ._query import parse_queries as _parse_queries
+from ._ratelimit import RateLimit
+from ._routing import Context, Handler, route
+from ._schema_store import DatabaseMeta, TableMeta, load_database, load_table
+from ._sql import Clause, Source, count, fetch_page
+
+#: Methods the metadata lists (databases, tables, columns, indexes) accept.
+METADATA_METHODS = FILTERS | ORDERS | PAGING
+
+UNAUTHORIZED = "The current user is not authorized to perform the requested action."
+
+
+def scopes(
+    terms: Terms, access: str, tablesdb: Sequence[str], legacy: Sequence[str]
+) -> tuple[str, ...]:
+    """The accepted scopes of a route, e.g. `("rows.read", "documents.read")`."""
+    kinds = tablesdb if terms is TABLES else legacy
+    return tuple(f"{kind}.{access}" for kind in kinds)
+
+
+def add_route(
+    terms: Terms,
+    method: str,
+    path: str,
+    handler: Callable[..., Any],
+    accepted: tuple[str, ...],
+    limit: RateLimit | None = None,
+) -> None:
+    """Declare `handler(ctx, terms=terms)` for one interface."""
+    bound: Handler = partial(handler, terms=terms)
+    route(method, path, scopes=accepted, rate_limit=limit)(bound)
+
+
+def unauthorized() -> ServiceError:
+    return ServiceError("user_unauthorized", UNAUTHORIZED)
+
+
+def database_or_404(conn: sqlite3.Connection, ctx: Context) -> DatabaseMeta:
+    """The path's database; missing, or disabled for a non-key caller → 404."""
+    database_id = ctx.path["databaseId"]
+    database = load_database(conn, database_id)
+    if database is None or (not database.enabled and not ctx.caller.is_key):
+        raise ServiceError(
+            "database_not_found",
+            f"Database with the requested ID '{database_id}' could not be found.",
+        )
+    return database
+
+
+def table_or_404(conn: sqlite3.Connection, ctx: Context, terms: Terms) -> TableMeta:
+    """The path's table (in the path's database); missing or disabled (non-key) → 404."""
+    database = database_or_404(conn, ctx)
+    table_id = ctx.path[terms.table_id]
+    table = load_table(conn, database.id, table_id)
+    if table is None or (not table.enabled and not ctx.caller.is_key):
+        raise ServiceError(
+            terms.error("table", "not_found"),
+            f"{terms.title('table')} with the requested ID '{table_id}' could not be found.",
+        )
+    return table
+
+
+def table_allows(ctx: Context, table: TableMeta, action: str) -> bool:
+    """Keys always; others when the table's permissions give them `action`."""
+    return ctx.caller.is_key or is_allowed(table.permissions, action, ctx.caller.roles)
+
+
+def row_allows(ctx: Context, table: TableMeta, permissions: Sequence[str], action: str) -> bool:
+    """Table-level `action`, or row security and the row's own `action` (§7)."""
+    if table_allows(ctx, table, action):
+        return True
+    return table.row_security and is_allowed(permissions, action, ctx.caller.roles)
+
+
+def sequence_as_text(ctx: Context) -> bool:
+    """`$sequence` is a string from response format 1.9.0 on, an integer before."""
+    wanted = ctx.header("X-Service-Response-Format")
+    if not wanted:
+        return True
+    numbers = [int(part) for part in re.findall(r"\d+", wanted)[:3]]
+    return tuple(numbers + [0] * (3 - len(numbers))) >= (1, 9, 0)
+
+
+def item_queries(
+    ctx: Context, schema: Schema, *, allowed: frozenset[str] = ALL_METHODS
+) -> ListQuery:
+    """Queries of the row endpoints: problems are 400 `general_query_invalid`."""
+    try:
+        return _parse_queries(ctx.params.queries(), schema, allowed=allowed)
+    except QueryError as exc:
+        raise ServiceError("general_query_invalid", exc.message) from None
+
+
+def list_queries(ctx: Context, schema: Schema) -> ListQuery:
+    """Queries of the metadata lists: the param validator's 400 `general_argument_invalid`."""
+    try:
+        return _parse_queries(ctx.params.queries(), schema, allowed=METADATA_METHODS)
+    except QueryError as exc:
+        message = exc.message
+        if not message.startswith("Invalid query:"):
+            message = f"Invalid query: {message}"
+        raise invalid_param("queries", message) from None
+
+
+def _decoded(value: Any) -> Any:
+    """A JSON string decoded; anything else (or text that is not JSON) as it is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def object_list(ctx: Context, name: str, max_items: int) -> list[dict[str, Any]] | None:
+    """A parameter holding an array of JSON objects (each may be sent as a JSON string)."""
+    if not ctx.params.has(name):
+        return None
+    items = _decoded(ctx.params.raw(name))
+    description = f"Value must be a valid array no longer than {max_items} items"
+    if not isinstance(items, list) or len(items) > max_items:
+        raise invalid_param(name, description)
+    decoded = [_decoded(item) for item in items]
+    if not all(isinstance(item, dict) for item in decoded):
+        raise invalid_param(name, f"{description}, each a JSON object")
+    return decoded
+
+
+def search_clause(ctx: Context, *columns: str) -> list[Clause]:
+    """The `search` parameter of metadata lists: folded text contained in ID or name."""
+    search = ctx.params.string("search", max_length=256)
+    if not search:
+        return []
+    text = " || ' ' || ".join(columns)
+    return [(f"instr(fold({text}), ?) > 0", [fold(search)])]
+
+
+def cursor_missing(title: str) -> Callable[[str], ServiceError]:
+    """The error for a cursor naming no item: `<Title> '<id>' for the 'cursor' value not found.`"""
+
+    def missing(item_id: str) -> ServiceError:
+        return ServiceError(
+            "general_cursor_not_found", f"{title} '{item_id}' for the 'cursor' value not found."
+        )
+
+    return missing
+
+
+def metadata_page(
+    conn: sqlite3.Connection,
+    ctx: Context,
+    query: ListQuery,
+    source: Source,
+    *,
+    title: str,
+    extra: Sequence[Clause] = (),
+) -> tuple[int, list[str]]:
+    """`total` and the IDs (keys) of one page of a metadata list."""
+    total = count(conn, query, source, extra) if ctx.params.boolean("total", True) else 0
+    rows = fetch_page(
+        conn, query, source, (source.id, []), missing_cursor=cursor_missing(title), extra=extra
+    )
+    return total, [row[0] for row in rows]

@@ -1,0 +1,113 @@
+"""Columns (legacy: attributes) of a table: create by type, get, list, delete (§3.5).
+
+A new column answers 202 with `status: "processing"` and becomes `available` a moment
+later; rows can use it from then on. Its SQL column exists from the start.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .._columns import ROUTE_TYPES, ColumnDef, column_model, parse_column
+from .._db_terms import BOTH, Terms
+from .._errors import ServiceError
+from .._routing import Context, Reply
+from .._rowstore import add_column, drop_column, drop_index
+from .._schema_store import (
+    COLUMN_SCHEMA,
+    TableMeta,
+    delete_column,
+    delete_index,
+    insert_column,
+    keyed_source,
+    promote_ready,
+    reload_table,
+)
+from .._tablesdb import add_route, list_queries, metadata_page, scopes, table_or_404
+
+COLUMN_LIMIT = 500
+
+
+COLUMN_SCOPES = (("tables", "collections", "columns", "attributes"), ("collections", "attributes"))
+
+
+def add_table_column(
+    conn: sqlite3.Connection, table: TableMeta, column: ColumnDef, terms: Terms, *, processing: bool
+) -> ColumnDef:
+    """Record and create one column; 409 for a duplicate key, 400 past the column limit."""
+    if table.column(column.key) is not None:
+        raise ServiceError(
+            terms.error("column", "already_exists"),
+            f"{terms.title('column')} with the requested key already exists. "
+            f"{terms.title('column')} keys must be unique, try again with a different key.",
+        )
+    if len(table.columns) >= COLUMN_LIMIT:
+        raise ServiceError(
+            terms.error("column", "limit_exceeded"),
+            f"The maximum number of {terms.columns} has been reached.",
+        )
+    created = insert_column(conn, table, column, processing=processing)
+    add_column(conn, table, created)
+    return created
+
+
+def column_or_404(table: TableMeta, key: str, terms: Terms) -> ColumnDef:
+    column = table.column(key)
+    if column is None:
+        raise ServiceError(
+            terms.error("column", "not_found"),
+            f"{terms.title('column')} with the requested key '{key}' could not be found.",
+        )
+    return column
+
+
+def create_column(ctx: Context, terms: Terms) -> Reply:
+    route_type = ctx.route.path.rsplit("/", 1)[1]
+    column = parse_column(route_type, ctx.params, terms)
+    with ctx.store.write() as conn:
+        table = table_or_404(conn, ctx, terms)
+        created = add_table_column(conn, table, column, terms, processing=True)
+    return Reply(column_model(created), 202)
+
+
+def list_columns(ctx: Context, terms: Terms) -> Reply:
+    promote_ready(ctx.store)
+    query = list_queries(ctx, COLUMN_SCHEMA)
+    with ctx.store.read() as conn:
+        table = table_or_404(conn, ctx, terms)
+        total, keys = metadata_page(
+            conn, ctx, query, keyed_source("tdb_columns", table), title=terms.title("column")
+        )
+    columns = [column_model(column_or_404(table, key, terms)) for key in keys]
+    return Reply({"total": total, terms.columns: columns})
+
+
+def get_column(ctx: Context, terms: Terms) -> Reply:
+    promote_ready(ctx.store)
+    with ctx.store.read() as conn:
+        table = table_or_404(conn, ctx, terms)
+    return Reply(column_model(column_or_404(table, ctx.path["key"], terms)))
+
+
+def delete_column_route(ctx: Context, terms: Terms) -> Reply:
+    """Drop the column and every index that uses it."""
+    with ctx.store.write() as conn:
+        table = table_or_404(conn, ctx, terms)
+        column = column_or_404(table, ctx.path["key"], terms)
+        for index in table.indexes:
+            if column.key in index.columns:
+                drop_index(conn, table, index)
+                delete_index(conn, index)
+        drop_column(conn, reload_table(conn, table.database_id, table.id), column)
+        delete_column(conn, table, column.key)
+    return Reply(status=204)
+
+
+for _terms in BOTH:
+    _base = f"{_terms.table_path}/{_terms.columns}"
+    _read, _write = scopes(_terms, "read", *COLUMN_SCOPES), scopes(_terms, "write", *COLUMN_SCOPES)
+    for _type in ROUTE_TYPES:
+        add_route(_terms, "POST", f"{_base}/{_type}", create_column, _write)
+    add_route(_terms, "GET", _base, list_columns, _read)
+    add_route(_terms, "GET", f"{_base}/{{key}}", get_column, _read)
+    add_route(_terms, "DELETE", f"{_base}/{{key}}", delete_column_route, _write)

@@ -1,0 +1,83 @@
+"""/v1/tablesdb and the legacy /v1/databases: databases (contract §3.3).
+
+A database made through either form is usable through both; `type` records the form that
+made it (`tablesdb` or `legacy`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from .._db_terms import BOTH, Terms
+from .._errors import ServiceError
+from .._routing import Context, Reply, route
+from .._rowstore import drop_rows_table
+from .._schema_store import (
+    DATABASE_SCHEMA,
+    DATABASE_SOURCE,
+    database_model,
+    delete_database,
+    delete_table,
+    insert_database,
+    load_database,
+    load_tables,
+    update_database,
+)
+from .._tablesdb import database_or_404, list_queries, metadata_page, search_clause
+
+READ, WRITE = ("databases.read",), ("databases.write",)
+
+
+def create_database(ctx: Context, terms: Terms) -> Reply:
+    database_id = ctx.params.uid("databaseId")
+    name = ctx.params.required_string("name", max_length=128)
+    enabled = ctx.params.boolean("enabled", True)
+    with ctx.store.write() as conn:
+        if load_database(conn, database_id) is not None:
+            raise ServiceError("database_already_exists", "Database already exists")
+        database = insert_database(conn, database_id, name, enabled, terms.database_type)
+    return Reply(database_model(database), 201)
+
+
+def list_databases(ctx: Context) -> Reply:
+    query = list_queries(ctx, DATABASE_SCHEMA)
+    extra = search_clause(ctx, "id", "name")
+    with ctx.store.read() as conn:
+        total, ids = metadata_page(conn, ctx, query, DATABASE_SOURCE, title="Database", extra=extra)
+        found = [load_database(conn, database_id) for database_id in ids]
+    databases = [database_model(database) for database in found if database is not None]
+    return Reply({"total": total, "databases": databases})
+
+
+def get_database(ctx: Context) -> Reply:
+    with ctx.store.read() as conn:
+        return Reply(database_model(database_or_404(conn, ctx)))
+
+
+def update_database_route(ctx: Context) -> Reply:
+    name = ctx.params.required_string("name", max_length=128)
+    enabled = ctx.params.boolean("enabled", True)
+    with ctx.store.write() as conn:
+        database = database_or_404(conn, ctx)
+        update_database(conn, database.id, name, enabled)
+        updated = load_database(conn, database.id)
+    return Reply(database_model(updated or database))
+
+
+def delete_database_route(ctx: Context) -> Reply:
+    with ctx.store.write() as conn:
+        database = database_or_404(conn, ctx)
+        for table in load_tables(conn, database.id):
+            drop_rows_table(conn, table)
+            delete_table(conn, table)
+        delete_database(conn, database.id)
+    return Reply(status=204)
+
+
+for _terms in BOTH:
+    _one = f"{_terms.base}/{{databaseId}}"
+    route("POST", _terms.base, scopes=WRITE)(partial(create_database, terms=_terms))
+    route("GET", _terms.base, scopes=READ)(list_databases)
+    route("GET", _one, scopes=READ)(get_database)
+    route("PUT", _one, scopes=WRITE)(update_database_route)
+    route("DELETE", _one, scopes=WRITE)(delete_database_route)

@@ -1,0 +1,229 @@
+"""Ordering and cursor paging of rows (contract §5.5) against an ordering computed in Python.
+
+From every row of a small table with ties and nulls, `cursorAfter` and `cursorBefore` return
+exactly the neighbouring rows of the Python ordering; a cursor row with null in an order
+column is a 400. A 12,000-row table is paged through in both directions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import httpx
+import pytest
+from tablesdb_helpers import (
+    assert_error,
+    create_database,
+    create_table,
+    fold,
+    insert_rows,
+    key_client,
+    list_rows,
+    ok,
+    q,
+    row_ids,
+)
+
+from frameport.local import LocalService
+
+DB = "pdb"
+LABELS = ["b", "B", "a", "á", "c", None]
+Orders = Sequence[tuple[str, bool]]
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[LocalService]:
+    with LocalService() as svc:
+        yield svc
+
+
+@pytest.fixture(scope="module")
+def client(service: LocalService) -> Iterator[httpx.Client]:
+    with key_client(service) as admin:
+        create_database(admin, DB)
+        yield admin
+
+
+@pytest.fixture(scope="module")
+def small(client: httpx.Client) -> list[dict[str, Any]]:
+    columns = [
+        {"key": "grp", "type": "integer", "required": False},
+        {"key": "label", "type": "string", "size": 8, "required": False},
+        {"key": "flag", "type": "boolean", "required": False},
+    ]
+    create_table(client, DB, "small", columns)
+    rows = [
+        {
+            "$id": f"s{index:02d}",
+            "grp": None if index % 9 == 4 else index % 4,
+            "label": LABELS[index % len(LABELS)],
+            "flag": index % 3 == 0,
+            "$createdAt": f"2024-01-0{index % 3 + 1}T00:00:00.000+00:00",
+        }
+        for index in range(48)
+    ]
+    insert_rows(client, DB, "small", rows)
+    return [{**row, "$sequence": index + 1} for index, row in enumerate(rows)]
+
+
+def expected_order(rows: list[dict[str, Any]], orders: Orders) -> list[dict[str, Any]]:
+    """§5.5: the orders, then $sequence (in a first $createdAt's direction); nulls sort first
+    ascending, last descending; strings compare folded."""
+    keys = list(orders)
+    if not any(key in ("$id", "$sequence") for key, _ in keys):
+        descending = bool(keys) and keys[0][0] in ("$createdAt", "$updatedAt") and keys[0][1]
+        keys.append(("$sequence", descending))
+    ordered = list(rows)
+    for key, descending in reversed(keys):
+
+        def sort_key(row: dict[str, Any], key: str = key) -> tuple[bool, Any]:
+            value = row[key]
+            return (value is not None, fold(value) if isinstance(value, str) else value or 0)
+
+        ordered.sort(key=sort_key, reverse=descending)
+    return ordered
+
+
+def order_queries(orders: Orders) -> list[str]:
+    return [q("orderDesc" if descending else "orderAsc", key) for key, descending in orders]
+
+
+ORDERINGS: list[Orders] = [
+    [],
+    [("grp", False)],
+    [("grp", True)],
+    [("label", False), ("grp", True)],
+    [("label", True)],
+    [("$createdAt", True)],
+    [("$createdAt", False), ("label", True)],
+    [("$id", True)],
+    [("flag", False), ("$sequence", True)],
+]
+
+
+@pytest.mark.parametrize("orders", ORDERINGS, ids=lambda orders: json.dumps(orders))
+def test_cursors_from_every_row(
+    client: httpx.Client, small: list[dict[str, Any]], orders: Orders
+) -> None:
+    expected = [row["$id"] for row in expected_order(small, orders)]
+    ordering = order_queries(orders)
+    whole = row_ids(list_rows(client, DB, "small", *ordering, q("limit", values=[100])))
+    assert whole == expected
+    by_id = {row["$id"]: row for row in small}
+    for position, row_id in enumerate(expected):
+        after = list_rows(
+            client,
+            DB,
+            "small",
+            *ordering,
+            q("cursorAfter", values=[row_id]),
+            q("limit", values=[5]),
+        )
+        before = list_rows(
+            client,
+            DB,
+            "small",
+            *ordering,
+            q("cursorBefore", values=[row_id]),
+            q("limit", values=[5]),
+        )
+        if any(by_id[row_id][key] is None for key, _ in orders):
+            assert_error(after, 400, "database_query_order_null")
+            assert_error(before, 400, "database_query_order_null")
+            continue
+        assert row_ids(after) == expected[position + 1 : position + 6]
+        assert row_ids(before) == expected[max(position - 5, 0) : position]
+
+
+def test_cursor_with_offset_and_filters(client: httpx.Client, small: list[dict[str, Any]]) -> None:
+    filtered = [row for row in small if row["grp"] is not None and row["grp"] > 0]
+    ordered = expected_order(filtered, [("label", False)])
+    expected = [row["$id"] for row in ordered]
+    first = next(index for index, row in enumerate(ordered) if row["label"] is not None)
+    ordering = [q("greaterThan", "grp", [0]), q("orderAsc", "label")]
+    after = list_rows(
+        client,
+        DB,
+        "small",
+        *ordering,
+        q("cursorAfter", values=[expected[first + 1]]),
+        q("offset", values=[2]),
+        q("limit", values=[4]),
+    )
+    assert row_ids(after) == expected[first + 4 : first + 8]
+    before = list_rows(
+        client,
+        DB,
+        "small",
+        *ordering,
+        q("cursorBefore", values=[expected[first + 8]]),
+        q("offset", values=[1]),
+        q("limit", values=[3]),
+    )
+    assert row_ids(before) == expected[first + 4 : first + 7]
+
+
+def test_cursor_errors(client: httpx.Client, small: list[dict[str, Any]]) -> None:
+    body = assert_error(
+        list_rows(client, DB, "small", q("cursorAfter", values=["missing"])),
+        400,
+        "general_cursor_not_found",
+    )
+    assert body["message"] == "Row 'missing' for the 'cursor' value not found."
+    legacy = client.get(
+        f"/databases/{DB}/collections/small/documents",
+        params={"queries[]": [q("cursorBefore", values=["missing"])]},
+    )
+    body = assert_error(legacy, 400, "general_cursor_not_found")
+    assert body["message"] == "Document 'missing' for the 'cursor' value not found."
+    random_with_cursor = list_rows(
+        client, DB, "small", q("orderRandom"), q("cursorAfter", values=["s01"])
+    )
+    assert_error(random_with_cursor, 400, "general_query_invalid")
+    shuffled = row_ids(list_rows(client, DB, "small", q("orderRandom"), q("limit", values=[100])))
+    assert sorted(shuffled) == sorted(row["$id"] for row in small)
+
+
+def _walk(client: httpx.Client, table: str, orders: Orders, last: str | None = None) -> list[str]:
+    """Every row of `table` by cursor pages of 5000: forwards, or backwards from `last`."""
+    ordering = order_queries(orders)
+    method = "cursorAfter" if last is None else "cursorBefore"
+    collected = [] if last is None else [last]
+    cursor = last or ""
+    while True:
+        paging = [q(method, values=[cursor])] if cursor else []
+        body = ok(list_rows(client, DB, table, *ordering, *paging, q("limit", values=[5000])))
+        page = [row["$id"] for row in body["rows"]]
+        assert body["total"] == 5000
+        if not page:
+            return collected
+        if last is None:
+            collected += page
+            cursor = page[-1]
+        else:
+            collected = page + collected
+            cursor = page[0]
+
+
+def test_paging_twelve_thousand_rows(client: httpx.Client) -> None:
+    columns = [
+        {"key": "n", "type": "integer", "required": True},
+        {"key": "s", "type": "string", "size": 8, "required": False},
+    ]
+    create_table(client, DB, "big", columns)
+    rows = [
+        {"$id": f"b{index:05d}", "n": index % 97, "s": ["x", "Y", "y", None][index % 4]}
+        for index in range(12_000)
+    ]
+    insert_rows(client, DB, "big", rows)
+    numbered = [{**row, "$sequence": index + 1} for index, row in enumerate(rows)]
+    for orders in ([], [("n", True)]):
+        expected = [row["$id"] for row in expected_order(numbered, orders)]
+        assert _walk(client, "big", orders) == expected
+        assert _walk(client, "big", orders, last=expected[-1]) == expected
+    body = ok(list_rows(client, DB, "big", q("equal", "s", ["y"]), q("limit", values=[1])))
+    assert body["total"] == 5000
+    body = ok(list_rows(client, DB, "big", q("equal", "s", ["x"]), q("limit", values=[1])))
+    assert body["total"] == 3000
