@@ -4,35 +4,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
-import pytest
+from callers import PASSWORD, guest_client, key_client, project_headers, session_client
+from callers import assert_error as assert_error_body
 
 from frameport.local import LocalService
 
-PASSWORD = "correct horse battery"
-
-
-@pytest.fixture(scope="module")
-def service() -> Iterator[LocalService]:
-    with LocalService() as svc:
-        yield svc
-
-
-def project_headers(svc: LocalService) -> dict[str, str]:
-    return {"X-Service-Project": svc.project}
-
-
-def key_client(svc: LocalService) -> httpx.Client:
-    return httpx.Client(
-        base_url=svc.endpoint, headers={**project_headers(svc), "X-Service-Key": svc.key}
-    )
-
 
 def guest(svc: LocalService) -> httpx.Client:
-    return httpx.Client(base_url=svc.endpoint, headers=project_headers(svc))
+    return guest_client(svc)
 
 
 def make_user(svc: LocalService, user_id: str, **extra: object) -> dict[str, object]:
@@ -43,25 +24,13 @@ def make_user(svc: LocalService, user_id: str, **extra: object) -> dict[str, obj
     return dict(response.json())
 
 
-@contextmanager
-def signed_in(svc: LocalService, user_id: str) -> Iterator[httpx.Client]:
-    with guest(svc) as client:
-        response = client.post(
-            "/account/sessions/email",
-            json={"email": f"{user_id}@example.org", "password": PASSWORD},
-        )
-        assert response.status_code == 201, response.text
-        yield client
+signed_in = session_client
 
 
 def assert_error(response: httpx.Response, status: int, type_: str) -> dict[str, object]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["type"] == type_
-    assert body["code"] == status
-    assert set(body) == {"message", "code", "type", "version"}
+    body = assert_error_body(response, status, type_)
     assert response.headers["cache-control"] == "no-cache, no-store, must-revalidate"
-    return dict(body)
+    return body
 
 
 def test_sign_up_and_duplicates(service: LocalService) -> None:

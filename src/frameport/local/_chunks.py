@@ -1,0 +1,292 @@
+"""Chunked uploads on disk: the Content-Range rule, part files, the streaming join, MD5, mime.
+
+The service assumes 5 MiB chunks (contract §6): chunk index = floor(start / 5 MiB) + 1 and
+chunksTotal = ceil(size / 5 MiB). Each part is copied to `<parts dir>/<index>` as it arrives
+and never rewritten; the join streams the parts into the final file while hashing them, so the
+memory an upload needs does not grow with the file.
+
+>>> plan_chunk("bytes 5242880-10485759/12000000", 5242880)
+ChunkPlan(index=2, total_chunks=3, total_size=12000000, ranged=True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import mimetypes
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from starlette.datastructures import UploadFile
+
+from ._errors import ServiceError
+from ._params import UNIQUE, Params, is_uid, unique_id
+from ._state import ServiceState
+
+CHUNK_SIZE = 5 * 1024 * 1024
+COPY_BUFFER = 1024 * 1024
+#: How long a chunk waits for another chunk of the same upload before answering 429.
+LOCK_WAIT_SECONDS = 30.0
+_SNIFF_BYTES = 512
+_CONTENT_RANGE = re.compile(r"(\S+) ([0-9]+)-([0-9]+)/([0-9]+)")
+
+#: Leading bytes of the formats the service recognises by content, before the file name.
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"PAR1", "application/vnd.apache.parquet"),
+)
+_ISO_BRANDS = {b"avif": "image/avif", b"heic": "image/heic", b"heix": "image/heic"}
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """Where one request's bytes belong: part `index` of `total_chunks` of a `total_size` file."""
+
+    index: int
+    total_chunks: int
+    total_size: int
+    ranged: bool
+
+
+def _invalid_range(header: str) -> ServiceError:
+    return ServiceError(
+        "storage_invalid_content_range",
+        f"Invalid Content-Range header {header!r}: send `bytes <first>-<last>/<total size>`.",
+    )
+
+
+def plan_chunk(content_range: str | None, part_size: int) -> ChunkPlan:
+    """The chunk a request carries, from its Content-Range header (contract §6.2).
+
+    Without the header the request is the whole file: chunk 1 of 1. The header must read
+    `<unit> <start>-<end>/<size>` with `start <= end <= size` (the unit is not checked), else
+    400 `storage_invalid_content_range`; so is a start beyond the file's last chunk.
+    """
+    if not content_range:
+        return ChunkPlan(1, 1, part_size, False)
+    match = _CONTENT_RANGE.fullmatch(content_range)
+    if match is None:
+        raise _invalid_range(content_range)
+    start, end, size = (int(group) for group in match.group(2, 3, 4))
+    if not start <= end <= size:
+        raise _invalid_range(content_range)
+    total_chunks = max(1, math.ceil(size / CHUNK_SIZE))
+    index = start // CHUNK_SIZE + 1
+    if index > total_chunks:
+        raise _invalid_range(content_range)
+    return ChunkPlan(index, total_chunks, size, True)
+
+
+def require_same_size(upload: str, recorded_size: int, plan: ChunkPlan) -> None:
+    """400 `storage_invalid_content_range` when a chunk names another total than the first."""
+    if plan.total_size != recorded_size:
+        raise ServiceError(
+            "storage_invalid_content_range",
+            f"The upload {upload!r} is {recorded_size} bytes: send every chunk with "
+            "Content-Range `bytes <first>-<last>/<that size>`.",
+        )
+
+
+def upload_id(header: str | None, form_value: object = None) -> str:
+    """The upload's ID: `X-Service-ID`, else the form's ID (`unique()` → generated), else new.
+
+    400 `storage_invalid_service_id` when the chosen value is not a valid ID (contract §6.2,
+    decisions 3 and 7); the header is taken literally, so `unique()` there is invalid.
+    """
+    if header:
+        candidate: object = header
+    elif form_value in (None, "", UNIQUE):
+        return unique_id()
+    else:
+        candidate = form_value
+    if not is_uid(candidate):
+        raise ServiceError(
+            "storage_invalid_service_id",
+            f"The upload ID {candidate!r} is invalid: send the same valid ID (not unique()) in "
+            "X-Service-ID or the fileId field of every chunk.",
+        )
+    return str(candidate)
+
+
+def uploaded_part(params: Params, field: str) -> UploadFile:
+    """The file part `field` of a multipart form; 400 `storage_file_empty` when absent or empty."""
+    value = params.raw(field)
+    if isinstance(value, UploadFile) and part_size(value) > 0:
+        return value
+    raise ServiceError("storage_file_empty", f"No file sent: the form's `{field}` part is empty.")
+
+
+def part_size(part: UploadFile) -> int:
+    """The number of bytes in an uploaded part."""
+    if part.size is not None:
+        return part.size
+    position = part.file.seek(0, os.SEEK_END)
+    part.file.seek(0)
+    return position
+
+
+def file_extension(name: str) -> str:
+    """The lower-cased extension of a file name, without the dot (`"a.TAR.GZ"` → `"gz"`)."""
+    suffix = Path(name).suffix
+    return suffix[1:].lower() if suffix else ""
+
+
+@contextmanager
+def upload_lock(state: ServiceState, name: str) -> Iterator[None]:
+    """Serialise the chunks of one upload; 429 with `Retry-After: 5` if the wait is too long."""
+    lock = state.lock(name)
+    if not lock.acquire(timeout=LOCK_WAIT_SECONDS):
+        raise ServiceError(
+            "general_rate_limit_exceeded",
+            "File upload is busy. Try again.",
+            headers={"Retry-After": "5"},
+        )
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@dataclass(frozen=True)
+class JoinedFile:
+    """What the join learned while writing the final file."""
+
+    md5: str
+    size: int
+    head: bytes
+
+
+class UploadPaths:
+    """Where an area keeps its uploads: `<root>/<id>` when complete, `<root>/.parts/<id>/`.
+
+    Incoming chunks are first copied to `<root>/.incoming/`, outside any lock. IDs cannot
+    start with a dot, so these directories never collide with an upload.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def final(self, upload: str) -> Path:
+        return self.root / upload
+
+    def parts(self, upload: str) -> PartStore:
+        return PartStore(self.root / ".parts" / upload)
+
+    def stage(self, source: BinaryIO) -> Path:
+        """Copy incoming bytes to a private file of this area, to be committed as a part."""
+        incoming = self.root / ".incoming"
+        incoming.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=incoming)
+        source.seek(0)
+        with os.fdopen(handle, "wb") as target:
+            shutil.copyfileobj(source, target, COPY_BUFFER)
+        return Path(name)
+
+    def remove(self, upload: str) -> None:
+        """Delete an upload's bytes, complete or partial."""
+        self.final(upload).unlink(missing_ok=True)
+        self.parts(upload).discard()
+
+
+class PartStore:
+    """The parts of one chunked upload, `<directory>/<index>`, each written once.
+
+    Every method but `discard` expects the upload's lock to be held.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def commit(self, staged: Path, index: int) -> bool:
+        """Keep `staged` as part `index` unless that part is stored already."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        target = self.directory / str(index)
+        if target.exists():
+            staged.unlink(missing_ok=True)
+            return False
+        os.replace(staged, target)
+        return True
+
+    def count(self) -> int:
+        """The number of distinct parts stored."""
+        if not self.directory.is_dir():
+            return 0
+        return sum(1 for entry in self.directory.iterdir() if entry.name.isdigit())
+
+    def join(self, target: Path, total_chunks: int) -> JoinedFile:
+        """Stream parts 1..total into `target`, hashing as they go; then drop the parts."""
+        digest = _StreamingDigest()
+        if total_chunks == 1:  # nothing to join: hash the only part and move it into place
+            only = self.directory / "1"
+            digest.feed(only, None)
+            os.replace(only, target)
+        else:
+            joining = target.with_name(f".joining-{target.name}")
+            with open(joining, "wb") as out:
+                for index in range(1, total_chunks + 1):
+                    digest.feed(self.directory / str(index), out)
+            os.replace(joining, target)
+        self.discard()
+        return JoinedFile(digest.md5.hexdigest(), digest.size, digest.head)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class _StreamingDigest:
+    """MD5, byte count and first bytes of files read block by block."""
+
+    def __init__(self) -> None:
+        self.md5 = hashlib.md5()
+        self.size = 0
+        self.head = b""
+
+    def feed(self, source: Path, out: BinaryIO | None) -> None:
+        """Hash `source`, copying it to `out` when given."""
+        with open(source, "rb") as part:
+            for block in iter(lambda: part.read(COPY_BUFFER), b""):
+                if len(self.head) < _SNIFF_BYTES:
+                    self.head += block[: _SNIFF_BYTES - len(self.head)]
+                self.md5.update(block)
+                self.size += len(block)
+                if out is not None:
+                    out.write(block)
+
+
+def sniff_mime(head: bytes, name: str) -> str:
+    """The mime type of a file from its first bytes, else its name, else text or binary."""
+    for signature, mime in _SIGNATURES:
+        if head.startswith(signature):
+            return mime
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head[4:8] == b"ftyp" and head[8:12] in _ISO_BRANDS:
+        return _ISO_BRANDS[head[8:12]]
+    guessed, _ = mimetypes.guess_type(name, strict=False)
+    if guessed:
+        return guessed
+    return "text/plain" if _looks_like_text(head) else "application/octet-stream"
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """UTF-8 without NUL bytes; a character cut at the end of the sample is allowed."""
+    if b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3 and exc.reason == "unexpected end of data"
+    return True

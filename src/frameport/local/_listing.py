@@ -1,0 +1,103 @@
+"""The `queries` of the metadata lists (buckets, files, functions, deployments), run in SQL.
+
+The query language itself is the tables' (`_query` parses and validates, `_sql` compiles and
+pages); this module describes each metadata table to it. A query that fails validation is
+400 `general_argument_invalid` with ``Invalid `queries` param: Invalid query: <detail>``
+(contract §5.7). Strings compare through the service's collation, IDs exactly; `select` is
+not accepted. The `search` parameter matches items whose name contains any of its words.
+
+>>> FILES = MetadataList("files", {"name": ("string", "name")}, noun="File")
+>>> query = FILES.parse(['{"method":"equal","attribute":"name","values":["a.csv"]}'])
+>>> scope = ("bucket_id = ?", ["b1"])
+>>> total, rows = FILES.page(conn, query, "id, name", scope=scope)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._collation import fold
+from ._errors import ServiceError, invalid_param
+from ._query import ALL_METHODS, Field, ListQuery, QueryError, Schema, parse_queries
+from ._sql import Clause, Source, count, fetch_page
+
+_WITHOUT_SELECT = ALL_METHODS - {"select"}
+_BASE_FIELDS = {
+    "$id": Field("$id", "id", "id", "id"),
+    "$createdAt": Field("$createdAt", "datetime", "created_at", "created_at"),
+    "$updatedAt": Field("$updatedAt", "datetime", "updated_at", "updated_at"),
+    "$sequence": Field("$sequence", "sequence", "sequence", "sequence"),
+}
+
+
+def _field(key: str, kind: str, column: str) -> Field:
+    if kind == "string":
+        return Field(key, kind, column, f"fold({column})", fold=True)
+    return Field(key, kind, column, column)
+
+
+@dataclass(frozen=True)
+class MetadataList:
+    """One metadata table as a list endpoint sees it.
+
+    `fields` maps each filterable attribute to (kind, column); every table also has `id`,
+    `sequence`, `created_at` and `updated_at`. `noun` names the item in cursor errors.
+    """
+
+    table: str
+    fields: Mapping[str, tuple[str, str]]
+    noun: str
+    search_column: str = "name"
+
+    @property
+    def schema(self) -> Schema:
+        extra = {key: _field(key, kind, column) for key, (kind, column) in self.fields.items()}
+        return Schema({**_BASE_FIELDS, **extra})
+
+    def parse(self, texts: Sequence[str]) -> ListQuery:
+        """The request's `queries`, validated against this list's attributes."""
+        try:
+            return parse_queries(texts, self.schema, allowed=_WITHOUT_SELECT)
+        except QueryError as exc:
+            raise invalid_param("queries", exc.message) from None
+
+    def page(
+        self,
+        conn: Any,
+        query: ListQuery,
+        columns: str,
+        *,
+        scope: Clause = ("1", []),
+        visible: Clause | None = None,
+        search: str | None = None,
+        with_total: bool = True,
+    ) -> tuple[int, list[tuple[Any, ...]]]:
+        """(total, rows): the `columns` of one page of items in `scope` that are `visible`."""
+        source = Source(self.table, "sequence", "id", scope[0], tuple(scope[1]))
+        extra = [clause for clause in (visible, self._search(search)) if clause is not None]
+        total = count(conn, query, source, extra) if with_total else 0
+        rows = fetch_page(
+            conn, query, source, (columns, []), missing_cursor=self._missing, extra=extra
+        )
+        return total, rows
+
+    def _search(self, text: str | None) -> Clause | None:
+        words = fold(text or "").split()
+        if not words:
+            return None
+        column = f"fold({self.search_column})"
+        return " OR ".join(f"instr({column}, ?) > 0" for _ in words), list(words)
+
+    def _missing(self, item_id: str) -> ServiceError:
+        return ServiceError(
+            "general_cursor_not_found", f"{self.noun} '{item_id}' for the 'cursor' value not found."
+        )
+
+
+def readable_by(roles: Iterable[str], action: str = "read") -> Clause:
+    """Items whose JSON `permissions` column grants `action` to one of `roles`."""
+    granted = [f'{action}("{role}")' for role in sorted(roles)]
+    marks = ", ".join("?" for _ in granted)
+    return f"EXISTS (SELECT 1 FROM json_each(permissions) WHERE value IN ({marks}))", granted
