@@ -1,0 +1,164 @@
+"""The exceptions and warnings frameport raises; every exception derives from `FrameportError`.
+
+    FrameportError
+    ├── FilterError (also ValueError)      a filter cannot be parsed or sent
+    ├── TransportError                     no HTTP answer: network failure, timeout
+    └── APIError                           the service answered with an error status
+        ├── BadRequestError         400
+        ├── AuthenticationError     401
+        ├── PermissionDeniedError   403
+        ├── NotFoundError           404
+        ├── ConflictError           409
+        ├── RateLimitError          429
+        └── ServerError             5xx
+
+Usage mistakes (wrong argument types or combinations) raise plain `TypeError` / `ValueError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class FrameportError(Exception):
+    """Root of every error frameport raises."""
+
+
+class FilterError(FrameportError, ValueError):
+    """A filter expression or query string cannot be parsed or sent to the service.
+
+    `text` is the offending text and `offset` its position in the query string, when known.
+    """
+
+    def __init__(self, message: str, *, text: str | None = None, offset: int | None = None):
+        super().__init__(message)
+        self.text = text
+        self.offset = offset
+
+
+class TransportError(FrameportError):
+    """Raised when a request got no HTTP answer: the connection failed, was dropped, or timed out.
+
+    Idempotent requests are retried first; this is raised once the retries are used up.
+    `method` and `url` (redacted, never carrying a secret) name the request.
+    """
+
+    def __init__(self, message: str, *, method: str, url: str) -> None:
+        super().__init__(message)
+        self.method = method
+        self.url = url
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (type(self), str(self), {"method": self.method, "url": self.url}))
+
+
+class APIError(FrameportError):
+    """Raised when the service answers with an error status that has no narrower class here.
+
+    Attributes: `status` (HTTP status), `type` (the service's error type, e.g.
+    ``"row_not_found"``), `message` (the service's message), `method` and `url` (redacted).
+    """
+
+    def __init__(self, message: str, *, status: int, type: str, method: str, url: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type
+        self.message = message
+        self.method = method
+        self.url = url
+
+    def __str__(self) -> str:
+        return f"{self.status} {self.type}: {self.message} ({self.method} {self.url})"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status}, type={self.type!r}, "
+            f"message={self.message!r}, method={self.method!r}, url={self.url!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (type(self), self.message, self._fields()))
+
+    def _fields(self) -> dict[str, Any]:
+        return {"status": self.status, "type": self.type, "method": self.method, "url": self.url}
+
+
+class BadRequestError(APIError):
+    """Raised on 400: the service rejected a parameter, a query or the request body."""
+
+
+class AuthenticationError(APIError):
+    """Raised on 401: no valid credentials (wrong password, expired or invalid JWT, missing
+    scope, or a guest calling an endpoint that needs a user)."""
+
+
+class PermissionDeniedError(APIError):
+    """Raised on 403: the caller is known but not allowed (blocked user, JWT together with a
+    session cookie, a disabled service)."""
+
+
+class NotFoundError(APIError):
+    """Raised on 404: the resource, route or project does not exist (or is hidden from the
+    caller)."""
+
+
+class ConflictError(APIError):
+    """Raised on 409: the resource already exists, or a write conflicts with another one."""
+
+
+class RateLimitError(APIError):
+    """Raised on 429 once the retries are used up: the route's rate limit is exhausted.
+
+    `retry_after` is the number of seconds the service asked to wait, when it said so.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        type: str,
+        method: str,
+        url: str,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status=status, type=type, method=method, url=url)
+        self.retry_after = retry_after
+
+    def _fields(self) -> dict[str, Any]:
+        return {**super()._fields(), "retry_after": self.retry_after}
+
+
+class ServerError(APIError):
+    """Raised on a 5xx status once the retries are used up: the service failed."""
+
+
+def _rebuild_error(cls: type[Exception], message: str, fields: dict[str, Any]) -> Exception:
+    """Unpickle an error whose constructor takes keyword-only fields."""
+    return cls(message, **fields)
+
+
+_CLASS_BY_STATUS: dict[int, type[APIError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    429: RateLimitError,
+}
+
+
+def api_error_class(status: int) -> type[APIError]:
+    """The exception class for an HTTP error status."""
+    if status >= 500:
+        return ServerError
+    return _CLASS_BY_STATUS.get(status, APIError)
+
+
+class FrameportWarning(UserWarning):
+    """Base of the warnings frameport emits."""
+
+
+class ImpersonationIgnoredWarning(FrameportWarning):
+    """Emitted by `impersonate()` when the client has no signed-in user (an API key or no
+    credentials): the service ignores impersonation headers for such requests."""

@@ -1,0 +1,67 @@
+"""IDs made and checked on the client, in the service's format.
+
+>>> len(ID.unique())
+20
+>>> ID.custom("invoice-2024.01")
+'invoice-2024.01'
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+
+_ID_PATTERN = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}")
+_MICROS_PER_SECOND = 1_000_000
+
+
+class _MonotonicMicros:
+    """Microseconds since the epoch, strictly increasing within this process."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            self._last = max(time.time_ns() // 1000, self._last + 1)
+            return self._last
+
+
+_clock = _MonotonicMicros()
+
+
+class ID:
+    """Row, file, user and team IDs.
+
+    `ID.unique()` makes a new ID without asking the service, so a create request can be
+    retried safely; `ID.custom(text)` checks a chosen ID against the service's rule.
+    """
+
+    @staticmethod
+    def unique() -> str:
+        """A new 20-character ID: 13 hex digits of time, then 7 random hex digits.
+
+        IDs made later compare greater (as strings) than IDs made earlier in this process.
+        """
+        micros = _clock.next()
+        seconds, fraction = divmod(micros, _MICROS_PER_SECOND)
+        return f"{seconds:08x}{fraction:05x}{secrets.token_hex(4)[:7]}"
+
+    @staticmethod
+    def custom(id: str) -> str:
+        """Return `id` if the service accepts it as an ID, else raise ValueError.
+
+        The rule: 1 to 36 characters from ``a-z A-Z 0-9 . - _``, not starting with
+        ``.``, ``-`` or ``_``.
+        """
+        if not isinstance(id, str):
+            raise TypeError(f"An ID is a string; got {type(id).__name__}.")
+        if not _ID_PATTERN.fullmatch(id):
+            raise ValueError(
+                f"{id!r} is not a valid ID: use 1 to 36 characters from a-z, A-Z, 0-9, "
+                "'.', '-' and '_', starting with a letter or digit (or call ID.unique())."
+            )
+        return id

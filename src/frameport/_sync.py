@@ -1,0 +1,221 @@
+"""Synchronous faces of frameport's async objects, run on one private event-loop thread.
+
+All I/O is implemented once, in async code (`AsyncClient` and the async objects beside it).
+The synchronous classes (`Client`, and the sync `Table`, `Bucket`, ... built the same way) hold
+the async object in `self._async` and forward every public method to it:
+
+* `run_sync(awaitable)` runs a coroutine on frameport's loop thread — one daemon thread with its
+  own event loop, started on first use — and blocks the calling thread until it finishes. The
+  caller's own event loop (Jupyter's, an ipywidgets callback's, an ``asyncio.run`` body) is never
+  touched, so the same call works in a script, a notebook cell, a callback and any thread. There
+  is no ``nest_asyncio``: nothing in asyncio is patched.
+* `SyncFacade` is the base class of a sync face. ``class Table(SyncFacade, wraps=AsyncTable)``
+  registers the pair, so a delegated call that returns an ``AsyncTable`` hands back a ``Table``.
+* `delegate(AsyncX.method)` declares a forwarding method without writing its body: the face gets
+  the async method's signature and docstring; a coroutine's result is awaited on the loop
+  thread, an async iterator becomes a plain iterator, and a registered async object is wrapped
+  in its face (``delegate(AsyncClient.table, Table)`` names that face for type checkers).
+  `forward_property("name")` does the same for a read-only property.
+
+Example, the whole sync face of an async class::
+
+    class AsyncBucket:
+        async def download(self, file_id: str) -> bytes: ...
+        async def iter_files(self) -> AsyncIterator[dict[str, Any]]: ...
+
+    class Bucket(SyncFacade["AsyncBucket"], wraps=AsyncBucket):
+        id = forward_property("id")
+        download = delegate(AsyncBucket.download)
+        iter_files = delegate(AsyncBucket.iter_files)
+
+Write a method out by hand only for constructors and class methods; its body stays one line,
+e.g. ``return cls._from_async(AsyncClient.from_env(**options))``.
+
+Calling `run_sync` from a coroutine already running on frameport's loop thread would deadlock,
+so it raises RuntimeError: code running there must ``await`` the async API instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import os
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+A = TypeVar("A")
+F = TypeVar("F", bound="SyncFacade[Any]")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+
+
+def _forget_loop_after_fork() -> None:
+    global _loop, _thread
+    _loop, _thread = None, None
+
+
+os.register_at_fork(after_in_child=_forget_loop_after_fork)
+
+
+def event_loop() -> asyncio.AbstractEventLoop:
+    """frameport's private event loop, running in its daemon thread (started on first use)."""
+    global _loop, _thread
+    with _lock:
+        if _loop is None or _thread is None or not _thread.is_alive():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="frameport-loop", daemon=True)
+            thread.start()
+            _loop, _thread = loop, thread
+        return _loop
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run `awaitable` on frameport's loop thread and return its result (or raise its error).
+
+    Works from any thread, including one whose own event loop is running. If the caller is
+    interrupted (KeyboardInterrupt in a notebook), the coroutine is cancelled.
+    """
+    loop = event_loop()
+    if threading.current_thread() is _thread:
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise RuntimeError(
+            "A synchronous frameport call was made from frameport's own event loop; "
+            "await the async API (AsyncClient) there instead."
+        )
+    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()
+        raise
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def iterate_sync(iterator: AsyncIterator[T]) -> Iterator[T]:
+    """A plain iterator over an async iterator, each step run with `run_sync`.
+
+    Closing the plain iterator early (``break``) closes the async one on the loop thread.
+    """
+    try:
+        while True:
+            try:
+                item = run_sync(anext(iterator))
+            except StopAsyncIteration:
+                return
+            yield item
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            run_sync(aclose())
+
+
+_faces: dict[type, type[SyncFacade[Any]]] = {}
+
+
+class SyncFacade(Generic[A]):
+    """Base class of a synchronous face; the async object it forwards to is ``self._async``.
+
+    Declare the pair with ``class Client(SyncFacade["AsyncClient"], wraps=AsyncClient)``.
+    """
+
+    _async: A
+    _async_type: ClassVar[type | None] = None
+
+    def __init_subclass__(cls, *, wraps: type | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if wraps is not None:
+            cls._async_type = wraps
+            _faces[wraps] = cls
+        for name, member in list(vars(cls).items()):
+            if getattr(member, "_frameport_delegate", False):
+                member.__qualname__ = f"{cls.__qualname__}.{name}"
+            elif _is_forwarded_property(member) and member.__doc__ is None:
+                source = getattr(cls._async_type, name, None)
+                setattr(cls, name, property(member.fget, doc=getattr(source, "__doc__", None)))
+
+    @classmethod
+    def _from_async(cls, async_object: A) -> Self:
+        """The face of an existing async object (no constructor call)."""
+        face = cls.__new__(cls)
+        face._async = async_object
+        return face
+
+    def __repr__(self) -> str:
+        inner = repr(self._async)
+        async_name = type(self._async).__name__
+        if inner.startswith(async_name):
+            return type(self).__name__ + inner[len(async_name) :]
+        return f"{type(self).__name__}({inner})"
+
+
+def _is_forwarded_property(member: object) -> bool:
+    return isinstance(member, property) and getattr(member.fget, "_frameport_delegate", False)
+
+
+def to_sync(value: Any) -> Any:
+    """`value`, or its registered sync face if it is an async object with one."""
+    face = _faces.get(type(value))
+    return face._from_async(value) if face is not None else value
+
+
+@overload
+def delegate(
+    method: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[Any, P], R]: ...
+@overload
+def delegate(
+    method: Callable[Concatenate[Any, P], AsyncIterator[R]],
+) -> Callable[Concatenate[Any, P], Iterator[R]]: ...
+@overload
+def delegate(method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]: ...
+@overload
+def delegate(
+    method: Callable[Concatenate[Any, P], Any], face: type[F]
+) -> Callable[Concatenate[Any, P], F]: ...
+def delegate(method: Callable[..., Any], face: type[Any] | None = None) -> Callable[..., Any]:
+    """A sync method forwarding to the async method of the same name on ``self._async``.
+
+    The result keeps `method`'s signature and docstring (``inspect.signature`` shows the same
+    parameters). Coroutines are run with `run_sync`, async iterators become iterators, and
+    async objects with a registered face are wrapped in it. For a method returning an async
+    object, name its face so type checkers see it: ``table = delegate(AsyncClient.table, Table)``.
+    """
+    name = method.__name__
+
+    @functools.wraps(method)
+    def forward(self: SyncFacade[Any], *args: Any, **kwargs: Any) -> Any:
+        result = getattr(self._async, name)(*args, **kwargs)
+        if inspect.isawaitable(result):
+            result = run_sync(result)
+        elif isinstance(result, AsyncIterator):
+            return iterate_sync(result)
+        result = to_sync(result)
+        if face is not None and not isinstance(result, face):
+            raise TypeError(f"{name}() gave {type(result).__name__}, not the declared {face}.")
+        return result
+
+    forward._frameport_delegate = True  # type: ignore[attr-defined]
+    return forward
+
+
+def forward_property(name: str, doc: str | None = None) -> property:
+    """A read-only property returning the async object's attribute `name` (through
+    `to_sync`). Without `doc`, the async class's docstring for `name` is used."""
+
+    def get(self: SyncFacade[Any]) -> Any:
+        return to_sync(getattr(self._async, name))
+
+    get.__name__ = name
+    get._frameport_delegate = True  # type: ignore[attr-defined]
+    return property(get, doc=doc)

@@ -1,0 +1,510 @@
+"""HTTP exchange with the service: timeouts, retries with backoff, rate-limit throttling, logging,
+and the one place where httpx errors and error statuses become frameport exceptions.
+
+`Transport.send` is used by `AsyncClient._request`; nothing else talks to httpx directly.
+
+Every attempt is logged at DEBUG on the ``frameport`` logger as
+``"<METHOD> <redacted path> -> <status> (<seconds> s)"``; the record also carries the attributes
+`http_method`, `http_path`, `http_status` (None when no answer came), `elapsed`, `attempt`,
+`rate_limit_remaining` and `rate_limit_reset`. Retries and rate-limit waits are logged at INFO.
+No secret (key, JWT, cookie, password, token) is ever part of a record or of an exception.
+
+httpx and httpcore log on their own loggers (``httpx`` at INFO with the full URL, ``httpcore.*``
+at DEBUG with response headers). A filter installed on those loggers masks what they would leak:
+secret query values and the values of ``Set-Cookie`` and ``X-Fallback-Cookies``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+
+from ._exceptions import APIError, RateLimitError, TransportError, api_error_class
+
+logger = logging.getLogger("frameport")
+
+#: Methods that are safe to send twice: they are retried without being asked.
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+#: Statuses after which an idempotent request is sent again.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: Query parameter names whose values never appear in logs or exceptions.
+SECRET_PARAMS = frozenset({"key", "jwt", "secret", "password", "session", "token", "cookie"})
+
+#: A callable that fetches an existing resource, used after a retried create answered 409.
+ReadBack = Callable[[], Awaitable[httpx.Response]]
+
+
+def is_secret_param(name: str) -> bool:
+    """Whether a query parameter named `name` carries a credential."""
+    return name.lower().removesuffix("[]") in SECRET_PARAMS
+
+
+def redact_url(url: httpx.URL | str, *, origin: bool = True) -> str:
+    """`url` readable and safe to show: no user info, secret query values replaced by ``***``,
+    the query decoded. With ``origin=False`` only the path and query are returned."""
+    url = httpx.URL(url)
+    query = "&".join(
+        f"{name}={'***' if is_secret_param(name) else value}"
+        for name, value in url.params.multi_items()
+    )
+    target = unquote(url.raw_path.split(b"?", 1)[0].decode("ascii")) + (
+        f"?{query}" if query else ""
+    )
+    if not origin:
+        return target
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{url.scheme}://{url.host}{port}{target}"
+
+
+_SECRET_NAMES = "|".join(sorted(SECRET_PARAMS))
+_SECRET_QUERY_VALUE = re.compile(
+    rf"([?&](?:{_SECRET_NAMES})(?:\[\]|%5B%5D)?=)[^&\s\"'#]*", re.IGNORECASE
+)
+_SECRET_HEADER_VALUE = re.compile(
+    r"(\(b'(?:set-cookie|x-fallback-cookies)', b)('[^']*'|\"[^\"]*\")", re.IGNORECASE
+)
+
+
+def redact_text(text: str) -> str:
+    """`text` with secret query values and session-cookie header values replaced by ``***``."""
+    text = _SECRET_QUERY_VALUE.sub(r"\1***", text)
+    return _SECRET_HEADER_VALUE.sub(r"\1'***'", text)
+
+
+class RedactingFilter(logging.Filter):
+    """Masks credentials in log records of other libraries (see `redact_text`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = redact_text(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+def install_log_redaction() -> None:
+    """Attach `RedactingFilter` to the loggers httpx and httpcore write to (once)."""
+    for name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
+        target = logging.getLogger(name)
+        if not any(isinstance(f, RedactingFilter) for f in target.filters):
+            target.addFilter(RedactingFilter())
+
+
+install_log_redaction()
+
+
+def queries_param(queries: Iterable[str | Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The ``queries[]`` request parameter for a list of query objects (or JSON strings).
+
+    >>> queries_param([{"method": "limit", "values": [10]}])
+    {'queries[]': ['{"method":"limit","values":[10]}']}
+
+    Merge it into `params` of `AsyncClient._request`; httpx repeats the name for each item.
+    """
+    encoded = [
+        query
+        if isinstance(query, str)
+        else json.dumps(query, separators=(",", ":"), ensure_ascii=False)
+        for query in queries
+    ]
+    return {"queries[]": encoded}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a request is retried.
+
+    `retries` is the number of attempts after the first. Backoff before retry *n* (0-based) is
+    uniformly random in ``[0, min(backoff_max, backoff * 2**n)]`` ("full jitter"). When the
+    service names a wait (Retry-After, X-RateLimit-Reset) it is honoured, but a wait longer than
+    `max_wait` seconds is not: the error is raised instead.
+    """
+
+    retries: int = 5
+    backoff: float = 0.2
+    backoff_max: float = 8.0
+    max_wait: float = 90.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.retries, int) or isinstance(self.retries, bool) or self.retries < 0:
+            raise ValueError(f"retries must be an integer >= 0 (got {self.retries!r}).")
+        for name in ("backoff", "backoff_max", "max_wait"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"RetryPolicy.{name} must be a number >= 0.")
+
+    def backoff_delay(self, retry: int) -> float:
+        """A jittered delay before retry number `retry` (0 for the first retry)."""
+        return random.uniform(0, min(self.backoff_max, self.backoff * 2**retry))
+
+
+def _header_float(response: httpx.Response, name: str) -> float | None:
+    value = response.headers.get(name)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def service_wait(response: httpx.Response) -> float | None:
+    """Seconds the service asked the caller to wait (Retry-After, or X-RateLimit-Reset on a 429),
+    None when it did not say."""
+    waits: list[float] = []
+    retry_after = response.headers.get("retry-after")
+    if retry_after is not None:
+        seconds = _header_float(response, "retry-after")
+        if seconds is None:
+            try:
+                seconds = email.utils.parsedate_to_datetime(retry_after).timestamp() - time.time()
+            except (TypeError, ValueError):
+                seconds = None
+        if seconds is not None:
+            waits.append(seconds)
+    reset = _header_float(response, "x-ratelimit-reset")
+    if response.status_code == 429 and reset is not None:
+        waits.append(reset - time.time())
+    return max(0.0, *waits) if waits else None
+
+
+class RateLimitThrottle:
+    """Holds back requests to a route whose rate limit the service reported as spent.
+
+    Routes are keyed by method and path. After an answer with ``X-RateLimit-Remaining: 0``
+    (or a 429), the next request to the route waits until ``X-RateLimit-Reset``. Concurrent
+    requests already under way are not counted: the throttle avoids 429s for sequential use.
+    """
+
+    #: Seconds added to the reset time, so a request never lands just before the window ends.
+    MARGIN = 0.05
+
+    def __init__(self) -> None:
+        self._resume_at: dict[str, float] = {}
+
+    def wait_seconds(self, route: str) -> float:
+        """How long a request to `route` must wait now (0 when it may go)."""
+        resume_at = self._resume_at.get(route)
+        if resume_at is None:
+            return 0.0
+        wait = resume_at - time.time()
+        if wait <= 0:
+            del self._resume_at[route]
+            return 0.0
+        return wait
+
+    def observe(self, route: str, response: httpx.Response) -> None:
+        """Learn from the rate-limit headers of an answer to `route`."""
+        remaining = _header_float(response, "x-ratelimit-remaining")
+        reset = _header_float(response, "x-ratelimit-reset")
+        if response.status_code == 429:
+            wait = service_wait(response)
+            if wait is not None:
+                self._resume_at[route] = time.time() + wait + self.MARGIN
+        elif remaining is not None and remaining <= 0 and reset is not None:
+            self._resume_at[route] = reset + self.MARGIN
+        elif remaining is not None:
+            self._resume_at.pop(route, None)
+
+
+class KeyThrottle(RateLimitThrottle):
+    """The throttle of an API-key client: the service sends rate-limit headers to keys too but
+    does not enforce the limits for them (contract §8), so only a 429 holds a route back."""
+
+    def observe(self, route: str, response: httpx.Response) -> None:
+        if response.status_code == 429:
+            super().observe(route, response)
+
+
+def _no_cookie_jar() -> CookieJar:
+    # Session cookies are kept by the client's credentials, not by httpx.
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+
+
+def _request_log_fields(
+    request: httpx.Request, response: httpx.Response | None, elapsed: float, attempt: int
+) -> dict[str, Any]:
+    return {
+        "http_method": request.method,
+        "http_path": redact_url(request.url, origin=False),
+        "http_status": None if response is None else response.status_code,
+        "elapsed": elapsed,
+        "attempt": attempt,
+        "rate_limit_remaining": None
+        if response is None
+        else _header_float(response, "x-ratelimit-remaining"),
+        "rate_limit_reset": None
+        if response is None
+        else _header_float(response, "x-ratelimit-reset"),
+    }
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    detail = str(exc) or "no detail"
+    return f"{type(exc).__name__}: {detail}"
+
+
+# Failures that happen before the request leaves: retrying cannot apply a change twice.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_RETRYABLE_FAILURES = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class Transport:
+    """Sends requests to one service endpoint with retries, throttling and error translation.
+
+    The httpx client (keep-alive pool, gzip accepted, finite timeouts) is created on first use,
+    inside the event loop that uses it; if that loop has ended (a second ``asyncio.run``), a new
+    one replaces it.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        timeout: httpx.Timeout,
+        retry: RetryPolicy,
+        headers: Mapping[str, str],
+    ) -> None:
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self.retry = retry
+        self._headers = dict(headers)
+        self._http: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        self._service_warnings: set[str] = set()
+        self.throttle = RateLimitThrottle()
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._closed:
+            raise ValueError("This frameport client is closed; create a new client.")
+        loop = asyncio.get_running_loop()
+        if self._http is not None and self._loop is not loop:
+            if self._loop is not None and not self._loop.is_closed():
+                raise RuntimeError(
+                    "This AsyncClient is bound to another running event loop; create one "
+                    "AsyncClient per event loop, or use the synchronous Client."
+                )
+            self._http = None  # its event loop has ended, and its connections with it
+        if self._http is None:
+            self._http = httpx.AsyncClient(
+                base_url=self.endpoint + "/",
+                timeout=self.timeout,
+                headers=self._headers,
+                cookies=_no_cookie_jar(),
+                follow_redirects=False,
+            )
+            self._loop = loop
+        return self._http
+
+    async def aclose(self) -> None:
+        """Close the connection pool; later requests raise ValueError."""
+        self._closed = True
+        http, self._http = self._http, None
+        if http is not None and self._loop is asyncio.get_running_loop():
+            await http.aclose()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Any = None,
+        headers: Mapping[str, str] | None = None,
+        json: Any = None,
+        data: Mapping[str, Any] | None = None,
+        files: Any = None,
+        content: bytes | None = None,
+        timeout: httpx.Timeout | None = None,
+        idempotent: bool,
+        read_back: ReadBack | None = None,
+        stream: bool = False,
+    ) -> httpx.Response:
+        """Send a request, retrying as the policy allows, and return a successful response.
+
+        `path` is relative to the endpoint (``"/account"``). With ``stream=True`` the body of the
+        returned response is not read: the caller must close it. Raises `APIError` (a subclass
+        by status) or `TransportError`; see `AsyncClient._request` for the retry rules.
+        """
+        http = self._client()
+        retry = 0
+        ambiguous = False  # an earlier attempt may have reached the service and acted
+        while True:
+            request = http.build_request(
+                method,
+                path.lstrip("/"),
+                params=params,
+                headers=headers,
+                json=json,
+                data=data,
+                files=files,
+                content=content,
+                timeout=timeout if timeout is not None else self.timeout,
+            )
+            route = f"{method} {request.url.path}"
+            await self._wait_for_route(route, request)
+            started = time.perf_counter()
+            try:
+                response = await http.send(request, stream=stream)
+            except httpx.HTTPError as exc:
+                failure = _describe(exc)
+                self._log_attempt(request, None, time.perf_counter() - started, retry, failure)
+                sent = not isinstance(exc, _NOT_SENT)
+                may_retry = isinstance(exc, _RETRYABLE_FAILURES) and (idempotent or not sent)
+                if may_retry and retry < self.retry.retries:
+                    ambiguous = ambiguous or sent
+                    await self._sleep_before_retry(request, retry, failure, None)
+                    retry += 1
+                    continue
+                redacted = redact_url(request.url)
+                raise TransportError(
+                    f"{method} {redacted} failed: {failure}", method=method, url=redacted
+                ) from exc
+            self._log_attempt(request, response, time.perf_counter() - started, retry, None)
+            self._report_service_warning(response)
+            self.throttle.observe(route, response)
+            status = response.status_code
+            if status < 400:
+                return response
+            if stream:
+                await response.aread()
+                await response.aclose()
+            wait = service_wait(response)
+            may_retry = status in RETRY_STATUSES and (idempotent or status == 429)
+            patient = wait is None or wait <= self.retry.max_wait
+            if may_retry and patient and retry < self.retry.retries:
+                ambiguous = ambiguous or status >= 500
+                await self._sleep_before_retry(request, retry, f"status {status}", wait)
+                retry += 1
+                continue
+            return await self._settle_error(response, ambiguous, read_back)
+
+    @staticmethod
+    async def _settle_error(
+        response: httpx.Response, ambiguous: bool, read_back: ReadBack | None
+    ) -> httpx.Response:
+        """Raise the error of `response`, unless an earlier attempt with an unknown outcome
+        explains it: a create that answers "already exists" is read back, and a delete that
+        answers 404 returns that response."""
+        error = api_error(response)
+        created_before = error.status == 409 and error.type.endswith("already_exists")
+        if ambiguous and created_before and read_back is not None:
+            target = redact_url(response.request.url, origin=False)
+            logger.info("%s %s: made by an earlier attempt; reading it back", error.method, target)
+            return await read_back()
+        if ambiguous and error.status == 404 and error.method == "DELETE":
+            return response
+        raise error
+
+    async def _wait_for_route(self, route: str, request: httpx.Request) -> None:
+        wait = self.throttle.wait_seconds(route)
+        if wait <= 0:
+            return
+        if wait > self.retry.max_wait:
+            url = redact_url(request.url)
+            raise RateLimitError(
+                f"The rate limit of this route is spent for another {wait:.0f} s "
+                "(X-RateLimit-Remaining was 0); try again later.",
+                status=429,
+                type="general_rate_limit_exceeded",
+                method=request.method,
+                url=url,
+                retry_after=wait,
+            )
+        logger.info(
+            "%s %s: rate limit spent, waiting %.2f s for the next window",
+            request.method,
+            redact_url(request.url, origin=False),
+            wait,
+        )
+        await asyncio.sleep(wait)
+
+    async def _sleep_before_retry(
+        self, request: httpx.Request, retry: int, reason: str, asked_wait: float | None
+    ) -> None:
+        delay = self.retry.backoff_delay(retry)
+        if asked_wait is not None:
+            delay = asked_wait + delay / 4
+        logger.info(
+            "%s %s: %s; retry %d of %d in %.2f s",
+            request.method,
+            redact_url(request.url, origin=False),
+            reason,
+            retry + 1,
+            self.retry.retries,
+            delay,
+        )
+        await asyncio.sleep(delay)
+
+    def _report_service_warning(self, response: httpx.Response) -> None:
+        """Log each distinct ``X-Service-Warning`` once (e.g. a response format the service
+        does not know)."""
+        for warning in response.headers.get("x-service-warning", "").split(";"):
+            warning = warning.strip()
+            if warning and warning not in self._service_warnings:
+                self._service_warnings.add(warning)
+                logger.warning("The service warns: %s", warning)
+
+    @staticmethod
+    def _log_attempt(
+        request: httpx.Request,
+        response: httpx.Response | None,
+        elapsed: float,
+        attempt: int,
+        failure: str | None,
+    ) -> None:
+        if not logger.isEnabledFor(logging.DEBUG):
+            return
+        fields = _request_log_fields(request, response, elapsed, attempt)
+        outcome = failure if response is None else str(response.status_code)
+        logger.debug(
+            "%s %s -> %s (%.3f s)",
+            fields["http_method"],
+            fields["http_path"],
+            outcome,
+            elapsed,
+            extra=fields,
+        )
+
+
+def api_error(response: httpx.Response) -> APIError:
+    """The frameport exception for an error response (its body must have been read)."""
+    method = response.request.method
+    url = redact_url(response.request.url)
+    status = response.status_code
+    error_type, message = "", ""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        error_type = str(body.get("type") or "")
+        message = str(body.get("message") or "")
+    if not message:
+        message = response.reason_phrase or "error"
+    cls = api_error_class(status)
+    if issubclass(cls, RateLimitError):
+        return cls(
+            message,
+            status=status,
+            type=error_type,
+            method=method,
+            url=url,
+            retry_after=service_wait(response),
+        )
+    return cls(message, status=status, type=error_type, method=method, url=url)

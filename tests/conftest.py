@@ -1,0 +1,64 @@
+"""Shared fixtures: one local service for the session, and clients for it.
+
+* `service` — a started `LocalService` (session-scoped; rate limits on, no faults).
+* `client` — an API-key `Client` for it.
+* `async_client` — an API-key `AsyncClient`; use it inside ``asyncio.run(...)``.
+* `make_user` — creates a user with an e-mail and password, returns a `UserLogin`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from frameport._client import AsyncClient, Client
+from frameport._ids import ID
+from frameport.local import LocalService
+
+
+@pytest.fixture(scope="session")
+def service() -> Iterator[LocalService]:
+    with LocalService() as svc:
+        yield svc
+
+
+@pytest.fixture
+def client(service: LocalService) -> Iterator[Client]:
+    with Client(service.endpoint, service.project, key=service.key) as key_client:
+        yield key_client
+
+
+@pytest.fixture
+def async_client(service: LocalService) -> Iterator[AsyncClient]:
+    key_client = AsyncClient(service.endpoint, service.project, key=service.key)
+    yield key_client
+    asyncio.run(key_client.close())
+
+
+@dataclass(frozen=True)
+class UserLogin:
+    """A user created for a test, with the password to log in."""
+
+    id: str
+    email: str
+    password: str
+
+
+@pytest.fixture
+def make_user(service: LocalService) -> Iterator[Callable[..., UserLogin]]:
+    """`make_user(**fields)` creates a user through the Users API (API key) and returns its
+    ID, e-mail and password; extra `fields` go into the create request (e.g. ``name=``)."""
+    admin = Client(service.endpoint, service.project, key=service.key)
+
+    def make(**fields: object) -> UserLogin:
+        user_id = ID.unique()
+        login = UserLogin(user_id, f"user-{user_id}@example.org", f"pw-{ID.unique()}")
+        body = {"userId": user_id, "email": login.email, "password": login.password, **fields}
+        admin._request("POST", "/users", json=body)
+        return login
+
+    yield make
+    admin.close()
