@@ -1,0 +1,590 @@
+"""Compiling a filter tree into the service's query strings, with pandas' null semantics.
+
+The rows a filter returns must be the rows `DataFrame.query` keeps on the frame the client
+builds (nullable `Int64` and `boolean`, `float64`, `str`, `datetime64[ms, UTC]`). pandas'
+treatment of a null row depends on the dtype. Measured with pandas 3.1.1 (python engine),
+the value each condition has on a null row (T kept, F dropped, NA = `<NA>`, which drops it):
+
+=========================  =====  =======  =======  ===  ========
+condition on a null row    Int64  boolean  float64  str  datetime
+=========================  =====  =======  =======  ===  ========
+a == v                     NA     NA       F        F    F
+a != v                     NA     NA       T        T    T
+a < v  (<=, >, >=)         NA     NA       F        F    F
+~(a == v)                  NA     NA       T        T    T
+~(a != v)                  NA     NA       F        F    F
+~(a < v)                   NA     NA       T        T    T
+a in [...]  (isin)         F      F        F        F    F
+a not in [...]  (~isin)    T      T        T        T    T
+a.between(lo, hi)          NA     NA       F        F    F
+~a.between(lo, hi)         NA     NA       T        T    T
+a.str.startswith(p) [1]    --     --       --       F    --
+~a.str.startswith(p) [1]   --     --       --       T    --
+a.isna()                   T      T        T        T    T
+~a.isna(), a.notna()       F      F        F        F    F
+b, ~b  (boolean column)    --     NA       --       --   --
+=========================  =====  =======  =======  ===  ========
+
+[1] and `endswith`, `contains`, `match`. `==`/`!=` against a list behave as `in`/`not in`.
+`and`/`or`/`not` combine with Kleene's logic (`NA & False` is False, `NA | True` is True,
+`~NA` is NA) and a final NA drops the row. `tests/test_expr_compiler.py` measures this table
+again in the installed pandas.
+
+How that becomes service queries: negation is pushed down to the leaves (De Morgan holds
+in Kleene's logic); after that the formula is monotone, so NA may be read as False, which is
+exactly what SQL's NULL does. Each leaf is then sent as the service method for its non-null
+rows, plus `or isNull` when pandas keeps the null rows (e.g. `score != 1.5` on a float column
+becomes `or(notEqual, isNull)`).
+
+The service compares strings without regard to case and accents: a string condition is sent
+only to narrow the rows (a superset) and the exact condition is applied by the client to
+what comes back (the residual); a negated string condition cannot narrow and is left to the
+client alone. `$id` compares exactly. Values are snapped to what the column can hold
+(`age > 30.5` on an integer column is `age >= 31`; date-times are compared to the
+millisecond), so no residual is needed for them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+
+from frameport._exceptions import FilterError
+from frameport._expr._builder import Expr
+from frameport._expr._columns import ColumnKind, ColumnSpec, column_spec
+from frameport._expr._fitting import MAX_FILTER_QUERIES, Part, fit_requests
+from frameport._expr._nodes import (
+    And,
+    Between,
+    ColumnRef,
+    Comparison,
+    ComparisonOp,
+    IsIn,
+    IsNull,
+    Leaf,
+    Node,
+    Not,
+    Or,
+    Search,
+    StringPredicate,
+    conjunction,
+    contains_search,
+    leaf_column,
+    push_negation,
+)
+from frameport._expr._render import render
+from frameport._expr._service_query import (
+    MAX_QUERY_LENGTH,
+    MAX_VALUES_PER_QUERY,
+    JsonScalar,
+    ServiceQuery,
+    and_query,
+    check_member,
+    or_query,
+)
+from frameport._expr._values import (
+    INT64_MAX,
+    INT64_MIN,
+    Scalar,
+    parse_datetime_literal,
+)
+from frameport._timefmt import format_service_datetime
+
+__all__ = ["CompiledFilter", "compile_filter", "pandas_null_value"]
+
+_COMPLEMENT: dict[ComparisonOp, ComparisonOp] = {
+    "==": "!=",
+    "!=": "==",
+    "<": ">=",
+    "<=": ">",
+    ">": "<=",
+    ">=": "<",
+}
+_ORDER_METHODS: dict[ComparisonOp, str] = {
+    "<": "lessThan",
+    "<=": "lessThanEqual",
+    ">": "greaterThan",
+    ">=": "greaterThanEqual",
+}
+_STRING_METHODS = {"startswith": "startsWith", "endswith": "endsWith", "contains": "contains"}
+_NA_KINDS: frozenset[ColumnKind] = frozenset({"integer", "boolean"})
+#: Regexes built only from these pieces mean the same in Python and in the service's PCRE.
+_PORTABLE_REGEX = re.compile(
+    r"(?:[\w .,:;'\"!%&/=<>@#~-]|\\[^\w\s]|[\^$*+?|]|\((?!\?)|\)|\[\^?[^\]\[\\]*\])*"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledFilter:
+    """A filter as the service receives it.
+
+    `requests` holds the filter query strings of each request to send (usually exactly one;
+    with no filter one empty request; none at all when the filter can match no row). The
+    caller merges the rows of several requests without duplicates (by `$id`) and keeps the
+    rows for which `evaluate(residual, batch)` is true, when there is a residual.
+    """
+
+    requests: tuple[tuple[str, ...], ...]
+    residual: Expr | None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompiledFilter):
+            return NotImplemented
+        mine = None if self.residual is None else self.residual.node
+        theirs = None if other.residual is None else other.residual.node
+        return self.requests == other.requests and mine == theirs
+
+    def __hash__(self) -> int:
+        return hash((self.requests, None if self.residual is None else self.residual.node))
+
+    def explain(self) -> str:
+        """Both parts, readably: the query strings per request, then the client-side part."""
+        lines: list[str] = []
+        if not self.requests:
+            lines.append("No request: the filter matches no row.")
+        for number, queries in enumerate(self.requests, start=1):
+            title = f"Request {number} of {len(self.requests)}"
+            lines.append(f"{title}: {'no filter' if not queries else ''}".rstrip())
+            lines.extend(f"  {query}" for query in queries)
+        if self.residual is not None:
+            lines.append(f"Applied by the client to the rows returned: {self.residual!r}")
+        return "\n".join(lines)
+
+
+def compile_filter(
+    expr: Expr | None,
+    schema: Mapping[str, ColumnSpec],
+    *,
+    member: str = "column",
+    max_queries: int = MAX_FILTER_QUERIES,
+    max_query_length: int = MAX_QUERY_LENGTH,
+) -> CompiledFilter:
+    """Compile `expr` for a table with the given columns.
+
+    `member` is "column" for `/v1/tablesdb`, "attribute" for `/v1/databases`. `max_queries`
+    is how many filter query strings one request may carry (the service allows 100 in all;
+    the default leaves room for select, order, limit and cursor queries), `max_query_length`
+    how many characters each may have.
+    Raises `FilterError` when the filter cannot be expressed (unknown column, a condition
+    the column's kind does not support, a value of the wrong type).
+    """
+    wire_member = check_member(member)
+    if expr is None:
+        return CompiledFilter(((),), None)
+    if not isinstance(expr, Expr):
+        raise FilterError(f"Expected a filter expression, got {type(expr).__name__}.")
+    conjuncts = _conjuncts(push_negation(expr.node))
+    translations = [_translate(conjunct, schema) for conjunct in conjuncts]
+    if any(translation.query is False for translation in translations):
+        return CompiledFilter((), None)
+    parts = [
+        Part(frozenset({index}), translation.query)
+        for index, translation in enumerate(translations)
+        if isinstance(translation.query, ServiceQuery)
+    ]
+    fitted = fit_requests(
+        parts, member=wire_member, max_queries=max_queries, max_length=max_query_length
+    )
+    inexact = {index for index, t in enumerate(translations) if not t.exact} | fitted.relaxed
+    residual = [conjuncts[index] for index in sorted(inexact)]
+    for node in residual:
+        if contains_search(node):
+            raise FilterError(
+                f"The condition {render(node)} needs the client to check it, but .search() "
+                "is evaluated by the service only; combine .search() with other conditions "
+                "through & (and) only."
+            )
+    return CompiledFilter(fitted.requests, Expr(conjunction(residual)) if residual else None)
+
+
+def pandas_null_value(leaf: Leaf, kind: ColumnKind) -> bool | None:
+    """The value pandas gives `leaf` (not negated) on a null row: True, False or None for NA."""
+    if isinstance(leaf, IsNull):
+        return True
+    if kind in _NA_KINDS:
+        return False if isinstance(leaf, IsIn) else None
+    return isinstance(leaf, Comparison) and leaf.op == "!="
+
+
+# translation ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Translation:
+    """Service query for a condition; True = every row, False = no row. `exact` is False
+    when the query only narrows (returns a superset) and the client must check the rest."""
+
+    query: ServiceQuery | bool
+    exact: bool
+
+
+_NO_NARROWING = _Translation(True, False)
+
+
+def _conjuncts(node: Node) -> list[Node]:
+    return list(node.operands) if isinstance(node, And) else [node]
+
+
+def _translate(node: Node, schema: Mapping[str, ColumnSpec]) -> _Translation:
+    if isinstance(node, And):
+        return _all_of([_translate(operand, schema) for operand in node.operands])
+    if isinstance(node, Or):
+        return _any_of([_translate(operand, schema) for operand in node.operands])
+    if isinstance(node, Not):
+        if isinstance(node.operand, And | Or | Not):
+            return _translate(push_negation(node), schema)
+        return _translate_leaf(node.operand, True, schema)
+    return _translate_leaf(node, False, schema)
+
+
+def _all_of(parts: Sequence[_Translation]) -> _Translation:
+    if any(part.query is False for part in parts):
+        return _Translation(False, True)
+    exact = all(part.exact for part in parts)
+    queries = _flat([part.query for part in parts], "and")
+    return _Translation(and_query(queries) if queries else True, exact)
+
+
+def _any_of(parts: Sequence[_Translation]) -> _Translation:
+    if any(part.query is True and part.exact for part in parts):
+        return _Translation(True, True)
+    exact = all(part.exact for part in parts)
+    if any(part.query is True for part in parts):
+        return _Translation(True, exact)
+    queries = _flat([part.query for part in parts], "or")
+    return _Translation(or_query(queries) if queries else False, exact)
+
+
+def _flat(queries: Sequence[ServiceQuery | bool], method: str) -> list[ServiceQuery]:
+    flat: list[ServiceQuery] = []
+    for query in queries:
+        if isinstance(query, ServiceQuery):
+            if query.method == method:
+                flat.extend(value for value in query.values if isinstance(value, ServiceQuery))
+            else:
+                flat.append(query)
+    return flat
+
+
+def _translate_leaf(leaf: Leaf, negated: bool, schema: Mapping[str, ColumnSpec]) -> _Translation:
+    column = leaf_column(leaf)
+    spec = column_spec(schema, column)
+    if isinstance(leaf, IsNull):
+        return _Translation(ServiceQuery("isNotNull" if negated else "isNull", column), True)
+    if spec.array:
+        raise FilterError(
+            f"{column!r} is an array column; a filter can only test it with .isna() or "
+            f".notna(), not with {render(leaf)}."
+        )
+    if isinstance(leaf, Search):
+        if spec.kind != "string":
+            raise FilterError(f".search() needs a string column; {column!r} is {spec.kind}.")
+        method = "notSearch" if negated else "search"
+        return _Translation(ServiceQuery(method, column, (leaf.text,)), True)
+    if isinstance(leaf, ColumnRef):
+        if spec.kind != "boolean":
+            raise FilterError(
+                f"The column {column!r} on its own is not a condition (it is {spec.kind}); "
+                f"compare it with a value, e.g. {render(leaf)} > 0."
+            )
+        return _Translation(ServiceQuery("equal", column, (not negated,)), True)
+    try:
+        rows = _non_null_rows(leaf, negated, spec.kind)
+    except FilterError as exc:
+        condition = render(leaf)
+        raise FilterError(f"Cannot filter on {condition}: {exc}", text=condition) from None
+    null_value = pandas_null_value(leaf, spec.kind)
+    keeps_nulls = null_value is not None and null_value != negated
+    return _with_nulls(rows, keeps_nulls, column, spec.kind)
+
+
+def _with_nulls(
+    rows: _Translation, keeps_nulls: bool, column: str, kind: ColumnKind
+) -> _Translation:
+    """Add (or exclude) the null rows, which every service method leaves out."""
+    if kind == "id":
+        return rows
+    query = rows.query
+    if keeps_nulls:
+        if query is True:
+            return rows
+        is_null = ServiceQuery("isNull", column)
+        return _Translation(is_null if query is False else or_query([query, is_null]), rows.exact)
+    if query is True:
+        return _Translation(ServiceQuery("isNotNull", column), rows.exact)
+    return rows
+
+
+def _non_null_rows(leaf: Leaf, negated: bool, kind: ColumnKind) -> _Translation:
+    """The condition on the rows where the column holds a value."""
+    if isinstance(leaf, StringPredicate):
+        return _string_predicate(leaf, negated, kind)
+    if (
+        kind == "boolean"
+        and isinstance(leaf, Between | Comparison)
+        and (isinstance(leaf, Between) or leaf.op not in ("==", "!="))
+    ):
+        raise FilterError(
+            "boolean columns support ==, !=, isin and isna, and are a condition on their "
+            "own (flag, ~flag)."
+        )
+    if isinstance(leaf, Comparison):
+        op = _COMPLEMENT[leaf.op] if negated else leaf.op
+        if kind == "string":
+            _checked_text(leaf.value)
+            if op != "==":
+                return _NO_NARROWING
+            return _Translation(ServiceQuery("equal", leaf.column, (leaf.value,)), False)
+        return _Translation(_compare(op, leaf.column, leaf.value, _grid(kind)), True)
+    if isinstance(leaf, IsIn):
+        return _membership(leaf, negated, kind)
+    if isinstance(leaf, Between):
+        return _between(leaf, negated, kind)
+    raise TypeError(f"not a leaf: {leaf!r}")
+
+
+def _string_predicate(leaf: StringPredicate, negated: bool, kind: ColumnKind) -> _Translation:
+    if kind not in ("string", "id"):
+        raise FilterError(f".str methods need a string column, and {leaf.column!r} is {kind}.")
+    if negated:
+        return _NO_NARROWING
+    if leaf.method == "match":
+        if not _PORTABLE_REGEX.fullmatch(leaf.pattern):
+            return _NO_NARROWING
+        return _Translation(ServiceQuery("regex", leaf.column, (f"^(?:{leaf.pattern})",)), False)
+    method = _STRING_METHODS[leaf.method]
+    return _Translation(ServiceQuery(method, leaf.column, (leaf.pattern,)), False)
+
+
+def _membership(leaf: IsIn, negated: bool, kind: ColumnKind) -> _Translation:
+    values: list[JsonScalar]
+    if kind == "string":
+        values = [_checked_text(value) for value in leaf.values]
+    else:
+        grid = _grid(kind)
+        points = [grid.point_of(value) for value in leaf.values]
+        values = [grid.wire(point) for point in points if grid.holds(point)]
+    values = [value for _, value in dict.fromkeys((type(value), value) for value in values)]
+    if not values:
+        return _Translation(negated, True)
+    if kind == "string":
+        if negated:
+            return _NO_NARROWING
+        return _Translation(_equal_chunks(leaf.column, values), False)
+    if negated:
+        unequal = [ServiceQuery("notEqual", leaf.column, (value,)) for value in values]
+        return _Translation(and_query(unequal), True)
+    return _Translation(_equal_chunks(leaf.column, values), True)
+
+
+def _equal_chunks(column: str, values: Sequence[JsonScalar]) -> ServiceQuery:
+    """`equal` on the values, as an `or` of queries of at most 500 values each."""
+    chunks = [
+        ServiceQuery("equal", column, tuple(values[start : start + MAX_VALUES_PER_QUERY]))
+        for start in range(0, len(values), MAX_VALUES_PER_QUERY)
+    ]
+    return or_query(chunks)
+
+
+def _between(leaf: Between, negated: bool, kind: ColumnKind) -> _Translation:
+    if kind == "string":
+        _checked_text(leaf.low)
+        _checked_text(leaf.high)
+        return _NO_NARROWING
+    grid = _grid(kind)
+    low, high = grid.ceil(grid.point_of(leaf.low)), grid.floor(grid.point_of(leaf.high))
+    low, high = grid.clamp(low), grid.clamp(high)
+    if low > high:
+        return _Translation(negated, True)
+    method = "notBetween" if negated else "between"
+    query = ServiceQuery(method, leaf.column, (grid.wire(low), grid.wire(high)))
+    return _Translation(query, True)
+
+
+def _compare(op: ComparisonOp, column: str, value: Scalar, grid: _Grid) -> ServiceQuery | bool:
+    """`column <op> value` on the values the column can hold, exactly."""
+    point = grid.point_of(value)
+    if op in ("==", "!="):
+        if not grid.holds(point):
+            return op == "!="
+        return ServiceQuery("equal" if op == "==" else "notEqual", column, (grid.wire(point),))
+    below = op in ("<", "<=")
+    if grid.on_grid(point):
+        bound, method = point, _ORDER_METHODS[op]
+    elif below:
+        bound, method = grid.floor(point), "lessThanEqual"
+    else:
+        bound, method = grid.ceil(point), "greaterThanEqual"
+    if grid.above_range(bound):
+        return below
+    if grid.below_range(bound):
+        return not below
+    return ServiceQuery(method, column, (grid.wire(bound),))
+
+
+# the values a column can hold ----------------------------------------------------------
+class _Grid(Protocol):
+    """The values a column kind holds: integers, floats or millisecond instants."""
+
+    def point_of(self, value: Scalar) -> Any: ...
+    def on_grid(self, point: Any) -> bool: ...
+    def floor(self, point: Any) -> Any: ...
+    def ceil(self, point: Any) -> Any: ...
+    def above_range(self, point: Any) -> bool: ...
+    def below_range(self, point: Any) -> bool: ...
+    def clamp(self, point: Any) -> Any: ...
+    def holds(self, point: Any) -> bool: ...
+    def wire(self, point: Any) -> JsonScalar: ...
+
+
+class _IntegerGrid:
+    def point_of(self, value: Scalar) -> int | float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _wrong_type(value, "integer", "a number")
+        return value
+
+    def on_grid(self, point: int | float) -> bool:
+        return isinstance(point, int) or point.is_integer()
+
+    def floor(self, point: int | float) -> int:
+        return point if isinstance(point, int) else math.floor(point)
+
+    def ceil(self, point: int | float) -> int:
+        return point if isinstance(point, int) else math.ceil(point)
+
+    def above_range(self, point: int | float) -> bool:
+        return point > INT64_MAX
+
+    def below_range(self, point: int | float) -> bool:
+        return point < INT64_MIN
+
+    def clamp(self, point: int | float) -> int | float:
+        return min(max(point, INT64_MIN), INT64_MAX)
+
+    def holds(self, point: int | float) -> bool:
+        return self.on_grid(point) and INT64_MIN <= point <= INT64_MAX
+
+    def wire(self, point: int | float) -> JsonScalar:
+        return int(point)
+
+
+class _FloatGrid:
+    def point_of(self, value: Scalar) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _wrong_type(value, "float", "a number")
+        try:
+            return float(value)
+        except OverflowError as exc:
+            raise FilterError(f"{value!r} is too large for a float column.") from exc
+
+    def on_grid(self, point: float) -> bool:
+        return True
+
+    def floor(self, point: float) -> float:
+        return point
+
+    ceil = floor
+    clamp = floor
+
+    def above_range(self, point: float) -> bool:
+        return False
+
+    below_range = above_range
+
+    def holds(self, point: float) -> bool:
+        return True
+
+    def wire(self, point: float) -> JsonScalar:
+        return point
+
+
+class _InstantGrid:
+    """Date-time columns hold milliseconds."""
+
+    def point_of(self, value: Scalar) -> pd.Timestamp:
+        if not isinstance(value, str):
+            raise _wrong_type(value, "datetime", "a date-time or ISO-8601 text")
+        return parse_datetime_literal(value)
+
+    def on_grid(self, point: pd.Timestamp) -> bool:
+        return bool(point == point.floor("ms"))
+
+    def floor(self, point: pd.Timestamp) -> pd.Timestamp:
+        return point.floor("ms")
+
+    def ceil(self, point: pd.Timestamp) -> pd.Timestamp:
+        return point.ceil("ms")
+
+    def above_range(self, point: pd.Timestamp) -> bool:
+        return False
+
+    below_range = above_range
+
+    def clamp(self, point: pd.Timestamp) -> pd.Timestamp:
+        return point
+
+    def holds(self, point: pd.Timestamp) -> bool:
+        return self.on_grid(point)
+
+    def wire(self, point: pd.Timestamp) -> JsonScalar:
+        return format_service_datetime(point)
+
+
+class _ExactGrid:
+    """`$id` and boolean columns: values compare as they are."""
+
+    def __init__(self, kind: ColumnKind, python_type: type) -> None:
+        self._kind = kind
+        self._type = python_type
+
+    def point_of(self, value: Scalar) -> Scalar:
+        if type(value) is not self._type:
+            expected = "True or False" if self._type is bool else "a string"
+            raise _wrong_type(value, self._kind, expected)
+        return value
+
+    def on_grid(self, point: Scalar) -> bool:
+        return True
+
+    def floor(self, point: Scalar) -> Scalar:
+        return point
+
+    ceil = floor
+    clamp = floor
+
+    def above_range(self, point: Scalar) -> bool:
+        return False
+
+    below_range = above_range
+
+    def holds(self, point: Scalar) -> bool:
+        return True
+
+    def wire(self, point: Scalar) -> JsonScalar:
+        return point
+
+
+_GRIDS: dict[ColumnKind, _Grid] = {
+    "integer": _IntegerGrid(),
+    "float": _FloatGrid(),
+    "datetime": _InstantGrid(),
+    "boolean": _ExactGrid("boolean", bool),
+    "id": _ExactGrid("id", str),
+}
+
+
+def _grid(kind: ColumnKind) -> _Grid:
+    return _GRIDS[kind]
+
+
+def _checked_text(value: Scalar) -> str:
+    if not isinstance(value, str):
+        raise _wrong_type(value, "string", "a string")
+    return value
+
+
+def _wrong_type(value: Scalar, kind: str, expected: str) -> FilterError:
+    return FilterError(f"the value {value!r} does not fit a column of kind {kind}; use {expected}.")
