@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -28,6 +30,77 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from ._client import DEFAULT_ENDPOINT_ENV, JWT_ENV, KEY_ENV, PROJECT_ENV, Client
+    from ._exceptions import FrameportError
+
+    endpoint = args.endpoint or os.environ.get(DEFAULT_ENDPOINT_ENV)
+    project = args.project or os.environ.get(PROJECT_ENV)
+    if not endpoint or not project:
+        print(
+            f"frameport export: give --endpoint and --project, or set {DEFAULT_ENDPOINT_ENV} "
+            f"and {PROJECT_ENV}",
+            file=sys.stderr,
+        )
+        return 2
+    key = args.key or os.environ.get(KEY_ENV) or None
+    jwt = None if key else os.environ.get(JWT_ENV) or None
+    try:
+        with Client(endpoint, project, key=key, jwt=jwt) as client:
+            table = (client.collection if args.collection else client.table)(args.db, args.table)
+            query = table.query(args.where, local_dict={}) if args.where else table
+            if args.columns:
+                query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
+            progress = False if args.no_progress else None
+            rows = query.to_parquet(args.output, compression=args.compression, progress=progress)
+    except (FrameportError, OSError) as exc:
+        print(f"frameport export: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {rows:,} rows of {args.db}/{args.table} to {args.output}")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    try:
+        from ._demo import run_demo
+    except ImportError as exc:  # the `local` extra is missing
+        print(f"frameport demo needs the local extra: pip install 'frameport[local]' ({exc})")
+        return 2
+    run_demo(args.out, args.rows)
+    return 0
+
+
+def _add_export_command(commands: Any) -> None:
+    export = commands.add_parser(
+        "export",
+        help="export a table (or a filtered view of it) to a Parquet file",
+        description="Stream a table's rows to a Parquet file. Credentials: --key, or "
+        "FRAMEPORT_KEY / FRAMEPORT_JWT in the environment (preferred: a key on the command "
+        "line is visible to other users of the machine).",
+    )
+    export.add_argument("db", help="the database ID")
+    export.add_argument("table", help="the table ID")
+    export.add_argument("-o", "--output", required=True, help="the Parquet file to write")
+    export.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
+    export.add_argument("--columns", default=None, help="columns to export, e.g. name,age")
+    export.add_argument("--compression", default="zstd", help="Parquet codec (default zstd)")
+    export.add_argument("--collection", action="store_true", help="use the legacy interface")
+    export.add_argument("--no-progress", action="store_true", help="no progress bar")
+    export.add_argument("--endpoint", default=None, help="default: $FRAMEPORT_ENDPOINT")
+    export.add_argument("--project", default=None, help="default: $FRAMEPORT_PROJECT")
+    export.add_argument("--key", default=None, help="default: $FRAMEPORT_KEY")
+    export.set_defaults(run=_export)
+
+
+def _add_demo_command(commands: Any) -> None:
+    demo = commands.add_parser(
+        "demo", help="load a sample table into the local service and export it to ./out"
+    )
+    demo.add_argument("--out", default="out", help="directory for the files (default ./out)")
+    demo.add_argument("--rows", type=int, default=100_000, help="people to generate")
+    demo.set_defaults(run=_demo)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="frameport", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -42,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--faults", default=None, metavar="RATE[:SEED]", help="inject faults")
     serve.add_argument("--max-file-size", type=int, default=None, help="bytes (default 5 GiB)")
     serve.set_defaults(run=_serve)
+    _add_export_command(commands)
+    _add_demo_command(commands)
     return parser
 
 

@@ -1,0 +1,326 @@
+"""Reading a table: frameport against a naive loop and the parse-only floor, and its memory.
+
+Pages are recorded once from the local service (100,000 sample people, 20 pages of 5000 rows),
+then served by a minimal replay server in its own process, so the client is measured, not the
+service. The replay server answers the table model and each page by cursor; for tables larger
+than the recording it serves the pages again with the last row's ``$id`` rewritten, so every
+cursor is unique. Printed, in one run:
+
+* rows/s of (a) a naive loop: httpx + json.loads per page, one ``pd.DataFrame`` at the end;
+  (b) frameport ``to_pandas``; (c) frameport ``to_parquet``; (d) the parse-only floor:
+  ``decode_page`` (Arrow's ``read_json``) over the recorded bytes in a loop; and the ratios
+  (b)/(a) (goal ≥ 6) and (b)/(d) (goal ≥ 0.8);
+* peak memory of ``to_pandas`` against the final frame's size (goal ≤ 2×), and the peak RSS
+  growth of ``to_parquet`` for 100,000 and 1,000,000 rows (goals: ≤ 150 MB, and the 1M figure
+  ≤ 1.25× the 100k one), each measured in a fresh subprocess.
+
+    .venv/bin/python benchmarks/read.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+PAGE_ROWS = 5000
+RECORDED_ROWS = 100_000
+DATABASE = "bench"
+PROJECT = "bench"
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording
+
+
+def record(directory: Path) -> None:
+    """Load the sample into a local service and save the table model and every page body."""
+    import httpx
+
+    from frameport._demo import sample_people
+    from frameport._pages import last_row_id
+    from frameport.local import LocalService
+
+    with LocalService() as service, service.client() as client:
+        table = client.create_table(DATABASE, "people", schema=sample_people(RECORDED_ROWS))
+        table.insert(sample_people(RECORDED_ROWS), progress=False)
+        headers = {"X-Service-Project": service.project, "X-Service-Key": service.key}
+        with httpx.Client(base_url=service.endpoint, headers=headers, timeout=60) as http:
+            model = http.get(f"/tablesdb/{DATABASE}/tables/people").content
+            (directory / "table.json").write_bytes(model)
+            cursor: str | None = None
+            for number in range(RECORDED_ROWS // PAGE_ROWS):
+                queries = [json.dumps({"method": "limit", "values": [PAGE_ROWS]})]
+                if cursor is not None:
+                    queries.append(json.dumps({"method": "cursorAfter", "values": [cursor]}))
+                body = http.get(
+                    f"/tablesdb/{DATABASE}/tables/people/rows", params={"queries[]": queries}
+                ).content
+                (directory / f"page-{number:03d}.json").write_bytes(body)
+                cursor = last_row_id(body)
+
+
+# ---------------------------------------------------------------------------------------------
+# The replay server (its own process)
+
+
+def replay_id(page: int) -> str:
+    """The `$id` the replay server gives the last row of page `page`."""
+    return f"r{page:019d}"
+
+
+class Replay:
+    """The recorded pages, served by cursor for a table of any multiple of 5000 rows."""
+
+    def __init__(self, directory: Path) -> None:
+        from frameport._pages import last_row_id
+
+        self.model = (directory / "table.json").read_bytes()
+        self.pages: list[tuple[bytes, int]] = []
+        for path in sorted(directory.glob("page-*.json")):
+            body = path.read_bytes()
+            last = last_row_id(body)
+            assert last is not None and len(last) == 20
+            self.pages.append((body, body.rindex(f'"{last}"'.encode()) + 1))
+
+    def page(self, number: int) -> bytes:
+        body, at = self.pages[number % len(self.pages)]
+        return body[:at] + replay_id(number).encode() + body[at + 20 :]
+
+
+def serve(directory: Path, port_file: Path) -> None:
+    replay = Replay(directory)
+    empty = b'{"total":5000,"rows":[]}'
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            parts = url.path.strip("/").split("/")
+            if parts[-1] != "rows":
+                self._answer(replay.model)
+                return
+            rows = int(parts[-2].removeprefix("rows-"))
+            number = 0
+            for text in parse_qs(url.query).get("queries[]", []):
+                query = json.loads(text)
+                if query["method"] == "cursorAfter":
+                    number = int(query["values"][0][1:]) + 1
+            self._answer(replay.page(number) if number < rows // PAGE_ROWS else empty)
+
+        def _answer(self, body: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port_file.write_text(str(server.server_address[1]))
+    server.serve_forever()
+
+
+@contextmanager
+def replay_server(directory: Path) -> Iterator[str]:
+    port_file = directory / "port"
+    port_file.unlink(missing_ok=True)
+    process = subprocess.Popen([sys.executable, __file__, "serve", str(directory), str(port_file)])
+    try:
+        while not port_file.exists() or not port_file.read_text():
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port_file.read_text()}/v1"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def rows_path(rows: int) -> str:
+    return f"/tablesdb/{DATABASE}/tables/rows-{rows}/rows"
+
+
+# ---------------------------------------------------------------------------------------------
+# The contenders
+
+
+def naive_loop(endpoint: str, rows: int) -> int:
+    """What a notebook user writes without frameport: page by cursor, one frame at the end."""
+    import httpx
+    import pandas as pd
+
+    collected: list[dict[str, Any]] = []
+    cursor: str | None = None
+    with httpx.Client(base_url=endpoint, headers={"X-Service-Project": PROJECT}) as http:
+        while True:
+            queries = [json.dumps({"method": "limit", "values": [PAGE_ROWS]})]
+            if cursor is not None:
+                queries.append(json.dumps({"method": "cursorAfter", "values": [cursor]}))
+            page = json.loads(http.get(rows_path(rows), params={"queries[]": queries}).content)
+            collected.extend(page["rows"])
+            if len(page["rows"]) < PAGE_ROWS:
+                break
+            cursor = page["rows"][-1]["$id"]
+    return len(pd.DataFrame(collected))
+
+
+def frameport_table(endpoint: str, rows: int) -> Any:
+    from frameport._client import Client
+
+    client = Client(endpoint, PROJECT, key="standard_bench")
+    return client, client.table(DATABASE, f"rows-{rows}")
+
+
+def frameport_pandas(endpoint: str, rows: int) -> int:
+    client, table = frameport_table(endpoint, rows)
+    with client:
+        return len(table.to_pandas(progress=False))
+
+
+def frameport_parquet(endpoint: str, rows: int) -> int:
+    client, table = frameport_table(endpoint, rows)
+    with client, tempfile.TemporaryDirectory() as directory:
+        return int(table.to_parquet(Path(directory) / "out.parquet", progress=False))
+
+
+def parse_floor(directory: Path, rows: int) -> int:
+    """Arrow's JSON reader (through `decode_page`) over the recorded bytes, nothing else."""
+    from frameport._pages import decode_page
+    from frameport._schema import arrow_schema
+
+    replay = Replay(directory)
+    schema = arrow_schema(json.loads(replay.model)["columns"])
+    decoded = 0
+    for number in range(rows // PAGE_ROWS):
+        decoded += decode_page(replay.pages[number % len(replay.pages)][0], schema)[1].num_rows
+    return decoded
+
+
+def best_rate(run: Callable[[], int], repeat: int) -> float:
+    """Rows per second of the fastest of `repeat` runs."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        rows = run()
+        best = min(best, time.perf_counter() - started)
+    return rows / best
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory, one case per subprocess
+
+
+def memory_case(case: str, endpoint: str, rows: int) -> dict[str, float]:
+    """Peak RSS growth (bytes) of one read, sampled every millisecond from a thread."""
+    import psutil
+
+    process = psutil.Process()
+    client, table = frameport_table(endpoint, rows)
+    table.head(1).to_pandas(progress=False)  # imports, connections and the loop are warm
+    baseline = process.memory_info().rss
+    peak = baseline
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.001):
+            peak = max(peak, process.memory_info().rss)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    result: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as directory:
+        if case == "pandas":
+            frame = table.to_pandas(progress=False)
+            result["frame_bytes"] = float(frame.memory_usage(deep=True).sum())
+        else:
+            table.to_parquet(Path(directory) / "out.parquet", progress=False)
+    done.set()
+    sampler.join()
+    client.close()
+    result["peak_growth"] = float(max(peak, process.memory_info().rss) - baseline)
+    return result
+
+
+def measure_memory(case: str, endpoint: str, rows: int) -> dict[str, float]:
+    output = subprocess.run(
+        [sys.executable, __file__, "memory", case, endpoint, str(rows)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    result: dict[str, float] = json.loads(output.strip().splitlines()[-1])
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    os.environ["FRAMEPORT_PROGRESS"] = "0"
+    with tempfile.TemporaryDirectory(prefix="frameport-bench-") as temporary:
+        directory = Path(temporary)
+        print(f"recording {RECORDED_ROWS:,} rows from the local service ...", flush=True)
+        record(directory)
+        size = sum(p.stat().st_size for p in directory.glob("page-*.json"))
+        print(f"  {len(list(directory.glob('page-*.json')))} pages, {size / 2**20:.1f} MiB")
+        rows = RECORDED_ROWS
+        with replay_server(directory) as endpoint:
+            rates = {
+                "naive loop (httpx + json + DataFrame)": best_rate(
+                    lambda: naive_loop(endpoint, rows), args.repeat
+                ),
+                "frameport to_pandas": best_rate(
+                    lambda: frameport_pandas(endpoint, rows), args.repeat
+                ),
+                "frameport to_parquet": best_rate(
+                    lambda: frameport_parquet(endpoint, rows), args.repeat
+                ),
+                "parse-only floor (read_json)": best_rate(
+                    lambda: parse_floor(directory, rows), args.repeat
+                ),
+            }
+            pandas_memory = measure_memory("pandas", endpoint, rows)
+            parquet_small = measure_memory("parquet", endpoint, 100_000)
+            parquet_large = measure_memory("parquet", endpoint, 1_000_000)
+    naive, to_pandas = rates["naive loop (httpx + json + DataFrame)"], rates["frameport to_pandas"]
+    floor = rates["parse-only floor (read_json)"]
+    print(f"\nthroughput over {rows:,} rows (best of {args.repeat}):")
+    for name, rate in rates.items():
+        print(f"  {name:40} {rate:12,.0f} rows/s")
+    print(f"  to_pandas / naive loop         {to_pandas / naive:6.2f}x   (goal >= 6)")
+    print(f"  to_pandas / parse-only floor   {to_pandas / floor:6.2f}x   (goal >= 0.8)")
+    mib = 2**20
+    peak, frame = pandas_memory["peak_growth"], pandas_memory["frame_bytes"]
+    print("\nmemory (peak RSS growth, fresh subprocess per case):")
+    print(f"  to_pandas 100k: peak {peak / mib:7.1f} MiB, frame {frame / mib:.1f} MiB, "
+          f"ratio {peak / frame:.2f}   (goal <= 2)")  # fmt: skip
+    small, large = parquet_small["peak_growth"], parquet_large["peak_growth"]
+    print(f"  to_parquet 100k: {small / mib:7.1f} MiB")
+    print(f"  to_parquet 1M:   {large / mib:7.1f} MiB   (goal <= 150 MiB), "
+          f"1M / 100k {large / small:.2f}   (goal <= 1.25)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "memory":
+        print(json.dumps(memory_case(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+    else:
+        main()

@@ -1,0 +1,328 @@
+"""Pages of rows, as the service sends them, decoded into Arrow record batches.
+
+A page body is ``{"total": N, "rows": [{...}, ...]}`` (legacy: ``"documents"``). `decode_page`
+parses it once with Arrow's JSON reader against the batch schema, in C++, never building
+Python dicts. Pages the reader refuses (``5.0`` in an integer column, a number beyond the
+double range, `$sequence` changing form) go through `json.loads` and `batch_from_rows`, which
+either builds the same batch or raises `RowDecodeError` naming the column.
+`decode_page_inferring` does the same for tables whose columns cannot be read. `last_row_id`
+finds the cursor for the next page by scanning back from the end of the body, before anything
+is decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.json as pa_json
+
+from ._schema import SYSTEM_SCHEMA, InferredSchema, RowDecodeError, infer_batch
+
+log = logging.getLogger(__name__)
+
+_SEQUENCE = "$sequence"
+
+
+def decode_page(
+    body: bytes,
+    schema: pa.Schema,
+    *,
+    items_key: str = "rows",
+    memory_pool: pa.MemoryPool | None = None,
+) -> tuple[int, pa.RecordBatch]:
+    """The ``total`` of a page body and its rows as a batch with exactly `schema`.
+
+    Fields the body has but `schema` lacks are ignored; fields a row lacks are null.
+    `$sequence` may be a string of digits (response format ≥ 1.9.0) or a number.
+    Arrow's allocations come from `memory_pool` (default: Arrow's default pool).
+
+    >>> schema = pa.schema([("$id", pa.string()), ("n", pa.int64())])
+    >>> total, batch = decode_page(b'{"total": 9, "rows": [{"$id": "a", "n": 1}]}', schema)
+    >>> total, batch.to_pylist()
+    (9, [{'$id': 'a', 'n': 1}])
+    """
+    try:
+        total, batch = _read_page(body, list(schema), items_key, "ignore", memory_pool)
+        return total, pa.RecordBatch.from_arrays(batch.columns, schema=schema)
+    except pa.ArrowException as exc:
+        log.debug("page decoded through json.loads: Arrow's JSON reader refused it: %s", exc)
+    total, rows = _load_page(body, items_key)
+    return total, batch_from_rows(rows, schema)
+
+
+def decode_page_inferring(
+    body: bytes, inferred: InferredSchema, *, items_key: str = "rows"
+) -> tuple[int, pa.RecordBatch]:
+    """Like `decode_page`, for a table whose columns cannot be read: the page's columns are
+    added to `inferred` (see its rules), and the batch is conformed to ``inferred.schema``.
+
+    Columns already settled are read with their types, the others are inferred by Arrow's
+    reader; a page it cannot read that way goes through `json.loads` and `infer_batch`.
+    When the add changes the schema, batches returned earlier need ``inferred.conform``.
+    """
+    settled = [
+        field.with_type(_text_for_timestamps(field.type)) if field.name[0] != "$" else field
+        for field in inferred.schema
+        if not _holds_null_type(field.type)
+    ]
+    try:
+        total, batch = _read_page(body, settled, items_key, "infer")
+        guessed = batch.schema.names[len(settled) :]
+        if any(_holds_timestamp(batch.schema.field(name).type) for name in guessed):
+            # Arrow takes ISO-like text for timestamps; the rules want the service's form only.
+            raise pa.ArrowInvalid("inferred a timestamp column")
+    except pa.ArrowException as exc:
+        log.debug("page decoded through json.loads: Arrow's JSON reader refused it: %s", exc)
+        total, rows = _load_page(body, items_key)
+        system = batch_from_rows(rows, SYSTEM_SCHEMA)
+        columns = infer_batch(rows)
+        batch = pa.RecordBatch.from_arrays(
+            [*system.columns, *columns.columns], names=system.schema.names + columns.schema.names
+        )
+    inferred.add_batch(batch)
+    return total, inferred.conform(batch)
+
+
+def _holds_null_type(kind: pa.DataType) -> bool:
+    if pa.types.is_list(kind):
+        return _holds_null_type(kind.value_type)
+    return bool(pa.types.is_null(kind))
+
+
+def _holds_timestamp(kind: pa.DataType) -> bool:
+    if pa.types.is_list(kind):
+        return _holds_timestamp(kind.value_type)
+    return bool(pa.types.is_timestamp(kind))
+
+
+def _read_page(
+    body: bytes,
+    row_fields: Sequence[pa.Field],
+    items_key: str,
+    unexpected: Literal["ignore", "infer"],
+    memory_pool: pa.MemoryPool | None = None,
+) -> tuple[int, pa.RecordBatch]:
+    """Arrow's JSON reader over the whole body, `$sequence` read as it comes and cast to int64."""
+    row_fields = [_wire_field(field, body) for field in row_fields]
+    envelope = pa.schema([("total", pa.int64()), (items_key, pa.list_(pa.struct(row_fields)))])
+    table = pa_json.read_json(
+        pa.BufferReader(body),
+        # One block holds the whole body: the envelope is a single JSON value.
+        read_options=pa_json.ReadOptions(use_threads=False, block_size=len(body) + 1),
+        parse_options=pa_json.ParseOptions(
+            explicit_schema=envelope,
+            unexpected_field_behavior=unexpected,
+            newlines_in_values=b"\n" in body,
+        ),
+        memory_pool=memory_pool,
+    )
+    if table.num_rows != 1:
+        raise pa.ArrowInvalid(f"a page body is one JSON object, not {table.num_rows}")
+    total = table.column("total")[0].as_py()
+    rows = table.column(items_key).combine_chunks(memory_pool=memory_pool)
+    batch = pa.RecordBatch.from_struct_array(rows.flatten())
+    position = batch.schema.get_field_index(_SEQUENCE)
+    if position >= 0 and batch.schema.field(position).type != pa.int64():
+        sequence = batch.column(position).cast(pa.int64(), memory_pool=memory_pool)
+        batch = batch.set_column(position, _SEQUENCE, sequence)
+    return int(total or 0), batch
+
+
+def _wire_field(field: pa.Field, body: bytes) -> pa.Field:
+    if field.name == _SEQUENCE:
+        return field.with_type(_sequence_wire_type(body))
+    return field
+
+
+def _sequence_wire_type(body: bytes) -> pa.DataType:
+    """string when the first `$sequence` value of the body is quoted, else int64."""
+    key = b'"$sequence"'
+    position = body.find(key)
+    while position >= 0:
+        rest = body[position + len(key) : position + len(key) + 64].lstrip()
+        if rest.startswith(b":") and _quote_is_unescaped(body, position):
+            return pa.string() if rest[1:].lstrip().startswith(b'"') else pa.int64()
+        position = body.find(key, position + 1)
+    return pa.string()
+
+
+def _load_page(body: bytes, items_key: str) -> tuple[int, list[Mapping[str, Any]]]:
+    try:
+        page = json.loads(body)
+    except ValueError as exc:
+        raise RowDecodeError(f"the page body is not JSON: {exc}") from exc
+    if not isinstance(page, dict):
+        raise RowDecodeError(f"the page body is a JSON {type(page).__name__}, not an object")
+    rows = page.get(items_key) or []
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise RowDecodeError(f"the page's {items_key!r} is not a list of objects")
+    total = page.get("total")
+    return (total if type(total) is int else 0), rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoded JSON rows → a batch of a given schema (the fallback)
+
+
+class _Misfit(Exception):
+    """A JSON value that does not fit a column's type."""
+
+
+def batch_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+    """Decoded JSON rows as a batch with exactly `schema`, checking every value's type.
+
+    A key missing from a row is null. Datetimes are the service's text, `$sequence` a number
+    or a string of digits; integral floats fit integer columns and integers fit float
+    columns. Any other misfit raises `RowDecodeError` naming the column and row.
+    """
+    arrays = []
+    for field in schema:
+        coerce = _coercion(field.type, sequence=field.name == _SEQUENCE)
+        values = [row.get(field.name) for row in rows]
+        for position, value in enumerate(values):
+            if value is not None:
+                try:
+                    values[position] = coerce(value)
+                except _Misfit:
+                    message = (
+                        f"column {field.name!r}: row {position} holds {value!r}, "
+                        f"which does not fit {field.type}"
+                    )
+                    raise RowDecodeError(message, column=field.name) from None
+        try:
+            arrays.append(pa.array(values, type=_text_for_timestamps(field.type)).cast(field.type))
+        except (pa.ArrowException, OverflowError, ValueError) as exc:
+            raise RowDecodeError(f"column {field.name!r}: {exc}", column=field.name) from exc
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _text_for_timestamps(kind: pa.DataType) -> pa.DataType:
+    """`kind` with timestamps replaced by string: how the values arrive in JSON."""
+    if pa.types.is_timestamp(kind):
+        return pa.string()
+    if pa.types.is_list(kind):
+        return pa.list_(_text_for_timestamps(kind.value_type))
+    return kind
+
+
+def _coercion(kind: pa.DataType, *, sequence: bool = False) -> Callable[[Any], Any]:
+    """The check (and normalisation) of one non-null JSON value for an Arrow type."""
+    if pa.types.is_integer(kind):
+        return _as_sequence if sequence else _as_integer
+    if pa.types.is_floating(kind):
+        return _as_float
+    if pa.types.is_boolean(kind):
+        return _of_type(bool)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_timestamp(kind):
+        return _of_type(str)
+    if pa.types.is_list(kind):
+        return _list_of(_coercion(kind.value_type))
+    if pa.types.is_null(kind):
+        return _of_type(type(None))
+    return _unchecked
+
+
+def _as_integer(value: Any) -> int:
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise _Misfit
+
+
+def _as_sequence(value: Any) -> int:
+    if type(value) is str and value.isascii() and value.isdigit():
+        return int(value)
+    return _as_integer(value)
+
+
+def _as_float(value: Any) -> float:
+    if type(value) is int or type(value) is float:
+        return float(value)
+    raise _Misfit
+
+
+def _of_type(expected: type) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if type(value) is not expected:
+            raise _Misfit
+        return value
+
+    return check
+
+
+def _list_of(coerce: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if type(value) is not list:
+            raise _Misfit
+        return [None if item is None else coerce(item) for item in value]
+
+    return check
+
+
+def _unchecked(value: Any) -> Any:
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# The cursor for the next page
+
+
+def last_row_id(body: bytes) -> str | None:
+    """The `$id` of the last row of a page body, or None for an empty page.
+
+    Scans back from the end of the body over the last row only (strings are skipped by
+    their quotes, nested arrays and objects by depth), so its cost does not grow with the
+    page. Expects the envelope ``{"total": N, "<items>": [...]}`` in either key order.
+
+    >>> last_row_id(b'{"total": 2, "rows": [{"$id": "a"}, {"$id": "b", "tags": ["$id"]}]}')
+    'b'
+    """
+    depth = 0  # 1: in the envelope, 2: in the items array, 3: in the last row
+    after = len(body)  # everything from here on has been scanned
+    later_string: bytes | None = None  # the string token right after the current one
+    while True:
+        closing = _previous_unescaped_quote(body, after)
+        for byte in reversed(body[closing + 1 : after]):
+            if byte in b"}]":
+                depth += 1
+            elif byte in b"{[":
+                depth -= 1
+                if depth < 3:  # left the last row (or the items array was empty)
+                    return None
+        if closing < 0:
+            return None
+        opening = _previous_unescaped_quote(body, closing)
+        if opening < 0:
+            return None
+        token = body[opening + 1 : closing]
+        if depth == 3 and token == b"$id" and body[closing + 1 : after].strip() == b":":
+            return None if later_string is None else _json_text(later_string)
+        later_string = token
+        after = opening
+
+
+def _previous_unescaped_quote(body: bytes, end: int) -> int:
+    position = body.rfind(b'"', 0, end)
+    while position >= 0 and not _quote_is_unescaped(body, position):
+        position = body.rfind(b'"', 0, position)
+    return position
+
+
+def _quote_is_unescaped(body: bytes, position: int) -> bool:
+    backslashes = 0
+    while position - backslashes > 0 and body[position - backslashes - 1] == 0x5C:
+        backslashes += 1
+    return backslashes % 2 == 0
+
+
+def _json_text(token: bytes) -> str:
+    if b"\\" not in token:
+        return token.decode()
+    text = json.loads(b'"' + token + b'"')
+    assert isinstance(text, str)
+    return text

@@ -1,0 +1,351 @@
+"""The paging engine: every page of a row listing, fetched by cursor and decoded off the loop.
+
+One `PagedRead` is one or more list requests (a filter the DSL split in several) over the same
+endpoint. `read_batches` runs them one after the other and yields Arrow record batches:
+
+* Each page asks for `page_size` rows (the service has no upper bound; frameport asks for
+  5000) and the next page starts after the previous page's last ``$id`` (``cursorAfter``).
+  That ID is read from the raw body (`last_row_id`), so the next request is on its way while
+  the page is still being decoded: a producer task fetches, a bounded queue holds at most
+  `PREFETCH_PAGES` bodies, and a worker thread decodes them (Arrow's JSON reader releases
+  the GIL, so decoding overlaps fetching).
+* A request ends with a page shorter than the limit (counted on the raw body, before any
+  client-side filter drops rows), never at a row count or a page limit: nothing is cut off.
+* The service refuses a cursor whose row has null in a sort column
+  (``database_query_order_null``); the page is then asked for by ``offset`` instead, and the
+  cursor takes over again on the next page.
+* Rows of several requests are merged without duplicates (by ``$id``, in request order).
+* `head` stops the read once that many rows were kept, cancelling any page in flight.
+
+>>> read = PagedRead("/tablesdb/db/tables/t/rows", requests=((),), page_size=5000)
+>>> async for batch in read_batches(client, read, decode):       # doctest: +SKIP
+...     ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._exceptions import BadRequestError
+from ._expr._service_query import cursor_after_query, limit_query, offset_query
+from ._pages import last_row_id
+from ._transport import queries_param
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from ._client import AsyncClient
+
+DEFAULT_PAGE_SIZE = 5000
+"""Rows asked for per page unless the table handle (`client.table(..., page_size=)`) or the
+call (`to_pandas(page_size=)`) says otherwise."""
+
+TOTAL_CAP = 5000
+"""The service counts matching rows up to this number: a `total` of 5000 means "5000 or more"."""
+
+PREFETCH_PAGES = 2
+"""Page bodies fetched ahead of the decoder; bounds the memory of a read."""
+
+_ORDER_NULL = "database_query_order_null"
+
+READ_POOL = pa.system_memory_pool()
+"""The Arrow memory pool of reads: the system allocator gives freed memory back at once,
+where mimalloc (Arrow's default in the wheels) keeps it, so a read's memory does not outlast
+its pages."""
+
+Decode = Callable[[bytes], tuple[int, pa.RecordBatch]]
+"""Turns one page body into (the service's total, the rows kept as a batch); runs in a thread."""
+
+
+@dataclass(frozen=True)
+class PagedRead:
+    """What to fetch: the list endpoint `path` and, per request, its query strings (filters,
+    select, order: everything but limit and cursor). `head` stops after that many kept rows;
+    `every_row_kept` says no client-side filter drops rows, so the last page may ask for just
+    the rows still missing."""
+
+    path: str
+    requests: tuple[tuple[str, ...], ...]
+    page_size: int = DEFAULT_PAGE_SIZE
+    head: int | None = None
+    every_row_kept: bool = False
+
+    def __post_init__(self) -> None:
+        check_page_size(self.page_size)
+        if not self.requests:
+            raise ValueError("a read needs at least one request")
+
+
+def check_page_size(page_size: int) -> int:
+    """`page_size` if it is a whole number of rows of at least 1."""
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+        raise ValueError(f"page_size must be a whole number of rows >= 1 (got {page_size!r}).")
+    return page_size
+
+
+@dataclass(frozen=True)
+class _Page:
+    body: bytes
+    first: bool  # the first page of the first request: its total describes the read
+
+
+_QueueItem = _Page | BaseException | None
+
+
+async def read_batches(
+    client: AsyncClient, read: PagedRead, decode: Decode, *, bar: tqdm[Any] | None = None
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The kept rows of every page of `read`, as non-empty batches in the service's order.
+
+    `bar` (a progress bar) counts kept rows; its total is set from the first page when the
+    service's count is exact (one request, every row kept, below `TOTAL_CAP`).
+    """
+    queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=PREFETCH_PAGES)
+    producer = asyncio.create_task(_fetch_pages(client, read, queue))
+    loop = asyncio.get_running_loop()
+    seen = _SeenIds() if len(read.requests) > 1 else None
+    kept = 0
+    try:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            total, batch = await loop.run_in_executor(_decoder(), decode, item.body)
+            if item.first and bar is not None:
+                _show_total(bar, total, read)
+            if seen is not None:
+                batch = seen.new_rows(batch)
+            if read.head is not None and kept + batch.num_rows >= read.head:
+                batch = batch.slice(0, read.head - kept)
+            kept += batch.num_rows
+            if bar is not None:
+                bar.update(batch.num_rows)
+            if batch.num_rows:
+                yield batch
+            if read.head is not None and kept >= read.head:
+                return
+    finally:
+        producer.cancel()
+        await asyncio.gather(producer, return_exceptions=True)
+
+
+async def _fetch_pages(
+    client: AsyncClient, read: PagedRead, queue: asyncio.Queue[_QueueItem]
+) -> None:
+    try:
+        for number, queries in enumerate(read.requests):
+            delivered = 0
+            cursor: str | None = None
+            while True:
+                limit = read.page_size
+                if read.every_row_kept and read.head is not None:
+                    limit = min(limit, read.head - delivered)
+                    if limit < 1:
+                        break
+                first = number == 0 and delivered == 0
+                body = await fetch_page(
+                    client, read.path, queries, limit, cursor=cursor, delivered=delivered,
+                    with_total=first,
+                )  # fmt: skip
+                # httpx keeps each response in a reference cycle holding its body: collect it
+                # now, so bodies live as long as their page, not until the next full GC.
+                gc.collect(1)
+                cursor = last_row_id(body)
+                await queue.put(_Page(body, first))
+                delivered += limit
+                if cursor is None or _rows_at_most(body) < limit:
+                    break
+    except Exception as exc:  # handed to the reader, which raises it in the caller's task
+        await queue.put(exc)
+        return
+    await queue.put(None)
+
+
+async def fetch_page(
+    client: AsyncClient,
+    path: str,
+    queries: Sequence[str],
+    limit: int,
+    *,
+    cursor: str | None = None,
+    delivered: int = 0,
+    with_total: bool = True,
+) -> bytes:
+    """One page body of at most `limit` rows of the request `queries`, after the row `cursor`
+    (None: from the start). `delivered` is how many rows of the request came before it, so
+    that the page can be asked for by offset when the service refuses the cursor."""
+    paging = [limit_query(limit)]
+    if cursor is not None:
+        paging.append(cursor_after_query(cursor))
+    params: dict[str, Any] = queries_param([*queries, *paging])
+    if not with_total:
+        params["total"] = "false"  # counting is work for the service; only page one's is used
+    try:
+        return await client._request_bytes("GET", path, params=params)
+    except BadRequestError as exc:
+        if cursor is None or exc.type != _ORDER_NULL:
+            raise
+    # The cursor row has null in a sort column: the service cannot continue after it.
+    params.update(queries_param([*queries, limit_query(limit), offset_query(delivered)]))
+    return await client._request_bytes("GET", path, params=params)
+
+
+def _decoder() -> ThreadPoolExecutor:
+    """The thread decoding pages: one, beside the event loop fetching the next page (more
+    would hold more pages' temporaries at once, and fetching is the slower half)."""
+    global _decoder_pool
+    with _decoder_pool_lock:
+        if _decoder_pool is None:
+            _decoder_pool = ThreadPoolExecutor(1, thread_name_prefix="frameport-decode")
+        return _decoder_pool
+
+
+def _forget_decoder_after_fork() -> None:
+    global _decoder_pool
+    _decoder_pool = None
+
+
+_decoder_pool: ThreadPoolExecutor | None = None
+_decoder_pool_lock = threading.Lock()
+os.register_at_fork(after_in_child=_forget_decoder_after_fork)
+
+
+def _rows_at_most(body: bytes) -> int:
+    """An upper bound of the rows in a page body: every row has an ``"$id"`` key, and that
+    quoted text occurs unescaped nowhere else except as a string value or in a nested row."""
+    return body.count(b'"$id"')
+
+
+class _SeenIds:
+    """The ``$id``s of rows already yielded, to drop repeats when requests overlap."""
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+
+    def new_rows(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        ids = batch.column("$id").to_pylist()
+        fresh = []
+        for row_id in ids:
+            fresh.append(row_id not in self._ids)
+            self._ids.add(row_id)
+        if all(fresh):
+            return batch
+        return batch.filter(pa.array(fresh, pa.bool_()))
+
+
+def _show_total(bar: tqdm[Any], total: int, read: PagedRead) -> None:
+    exact = len(read.requests) == 1 and read.every_row_kept
+    if exact and total < TOTAL_CAP:
+        bar.total = total if read.head is None else min(total, read.head)
+        bar.refresh()
+        return
+    described = describe_total(total, exact=exact)
+    if described is not None:
+        bar.set_postfix_str(f"of {described}", refresh=True)
+
+
+def describe_total(total: int, *, exact: bool = True) -> str | None:
+    """The service's `total` for people: a capped count is "≥ 5,000"; a count the client
+    narrows afterwards (`exact=False`) is an upper bound, or None once capped.
+
+    >>> describe_total(120), describe_total(5000), describe_total(120, exact=False)
+    ('120', '≥ 5,000', '≤ 120')
+    """
+    if total >= TOTAL_CAP:
+        return f"≥ {total:,}" if exact else None
+    return f"{total:,}" if exact else f"≤ {total:,}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Re-chunking
+
+
+async def rechunk(
+    batches: AsyncIterator[pa.RecordBatch], *, rows: int | None = None, nbytes: int | None = None
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """`batches` regrouped into batches of exactly `rows` rows, or of about `nbytes` bytes
+    (the last one may be smaller); with neither, `batches` as they come.
+
+    >>> async for batch in rechunk(read, rows=50_000): ...       # doctest: +SKIP
+    """
+    if rows is None and nbytes is None:
+        async for batch in batches:
+            yield batch
+        return
+    if rows is not None and nbytes is not None:
+        raise ValueError("give rows= or bytes=, not both")
+    for name, value in (("rows", rows), ("bytes", nbytes)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
+    buffered: list[pa.RecordBatch] = []
+    count = 0
+    async for batch in batches:
+        buffered.append(batch)
+        count += batch.num_rows
+        target = rows if rows is not None else _rows_for_bytes(buffered, count, nbytes or 1)
+        while count >= target:
+            joined = pa.concat_batches(buffered)
+            yield joined.slice(0, target)
+            rest = joined.slice(target)
+            buffered, count = ([rest] if rest.num_rows else []), rest.num_rows
+            if rows is None:
+                target = _rows_for_bytes(buffered, count, nbytes or 1) if count else count + 1
+    if count:
+        yield pa.concat_batches(buffered)
+
+
+def _rows_for_bytes(batches: Sequence[pa.RecordBatch], count: int, nbytes: int) -> int:
+    size = sum(batch.nbytes for batch in batches)
+    return max(1, round(nbytes * count / size)) if size else count + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Ordering rows on the client (the results of several requests)
+
+
+def sort_table(table: pa.Table, order: Sequence[tuple[str, bool]]) -> pa.Table:
+    """`table` ordered as the service orders rows for `order` ((column, ascending) pairs):
+    nulls first when ascending and last when descending, text compared case- and
+    accent-insensitively (the service's collation), ties by ``$sequence``.
+    """
+    keys: list[tuple[str, str]] = []
+    columns: dict[str, pa.Array] = {}
+    for position, (name, ascending) in enumerate(order):
+        values = table.column(name).combine_chunks()
+        direction = "ascending" if ascending else "descending"
+        present = f"__present{position}"
+        columns[present] = pc.is_valid(values)
+        keys.append((present, direction))  # false (null) first when ascending
+        sortable = f"__value{position}"
+        columns[sortable] = _collation_key(values)
+        keys.append((sortable, direction))
+    # The service's tie-breaker: $sequence ascending, or in the direction of a leading
+    # $createdAt/$updatedAt key.
+    leading, leading_ascending = order[0] if order else ("", True)
+    tie_ascending = leading_ascending if leading in ("$createdAt", "$updatedAt") else True
+    keys.append(("$sequence", "ascending" if tie_ascending else "descending"))
+    columns["$sequence"] = table.column("$sequence").combine_chunks()
+    indices = pc.sort_indices(pa.table(columns), sort_keys=keys)
+    return table.take(indices)
+
+
+def _collation_key(values: pa.Array) -> pa.Array:
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return values
+    decomposed = pc.utf8_normalize(values, form="NFKD")
+    bare = pc.replace_substring_regex(decomposed, pattern=r"\p{Mn}", replacement="")
+    return pc.utf8_lower(bare)

@@ -1,0 +1,569 @@
+"""Tables as lazy, immutable queries, read as DataFrames, Arrow tables, batches or Parquet.
+
+`client.table(db, table)` (or `client.collection(db, collection)`, the legacy interface) is a
+`Table`. `where`, `query`, `select`, `sort` and `head` return new `TableQuery` objects and send
+nothing; the terminals (`to_pandas`, `to_arrow`, `iter_batches`, `to_parquet`, `count`,
+`explain`) read the table's columns, compile the filter and page through the rows
+(`_paging`). Every terminal reads the columns afresh, so a query never works from a stale
+schema.
+
+>>> people = client.table("crm", "people")                           # doctest: +SKIP
+>>> adults = people.query("age >= 18").select("name", "age").sort("age", ascending=False)
+>>> print(adults.explain())                                          # doctest: +SKIP
+>>> df = adults.to_pandas()                                          # doctest: +SKIP
+
+Decisions:
+
+* Chained filters combine with ``&``; a later `select` or `sort` replaces the earlier one;
+  `head` is applied last, so filtering or sorting after `head` raises ValueError (write the
+  filter first) — the lazy query does what it reads as.
+* Results always start with the service's fields ``$id``, ``$sequence``, ``$createdAt``,
+  ``$updatedAt`` and ``$permissions``; `select` chooses the columns after them.
+* A filter the DSL splits into several requests is merged by ``$id`` (first request wins);
+  with a sort, those rows are collected and sorted on the client in the service's order
+  (nulls first ascending, case- and accent-insensitive text, ties by ``$sequence``), so that
+  read holds its result in memory.
+* Without access to the table's columns (a signed-in user gets 401 there), the types are
+  inferred from the rows (`InferredSchema`). Collecting terminals settle them over all rows;
+  streaming ones hold pages back until every column has shown a value (at most
+  `_plan.HOLD_BACK_ROWS` rows) and raise `RowDecodeError` if a later page would change a type.
+  Column kinds for the filter are then guessed from its values; when the service refuses
+  them (a float compared with an integer column), the client applies the whole filter.
+* ``parallel=N`` on the reading terminals reads ranges of ``$sequence`` concurrently and
+  hands them on in order, with the serial read's result (`_parallel`); `to_dask` builds a dask
+  DataFrame of such ranges, read on dask's workers (`_dask`).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+import pandas as pd
+import pyarrow as pa
+
+from ._exceptions import AuthenticationError
+from ._export import write_parquet
+from ._expr import Expr, parse
+from ._expr._service_query import order_query, select_query
+from ._location import TableLocation
+from ._pages import decode_page
+from ._paging import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page, rechunk
+from ._parallel import query_batches
+from ._plan import Plan, QuerySpec, column_models, make_plan, result_schema
+from ._plan import project as _project
+from ._progress import progress_bar
+from ._schema import SYSTEM_SCHEMA, to_pandas
+from ._sync import SyncFacade, delegate, forward_property
+from ._writes import DEFAULT_CONCURRENCY, write_rows
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+    from tqdm import tqdm
+
+    from ._client import AsyncClient
+    from ._dask import CredentialChoice
+
+DtypeBackend = Literal["pyarrow"] | None
+
+PREVIEW_ROWS = 10
+"""Rows shown by a query's HTML preview."""
+
+
+class AsyncTableQuery:
+    """A lazy, immutable query on one table; see the module docstring.
+
+    >>> q = table.where(col("age") > 30).select("name").sort("age").head(100)  # doctest: +SKIP
+    >>> df = await q.to_pandas()                                              # doctest: +SKIP
+    """
+
+    def __init__(
+        self, client: AsyncClient, location: TableLocation, spec: QuerySpec | None = None
+    ) -> None:
+        self._client = client
+        self._location = location
+        self._spec = spec or QuerySpec()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(self._description())})"
+
+    def _description(self) -> list[str]:
+        """The table and what the query asks of it, e.g. ``["crm/people", "head=5"]``."""
+        spec = self._spec
+        parts = [str(self._location)]
+        if spec.condition is not None:
+            parts.append(f"where={spec.condition!r}")
+        if spec.columns is not None:
+            parts.append(f"select={list(spec.columns)!r}")
+        if spec.order:
+            keys = ", ".join(f"{key} {'asc' if up else 'desc'}" for key, up in spec.order)
+            parts.append(f"sort={keys}")
+        if spec.head is not None:
+            parts.append(f"head={spec.head}")
+        return parts
+
+    @property
+    def location(self) -> TableLocation:
+        """The table this query reads."""
+        return self._location
+
+    # -- building ------------------------------------------------------------------------------
+
+    def _derive(self, **changes: Any) -> AsyncTableQuery:
+        return AsyncTableQuery(self._client, self._location, replace(self._spec, **changes))
+
+    def _refuse_after_head(self, method: str) -> None:
+        if self._spec.head is not None:
+            raise ValueError(
+                f"{method}() after head() would change which rows head() keeps; "
+                f"call {method}() first, then head()."
+            )
+
+    def where(self, condition: Expr) -> AsyncTableQuery:
+        """Keep the rows where `condition` holds (combined with earlier filters by ``&``).
+
+        >>> table.where((col("age") > 30) & col("city").isin(["Oslo"]))   # doctest: +SKIP
+        """
+        if not isinstance(condition, Expr):
+            raise TypeError(
+                "where() takes a condition built with col(), e.g. col('age') > 30; "
+                "for a query string use query()."
+            )
+        self._refuse_after_head("where")
+        previous = self._spec.condition
+        return self._derive(condition=condition if previous is None else previous & condition)
+
+    def query(
+        self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
+    ) -> AsyncTableQuery:
+        """Keep the rows matching `expr`, written as for `pandas.DataFrame.query`.
+
+        ``@name`` takes the caller's variable `name` (or `local_dict`'s); a wrapper
+        around this method passes ``level=1`` for each frame it adds.
+
+        >>> table.query("age > @minimum and city in ['Oslo', 'Bergen']")  # doctest: +SKIP
+        """
+        return self.where(parse(expr, local_dict=local_dict, level=level + 1))
+
+    def select(self, *columns: str) -> AsyncTableQuery:
+        """Read only these columns (after the service's ``$`` fields), in this order."""
+        if len(columns) == 1 and not isinstance(columns[0], str):
+            columns = tuple(columns[0])
+        select_query(columns)  # checks the names
+        return self._derive(columns=tuple(columns))
+
+    def sort(
+        self, by: str | Sequence[str], ascending: bool | Sequence[bool] = True
+    ) -> AsyncTableQuery:
+        """Order the rows by `by` (a column or several), as the service orders them: nulls
+        first when ascending, last when descending, ties by insertion order ($sequence)."""
+        self._refuse_after_head("sort")
+        keys = [by] if isinstance(by, str) else list(by)
+        directions = [ascending] * len(keys) if isinstance(ascending, bool) else list(ascending)
+        if not keys or len(directions) != len(keys):
+            raise ValueError("sort() takes one or more columns and one ascending flag for each")
+        for key in keys:
+            order_query(key)  # checks the name
+        return self._derive(order=tuple(zip(keys, map(bool, directions), strict=True)))
+
+    def head(self, n: int = 5) -> AsyncTableQuery:
+        """At most the first `n` rows (the read stops as soon as it has them)."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"head() takes a whole number of rows >= 0 (got {n!r})")
+        current = self._spec.head
+        return self._derive(head=n if current is None else min(n, current))
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def schema(self) -> pa.Schema:
+        """The Arrow schema of this query's results (inferred from the first page when the
+        table's columns cannot be read)."""
+        plan = await self._plan(None)
+        if plan.output is not None:
+            return plan.output
+        return (await self.head(1).to_arrow(progress=False)).schema
+
+    async def to_arrow(
+        self,
+        progress: bool | None = None,
+        *,
+        page_size: int | None = None,
+        parallel: int | None = None,
+    ) -> pa.Table:
+        """Every matching row as one Arrow table (the same schema for an empty result).
+        ``parallel=N`` reads N ranges of ``$sequence`` at once (see `_parallel`)."""
+        plan = await self._plan(page_size)
+        with self._bar(progress) as bar:
+            stream = self._stream(plan, bar, collect=True, parallel=parallel)
+            batches = [batch async for batch in stream]
+        return pa.Table.from_batches(batches, schema=result_schema(plan, batches))
+
+    async def to_pandas(
+        self,
+        dtype_backend: DtypeBackend = None,
+        progress: bool | None = None,
+        *,
+        page_size: int | None = None,
+        parallel: int | None = None,
+    ) -> pd.DataFrame:
+        """Every matching row as a DataFrame with frameport's read dtypes: ``Int64``,
+        ``boolean``, ``float64``, ``str``, ``datetime64[ms, UTC]``, lists as ``object``; or
+        ``ArrowDtype`` columns with ``dtype_backend="pyarrow"``. ``parallel=N`` reads N ranges
+        of ``$sequence`` at once, with the same result (see `_parallel`).
+
+        >>> df = table.query("age > 30").to_pandas(parallel=4)        # doctest: +SKIP
+        """
+        table = await self.to_arrow(progress, page_size=page_size, parallel=parallel)
+        return to_pandas(table, dtype_backend=dtype_backend, memory_pool=READ_POOL)
+
+    async def iter_batches(
+        self,
+        rows: int | None = None,
+        bytes: int | None = None,
+        arrow: bool = False,
+        *,
+        dtype_backend: DtypeBackend = None,
+        progress: bool | None = None,
+        page_size: int | None = None,
+        parallel: int | None = None,
+    ) -> AsyncIterator[pd.DataFrame | pa.RecordBatch]:
+        """The matching rows batch by batch: DataFrames, or RecordBatches with ``arrow=True``;
+        as the pages come, or re-chunked to `rows` rows or about `bytes` bytes per batch.
+        Every batch has the same columns and dtypes. ``parallel=N`` reads ahead in N ranges
+        of ``$sequence`` at once, in order, with bounded memory (see `_parallel`).
+
+        >>> for frame in table.iter_batches(rows=50_000): ...          # doctest: +SKIP
+        """
+        plan = await self._plan(page_size)
+        with self._bar(progress) as bar:
+            stream = self._stream(plan, bar, collect=False, parallel=parallel)
+            async with aclosing(stream):
+                async for batch in rechunk(stream, rows=rows, nbytes=bytes):
+                    if arrow:
+                        yield batch
+                    else:
+                        yield to_pandas(batch, dtype_backend=dtype_backend, memory_pool=READ_POOL)
+
+    async def to_parquet(
+        self,
+        path: str | os.PathLike[str],
+        compression: str = "zstd",
+        *,
+        progress: bool | None = None,
+        page_size: int | None = None,
+        parallel: int | None = None,
+    ) -> int:
+        """Write the matching rows to the Parquet file `path`, row group by row group, and
+        return the row count. Memory stays flat however large the table; the file appears
+        only when complete (a failed export leaves no partial file at `path`).
+        ``parallel=N`` fetches N ranges of ``$sequence`` at once and writes them in order,
+        holding at most N ranges of a few pages each (see `_parallel`).
+
+        >>> table.query("age > 30").to_parquet("adults.parquet")       # doctest: +SKIP
+        """
+        plan = await self._plan(page_size)
+        with self._bar(progress) as bar:
+            stream = self._stream(plan, bar, collect=False, parallel=parallel)
+            async with aclosing(stream):
+                batches: AsyncIterator[pa.RecordBatch] = stream
+                schema = plan.output
+                if schema is None:  # inferred: the first batch settles it
+                    first = await anext(stream, None)
+                    schema = result_schema(plan, [] if first is None else [first])
+                    batches = _prepend(first, stream)
+                return await write_parquet(batches, schema, path, compression=compression)
+
+    async def to_dask(
+        self,
+        partitions: int | None = None,
+        *,
+        credentials: CredentialChoice = "auto",
+        dtype_backend: DtypeBackend = None,
+        page_size: int | None = None,
+    ) -> dd.DataFrame:
+        """A dask DataFrame of the matching rows: `partitions` ranges of ``$sequence``, each
+        read by a dask worker with its own client, with the dtypes of `to_pandas`. Workers
+        get a reference to the credentials where one exists (`credentials`: "auto", "env",
+        "saved" or "embedded"; see `_dask`). Needs the ``dask`` extra.
+
+        >>> ddf = table.query("age > 30").to_dask(partitions=8)         # doctest: +SKIP
+        >>> ddf.groupby("city").age.mean().compute()                     # doctest: +SKIP
+        """
+        from ._dask import to_dask
+
+        return await to_dask(
+            self, partitions, credentials=credentials, dtype_backend=dtype_backend,
+            page_size=page_size,
+        )  # fmt: skip
+
+    async def count(self) -> int:
+        """The number of matching rows: the service's count when it is exact, else counted
+        page by page over the rows' IDs."""
+        plan = await self._plan(None)
+        if not plan.requests or plan.head == 0:
+            return 0
+        if plan.every_row_kept:
+            queries = [*plan.compiled.requests[0], select_query(["$id"])]
+            body = await fetch_page(self._client, self._location.rows_path, queries, 1)
+            total, _ = decode_page(body, SYSTEM_SCHEMA, items_key=self._location.items_key)
+            if total < TOTAL_CAP:
+                return total if plan.head is None else min(total, plan.head)
+        counted = self._derive(columns=("$id",), order=())
+        rows = 0
+        async for batch in counted.iter_batches(arrow=True, progress=False):
+            rows += len(batch)
+        return rows
+
+    async def explain(self, page_size: int | None = None) -> str:
+        """What a read sends and what the client does with the answers.
+
+        >>> print(table.query("age > 30").explain())                   # doctest: +SKIP
+        """
+        plan = await self._plan(page_size)
+        lines = [f"{' · '.join(self._description())}: "
+                 f"GET {self._location.rows_path}, pages of {plan.page_size} rows, "
+                 "each after the previous page's last $id (cursorAfter)"]  # fmt: skip
+        if not plan.requests:
+            lines.append("No request: the filter matches no row.")
+        for number, queries in enumerate(plan.requests, start=1):
+            lines.append(f"Request {number} of {len(plan.requests)}:")
+            lines.extend(f"  {query}" for query in queries or ["(no queries)"])
+        if plan.compiled.residual is not None:
+            lines.append(f"Applied by the client to the rows returned: {plan.compiled.residual!r}")
+        if len(plan.requests) > 1:
+            lines.append("The rows of the requests are merged by $id (first request wins).")
+        if plan.client_order:
+            lines.append("The merged rows are sorted by the client in the service's order.")
+        if plan.head is not None:
+            lines.append(f"The read stops after {plan.head} rows.")
+        if plan.output is None:
+            lines.append("The column types are inferred from the rows (no access to columns).")
+        return "\n".join(lines)
+
+    async def preview_html(self, rows: int = PREVIEW_ROWS) -> str:
+        """HTML of the schema and the first `rows` rows, from one small request (what a
+        notebook shows for a `Table` or `TableQuery`)."""
+        plan = await self._plan(None)
+        shown = rows if plan.head is None else min(rows, plan.head)
+        batch = pa.RecordBatch.from_pylist([], schema=plan.output or SYSTEM_SCHEMA)
+        total_text = "no rows"
+        if plan.requests and shown > 0:
+            rows_path = self._location.rows_path
+            body = await fetch_page(self._client, rows_path, plan.requests[0], shown)
+            total, batch = plan.decode(body)
+            if plan.inferred is not None:
+                batch = plan.inferred.conform(batch)
+            batch = _project(plan, batch)
+            described = describe_total(total, exact=plan.every_row_kept)
+            total_text = "rows" if described is None else f"{described} rows"
+            total_text = total_text.removesuffix("s") if described == "1" else total_text
+        frame = to_pandas(batch)
+        return _html(" · ".join(self._description()), total_text, batch.schema, frame)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _bar(self, progress: bool | None) -> tqdm[Any]:
+        return progress_bar(total=None, unit="rows", desc=str(self._location), enabled=progress)
+
+    async def _plan(self, page_size: int | None) -> Plan:
+        return await make_plan(self._client, self._location, self._spec, page_size)
+
+    def _stream(
+        self, plan: Plan, bar: Any, *, collect: bool, parallel: int | None = None
+    ) -> AsyncGenerator[pa.RecordBatch]:
+        return query_batches(
+            self._client, self._location, plan, self._spec.order, bar,
+            collect=collect, parallel=parallel,
+        )  # fmt: skip
+
+
+class AsyncTable(AsyncTableQuery):
+    """One table (or legacy collection) of a database: a query for all its rows, plus writes.
+
+    >>> people = client.table("crm", "people")                      # doctest: +SKIP
+    >>> await people.insert(df)                                       # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        database_id: str,
+        table_id: str,
+        *,
+        legacy: bool = False,
+        page_size: int | None = None,
+    ) -> None:
+        if page_size is not None:
+            check_page_size(page_size)
+        super().__init__(
+            client, TableLocation(database_id, table_id, legacy), QuerySpec(page_size=page_size)
+        )
+
+    def __repr__(self) -> str:
+        kind = ", legacy=True" if self._location.legacy else ""
+        return (
+            f"{type(self).__name__}({self._location.database_id!r}, "
+            f"{self._location.table_id!r}{kind})"
+        )
+
+    @property
+    def id(self) -> str:
+        """The table's ID."""
+        return self._location.table_id
+
+    @property
+    def database_id(self) -> str:
+        """The ID of the table's database."""
+        return self._location.database_id
+
+    async def columns(self) -> list[dict[str, Any]]:
+        """The table's column models as the service describes them."""
+        models = await column_models(self._client, self._location)
+        if models is None:
+            raise AuthenticationError(
+                "this client may not read the table's columns (an API key with tables.read can)",
+                status=401,
+                type="general_unauthorized_scope",
+                method="GET",
+                url=self._location.path,
+            )
+        return models
+
+    async def insert(
+        self,
+        frame: pd.DataFrame,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool | None = None,
+    ) -> list[str]:
+        """Create a row for each row of `frame`; return their IDs in the frame's order.
+
+        IDs come from the frame's ``$id`` column or are made on the client, so a retried
+        request never duplicates rows; an ID that already exists raises `ConflictError`.
+        Needs an API key (the service refuses bulk creates from signed-in users).
+
+        >>> ids = await people.insert(df)                               # doctest: +SKIP
+        """
+        return await write_rows(
+            self._client,
+            self._location,
+            frame,
+            upsert=False,
+            concurrency=concurrency,
+            progress=progress,
+        )
+
+    async def upsert(
+        self,
+        frame: pd.DataFrame,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool | None = None,
+    ) -> list[str]:
+        """Create or replace a row for each row of `frame` (matched by its ``$id`` column;
+        rows without one get a new ID); return the IDs in the frame's order."""
+        return await write_rows(
+            self._client,
+            self._location,
+            frame,
+            upsert=True,
+            concurrency=concurrency,
+            progress=progress,
+        )
+
+
+async def _prepend(
+    first: pa.RecordBatch | None, rest: AsyncIterator[pa.RecordBatch]
+) -> AsyncIterator[pa.RecordBatch]:
+    if first is not None:
+        yield first
+    async for batch in rest:
+        yield batch
+
+
+def _html(title: str, total_text: str, schema: pa.Schema, frame: pd.DataFrame) -> str:
+    dtypes = to_pandas(schema.empty_table()).dtypes
+    rows = "".join(
+        f"<tr><td><code>{html.escape(item.name)}</code></td><td>{html.escape(str(item.type))}"
+        f"</td><td>{html.escape(str(dtypes[item.name]))}</td></tr>"
+        for item in schema
+    )
+    return (
+        f"<div><p><b>{html.escape(title)}</b> · {html.escape(total_text)}</p>"
+        f"<details><summary>{len(schema)} columns</summary><table>"
+        f"<tr><th>column</th><th>Arrow</th><th>pandas</th></tr>{rows}</table></details>"
+        f"{frame.to_html(index=False, max_rows=PREVIEW_ROWS * 2)}</div>"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Synchronous faces
+
+
+class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
+    """A lazy, immutable query on one table; the synchronous face of `AsyncTableQuery`.
+
+    >>> adults = people.query("age >= 18").sort("age")                # doctest: +SKIP
+    >>> adults.to_pandas()                                              # doctest: +SKIP
+    """
+
+    location = forward_property("location")
+
+    def where(self, condition: Expr) -> TableQuery:
+        """Keep the rows where `condition` holds; see `AsyncTableQuery.where`."""
+        return TableQuery._from_async(self._async.where(condition))
+
+    def query(
+        self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
+    ) -> TableQuery:
+        """Keep the rows matching `expr` (pandas query grammar); see `AsyncTableQuery.query`."""
+        return TableQuery._from_async(
+            self._async.query(expr, local_dict=local_dict, level=level + 1)
+        )
+
+    def select(self, *columns: str) -> TableQuery:
+        """Read only these columns; see `AsyncTableQuery.select`."""
+        return TableQuery._from_async(self._async.select(*columns))
+
+    def sort(self, by: str | Sequence[str], ascending: bool | Sequence[bool] = True) -> TableQuery:
+        """Order the rows; see `AsyncTableQuery.sort`."""
+        return TableQuery._from_async(self._async.sort(by, ascending))
+
+    def head(self, n: int = 5) -> TableQuery:
+        """At most the first `n` rows; see `AsyncTableQuery.head`."""
+        return TableQuery._from_async(self._async.head(n))
+
+    schema = delegate(AsyncTableQuery.schema)
+    to_arrow = delegate(AsyncTableQuery.to_arrow)
+    to_pandas = delegate(AsyncTableQuery.to_pandas)
+    iter_batches = delegate(AsyncTableQuery.iter_batches)
+    to_parquet = delegate(AsyncTableQuery.to_parquet)
+    to_dask = delegate(AsyncTableQuery.to_dask)
+    count = delegate(AsyncTableQuery.count)
+    explain = delegate(AsyncTableQuery.explain)
+    preview_html = delegate(AsyncTableQuery.preview_html)
+    _repr_html_ = delegate(AsyncTableQuery.preview_html)
+
+
+class Table(TableQuery, wraps=AsyncTable):
+    """One table (or legacy collection): a query for all its rows, plus writes; the
+    synchronous face of `AsyncTable`.
+
+    >>> people = client.table("crm", "people")                        # doctest: +SKIP
+    >>> people.insert(df); people.to_pandas()                           # doctest: +SKIP
+    """
+
+    _async: AsyncTable
+
+    id = forward_property("id")
+    database_id = forward_property("database_id")
+    columns = delegate(AsyncTable.columns)
+    insert = delegate(AsyncTable.insert)
+    upsert = delegate(AsyncTable.upsert)
+
+
+__all__ = ["AsyncTable", "AsyncTableQuery", "Table", "TableLocation", "TableQuery"]

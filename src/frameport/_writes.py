@@ -1,0 +1,252 @@
+"""Writing DataFrames to the service: creating a table from a schema, and bulk row writes.
+
+`create_table` makes the database (when missing), the table and its columns in one request,
+then waits until every column is ``available``. `write_rows` sends a DataFrame's rows in bulk
+requests of at most 100 rows, several in flight at once:
+
+* Every row carries its ``$id``: the frame's ``$id`` column, or (where that is missing or
+  null) an ID made on the client with `ID.unique()`. A bulk create is therefore safe to
+  retry: it is marked idempotent, and when a retry finds its rows already there (409
+  ``row_already_exists`` after an attempt whose answer was lost) the batch is sent again as
+  a bulk upsert of the same rows, which completes it without duplicates. A 409 on a first
+  attempt is a real conflict and is raised.
+* NaN, None, ``pd.NA`` and ``NaT`` are written as null; tz-aware datetimes are converted to
+  UTC and naive datetimes are taken as UTC (`frame_to_rows`). The index is not written.
+* The service's own fields in a frame that was read back (``$sequence``, ``$createdAt``,
+  ``$updatedAt``, ``$tableId``, ``$databaseId``, ``$collectionId``) are not written;
+  ``$id`` and ``$permissions`` are.
+* Writes are not atomic: when a batch fails for good, the batches written before stay
+  written; writing the same frame again with `upsert` completes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pandas as pd
+
+from ._exceptions import FrameportError, NotFoundError
+from ._ids import ID
+from ._progress import progress_bar
+from ._schema import column_definitions, frame_to_rows
+
+if TYPE_CHECKING:
+    from ._client import AsyncClient
+    from ._location import TableLocation
+
+MAX_ROWS_PER_REQUEST = 100
+"""The service's limit of rows in one bulk request."""
+
+DEFAULT_CONCURRENCY = 4
+"""Bulk requests in flight at once."""
+
+COLUMN_WAIT_SECONDS = 120.0
+"""How long `create_table` waits for its columns to become available."""
+
+_CONVERT_ROWS = 10_000  # rows turned into JSON values at a time, so memory stays flat
+_SERVER_FIELDS = (
+    "$sequence",
+    "$createdAt",
+    "$updatedAt",
+    "$tableId",
+    "$databaseId",
+    "$collectionId",
+)
+_ID = "$id"
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+
+
+async def create_table(
+    client: AsyncClient,
+    location: TableLocation,
+    schema: pd.DataFrame | Mapping[str, str],
+    *,
+    name: str | None = None,
+    permissions: Sequence[str] | None = None,
+    row_security: bool = False,
+    wait: float = COLUMN_WAIT_SECONDS,
+) -> None:
+    """Create the table at `location` with the columns `schema` describes (a DataFrame's
+    dtypes, or ``{column: type name}``), creating its database first when it is missing, and
+    return once every column is available.
+
+    Columns starting with ``$`` (``$id``, ``$permissions`` ...) are the service's own fields
+    and are not created. Raises `ConflictError` when the table already exists.
+    """
+    definitions = column_definitions(_user_columns(schema))
+    await _ensure_database(client, location.database_id)
+    body = {
+        location.id_param: location.table_id,
+        "name": name or location.table_id,
+        "permissions": list(permissions or []),
+        location.security_param: row_security,
+        location.columns_key: definitions,
+    }
+    await client._request(
+        "POST", location.container_path, json=body, idempotent=True, read_back=location.path
+    )
+    await wait_for_columns(client, location, [d["key"] for d in definitions], timeout=wait)
+
+
+def _user_columns(schema: pd.DataFrame | Mapping[str, str]) -> pd.DataFrame | dict[str, str]:
+    if isinstance(schema, pd.DataFrame):
+        keep = [key for key in schema.columns if not str(key).startswith("$")]
+        return schema.loc[:, keep]
+    if isinstance(schema, Mapping):
+        return {str(key): kind for key, kind in schema.items() if not str(key).startswith("$")}
+    raise TypeError(
+        "schema is a DataFrame (columns from its dtypes) or a {column: type} mapping, "
+        f"not {type(schema).__name__}"
+    )
+
+
+async def _ensure_database(client: AsyncClient, database_id: str) -> None:
+    try:
+        await client._request("GET", f"/tablesdb/{database_id}")
+        return
+    except NotFoundError as exc:
+        if exc.type != "database_not_found":
+            raise
+    body = {"databaseId": database_id, "name": database_id}
+    await client._request(
+        "POST", "/tablesdb", json=body, idempotent=True, read_back=f"/tablesdb/{database_id}"
+    )
+
+
+async def wait_for_columns(
+    client: AsyncClient, location: TableLocation, keys: Iterable[str], *, timeout: float
+) -> None:
+    """Poll the table until the columns `keys` are ``available``; raise `FrameportError` when
+    one failed, or when `timeout` seconds pass."""
+    waiting = set(keys)
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while waiting:
+        table = await client._request_json("GET", location.path)
+        status = {str(c["key"]): c for c in table.get(location.columns_key, [])}
+        for key in sorted(waiting):
+            column = status.get(key, {})
+            if column.get("status") in ("failed", "stuck"):
+                raise FrameportError(
+                    f"column {key!r} of {location} could not be created: "
+                    f"{column.get('status')} ({column.get('error') or 'no detail'})"
+                )
+            if column.get("status") == "available":
+                waiting.discard(key)
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise FrameportError(
+                f"columns {sorted(waiting)} of {location} were not available after {timeout:g} s"
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows
+
+
+async def write_rows(
+    client: AsyncClient,
+    location: TableLocation,
+    frame: pd.DataFrame,
+    *,
+    upsert: bool,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: bool | None = None,
+) -> list[str]:
+    """Write the rows of `frame` in bulk requests; return their IDs in the frame's order.
+
+    Inserting (``upsert=False``) fails with `ConflictError` on an ID that already exists;
+    upserting replaces such rows.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"write a pandas DataFrame, not {type(frame).__name__}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a whole number >= 1 (got {concurrency!r})")
+    frame = _with_ids(frame.drop(columns=[c for c in _SERVER_FIELDS if c in frame.columns]))
+    verb = "upserting" if upsert else "inserting"
+    bar = progress_bar(total=len(frame), unit="rows", desc=f"{verb} {location}", enabled=progress)
+    with bar:
+
+        async def send(rows: list[dict[str, Any]]) -> None:
+            await _send_rows(client, location, rows, upsert=upsert)
+            bar.update(len(rows))
+
+        await _run_bounded((send(rows) for rows in _row_batches(frame)), concurrency)
+    return [str(row_id) for row_id in frame[_ID]]
+
+
+def _with_ids(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with an ``$id`` for every row: its own, or one made with `ID.unique()` where the
+    column is missing or null."""
+    given = frame[_ID] if _ID in frame.columns else pd.Series(pd.NA, index=frame.index)
+    missing = given.isna().to_numpy()
+    ids = [
+        ID.unique() if absent else str(row_id)
+        for row_id, absent in zip(given, missing, strict=True)
+    ]
+    column = pd.Series(ids, index=frame.index, dtype="str")
+    duplicated = column[column.duplicated()]
+    if len(duplicated):
+        raise ValueError(f"the $id column repeats IDs, e.g. {duplicated.iloc[0]!r}")
+    return frame.assign(**{_ID: column})
+
+
+def _row_batches(frame: pd.DataFrame) -> Iterable[list[dict[str, Any]]]:
+    for start in range(0, len(frame), _CONVERT_ROWS):
+        rows = frame_to_rows(frame.iloc[start : start + _CONVERT_ROWS])
+        for first in range(0, len(rows), MAX_ROWS_PER_REQUEST):
+            yield rows[first : first + MAX_ROWS_PER_REQUEST]
+
+
+async def _send_rows(
+    client: AsyncClient, location: TableLocation, rows: list[dict[str, Any]], *, upsert: bool
+) -> None:
+    body = {location.items_key: rows}
+
+    async def upsert_rows() -> httpx.Response:
+        return await client._request("PUT", location.rows_path, json=body)
+
+    if upsert:
+        await upsert_rows()
+    else:
+        # A retry that finds the rows already created completes the batch as an upsert.
+        await client._request(
+            "POST", location.rows_path, json=body, idempotent=True, read_back=upsert_rows
+        )
+
+
+async def _run_bounded(jobs: Iterable[Awaitable[None]], concurrency: int) -> None:
+    """Run `jobs` with at most `concurrency` at once; the first failure cancels the rest and
+    is raised as it is."""
+    pending: set[asyncio.Task[None]] = set()
+
+    async def settle(until: int) -> None:
+        nonlocal pending
+        while len(pending) > until:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()
+
+    remaining = iter(jobs)  # a job is made only once there is room for it
+    try:
+        while True:
+            await settle(concurrency - 1)
+            job = next(remaining, None)
+            if job is None:
+                break
+            pending.add(asyncio.ensure_future(job))
+        await settle(0)
+    finally:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)

@@ -1,0 +1,54 @@
+"""Helpers shared by the table tests: load a frame into a new table, compare what reads back."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from frameport._client import Client
+from frameport._ids import ID
+from frameport._tables import Table
+
+#: The read dtypes of the sample people (`frameport._demo.sample_people`).
+PEOPLE_DTYPES = {
+    "name": "str",
+    "age": "Int64",
+    "city": "str",
+    "score": "float64",
+    "signup": "datetime64[ms, UTC]",
+    "active": "boolean",
+}
+SYSTEM_DTYPES = {
+    "$id": "str",
+    "$sequence": "Int64",
+    "$createdAt": "datetime64[ms, UTC]",
+    "$updatedAt": "datetime64[ms, UTC]",
+    "$permissions": "object",
+}
+
+
+def new_id(prefix: str) -> str:
+    """A fresh table or database ID (tests share one service)."""
+    return f"{prefix}-{ID.unique()}"
+
+
+def load(
+    client: Client, database: str, frame: pd.DataFrame, **options: object
+) -> tuple[Table, pd.DataFrame]:
+    """A new table holding `frame`; returns it and `frame` with the `$id` column the insert
+    gave each row."""
+    table = client.create_table(database, new_id("t"), schema=frame, **options)  # type: ignore[arg-type]
+    ids = table.insert(frame, progress=False) if len(frame) else []
+    return table, frame.assign(**{"$id": pd.array(ids, dtype="str")})
+
+
+def assert_same_rows(read: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """`read` holds exactly the rows of `expected` (matched by `$id`, any order), with equal
+    values and dtypes in `expected`'s columns, and the service's fields with their dtypes."""
+    assert read["$id"].is_unique
+    assert len(read) == len(expected)
+    assert sorted(read["$id"]) == sorted(expected["$id"])
+    for column, dtype in SYSTEM_DTYPES.items():
+        assert str(read[column].dtype) == dtype, column
+    columns = [c for c in expected.columns if c != "$id"]
+    aligned = read.set_index("$id").loc[expected["$id"], columns].reset_index(drop=True)
+    pd.testing.assert_frame_equal(aligned, expected[columns].reset_index(drop=True))

@@ -1,0 +1,472 @@
+"""Service column types ↔ Arrow types ↔ pandas dtypes, inference, and write conversion."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from frameport._exceptions import FilterError
+from frameport._pages import decode_page
+from frameport._schema import (
+    DTYPE_TABLE,
+    SYSTEM_SCHEMA,
+    TIMESTAMP,
+    InferredSchema,
+    RowDecodeError,
+    arrow_schema,
+    column_arrow_type,
+    column_definitions,
+    column_spec,
+    column_type_name,
+    column_types,
+    frame_to_rows,
+    parse_column_type,
+    string_size,
+    to_json_value,
+    to_pandas,
+)
+from frameport._timefmt import format_service_datetime
+
+OSLO = timezone(timedelta(hours=2))
+
+
+def service_model(definition: dict[str, Any]) -> dict[str, Any]:
+    """The column model the service reports for a create-column body (wire contract §3.5)."""
+    model = {**definition, "status": "available"}
+    kind = definition["type"]
+    if kind in ("email", "ip", "url", "enum"):
+        model.update(type="string", format=kind)
+    elif kind == "float":
+        model["type"] = "double"
+    elif kind == "datetime":
+        model["format"] = "datetime"
+    return model
+
+
+# ---------------------------------------------------------------------------------------------
+# Column models → Arrow
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ({"type": "string", "size": 10}, pa.string()),
+        ({"type": "varchar", "size": 10}, pa.string()),
+        ({"type": "text"}, pa.string()),
+        ({"type": "mediumtext"}, pa.string()),
+        ({"type": "longtext"}, pa.string()),
+        ({"type": "string", "format": "email"}, pa.string()),
+        ({"type": "string", "format": "ip"}, pa.string()),
+        ({"type": "string", "format": "url"}, pa.string()),
+        ({"type": "string", "format": "enum", "elements": ["a"]}, pa.string()),
+        ({"type": "integer", "min": 0, "max": 10}, pa.int64()),
+        ({"type": "double"}, pa.float64()),
+        ({"type": "boolean"}, pa.bool_()),
+        ({"type": "datetime", "format": "datetime"}, TIMESTAMP),
+        ({"type": "relationship"}, None),
+        ({"type": "point"}, None),
+    ],
+)
+def test_column_model_to_arrow(model: dict[str, Any], expected: pa.DataType | None) -> None:
+    assert column_arrow_type({"key": "c", **model}) == expected
+    as_array = column_arrow_type({"key": "c", "array": True, **model})
+    assert as_array == (None if expected is None else pa.list_(expected))
+
+
+def test_column_type_names() -> None:
+    assert column_type_name({"type": "string", "format": "email"}) == "email"
+    assert column_type_name({"type": "string", "format": ""}) == "string"
+    assert column_type_name({"type": "double"}) == "float"
+    assert column_type_name({"type": "datetime", "format": "datetime"}) == "datetime"
+
+
+COLUMNS: list[dict[str, Any]] = [
+    {"key": "name", "type": "string", "size": 20, "status": "available"},
+    {"key": "age", "type": "integer", "status": "processing"},
+    {"key": "gone", "type": "integer", "status": "deleting"},
+    {"key": "broken", "type": "integer", "status": "failed"},
+    {"key": "owner", "type": "relationship", "status": "available"},
+    {"key": "tags", "type": "string", "array": True, "size": 10},
+]
+
+
+def test_arrow_schema_puts_internal_fields_first_and_leaves_out_unread_columns() -> None:
+    schema = arrow_schema(COLUMNS)
+    assert schema.names == [*SYSTEM_SCHEMA.names, "name", "age", "tags"]
+    assert schema.field("tags").type == pa.list_(pa.string())
+    assert str(SYSTEM_SCHEMA.field("$sequence").type) == "int64"
+    assert SYSTEM_SCHEMA.field("$createdAt").type == pa.timestamp("ms", tz="UTC")
+
+
+def test_arrow_schema_with_select() -> None:
+    assert arrow_schema(COLUMNS, select=["tags", "$id", "name"]).names[-2:] == ["tags", "name"]
+    assert arrow_schema(COLUMNS, select=["$id"]).names == SYSTEM_SCHEMA.names
+    assert arrow_schema(COLUMNS, select=["*"]) == arrow_schema(COLUMNS)
+    assert arrow_schema(COLUMNS, select=["owner"]).names == SYSTEM_SCHEMA.names
+    with pytest.raises(FilterError, match="'nope'"):
+        arrow_schema(COLUMNS, select=["name", "nope"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow → pandas
+
+EVERY_TYPE = pa.schema(
+    [
+        ("i", pa.int64()),
+        ("f", pa.float64()),
+        ("b", pa.bool_()),
+        ("s", pa.string()),
+        ("t", TIMESTAMP),
+        ("l", pa.list_(pa.string())),
+    ]
+)
+READ_DTYPES = ["Int64", "float64", "boolean", "str", "datetime64[ms, UTC]", "object"]
+
+
+def every_type_table() -> pa.Table:
+    return pa.table(
+        {
+            "i": [1, None],
+            "f": [1.5, None],
+            "b": [True, None],
+            "s": ["x", None],
+            "t": pa.array([0, None], TIMESTAMP),
+            "l": [["a", None], None],
+        },
+        schema=EVERY_TYPE,
+    )
+
+
+def test_to_pandas_dtypes_with_nulls_and_when_empty() -> None:
+    full = every_type_table()
+    for data in (full, full.slice(0, 0), full.to_batches()[0], EVERY_TYPE.empty_table()):
+        frame = to_pandas(data)
+        assert [str(dtype) for dtype in frame.dtypes] == READ_DTYPES
+    frame = to_pandas(full)
+    assert frame["i"].tolist() == [1, pd.NA]
+    assert frame["l"].tolist() == [["a", None], None]
+    assert frame["t"][0] == pd.Timestamp(0, unit="ms", tz="UTC") and frame["t"].isna()[1]
+
+
+def test_to_pandas_pyarrow_backend() -> None:
+    for data in (every_type_table(), EVERY_TYPE.empty_table()):
+        frame = to_pandas(data, dtype_backend="pyarrow")
+        assert list(frame.dtypes) == [pd.ArrowDtype(field.type) for field in EVERY_TYPE]
+    with pytest.raises(ValueError, match="dtype_backend"):
+        to_pandas(every_type_table(), dtype_backend="numpy_nullable")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# The published write → read table
+
+
+def test_dtype_table_names_the_common_dtypes() -> None:
+    written = {row.written for row in DTYPE_TABLE}
+    assert {"int64", "Int64", "float64", "bool", "boolean", "str", "string", "object"} <= written
+    assert {"category", "datetime64[ns]", "datetime64[ns, UTC]"} <= written
+
+
+def expected_read_back(value: Any) -> Any:
+    if isinstance(value, datetime):
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return pd.Timestamp(value)
+    return value
+
+
+@pytest.mark.parametrize("row", DTYPE_TABLE, ids=lambda row: f"{row.written}-{row.column_type}")
+def test_dtype_table_round_trip(row: Any) -> None:
+    series = pd.Series(list(row.example), dtype=row.written, name="c")
+    assert str(series.dtype) == row.written
+    spec = column_spec("c", series)
+    assert spec.type_name == row.column_type
+    model = service_model(spec.definition())
+    assert column_arrow_type(model) == row.arrow
+
+    rows = [
+        {"$id": f"r{i}", "$sequence": str(i), **values}
+        for i, values in enumerate(frame_to_rows(series.to_frame()))
+    ]
+    body = json.dumps({"total": len(rows), "rows": rows}).encode()
+    _, batch = decode_page(body, arrow_schema([model]))
+    assert batch.schema.field("c").type == row.arrow
+    read = to_pandas(batch)["c"]
+    assert str(read.dtype) == row.read
+    assert str(to_pandas(batch.slice(0, 0))["c"].dtype) == row.read
+    assert to_pandas(batch, dtype_backend="pyarrow")["c"].dtype == pd.ArrowDtype(row.arrow)
+    expected = [expected_read_back(value) for value in row.example]
+    assert [None if v is pd.NA or v is pd.NaT or v != v else v for v in read.tolist()] == [
+        None if v is None else v for v in expected
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# pandas → service columns
+
+
+def test_column_definitions_from_a_frame() -> None:
+    frame = pd.DataFrame(
+        {
+            "$id": ["a", "b"],
+            "n": pd.array([1, None], dtype="Int64"),
+            "x": [0.5, np.nan],
+            "ok": [True, False],
+            "name": ["short", "y" * 300],
+            "kind": pd.Categorical(["a", "b"]),
+            "when": pd.Series([pd.Timestamp("2020-01-01", tz="Europe/Oslo"), pd.NaT]),
+            "tags": [["p", "q"], None],
+            "ns": [[1, 2], []],
+            "empty": [None, None],
+        }
+    )
+    assert column_definitions(frame) == [
+        {"key": "n", "type": "integer", "required": False, "array": False},
+        {"key": "x", "type": "float", "required": False, "array": False},
+        {"key": "ok", "type": "boolean", "required": False, "array": False},
+        {"key": "name", "type": "string", "required": False, "array": False, "size": 512},
+        {"key": "kind", "type": "enum", "required": False, "array": False, "elements": ["a", "b"]},
+        {"key": "when", "type": "datetime", "required": False, "array": False},
+        {"key": "tags", "type": "string", "required": False, "array": True, "size": 255},
+        {"key": "ns", "type": "integer", "required": False, "array": True},
+        {"key": "empty", "type": "string", "required": False, "array": False, "size": 255},
+    ]
+    assert column_types(frame) == {
+        "n": "integer",
+        "x": "float",
+        "ok": "boolean",
+        "name": "string",
+        "kind": "enum",
+        "when": "datetime",
+        "tags": "string[]",
+        "ns": "integer[]",
+        "empty": "string",
+    }
+
+
+def test_categories_that_cannot_be_an_enum() -> None:
+    many = pd.Series(pd.Categorical([f"v{i}" for i in range(101)]))
+    assert column_spec("c", many) == column_spec("c", many.astype(str))
+    assert column_spec("c", many).type == "string"
+    long = pd.Series(pd.Categorical(["z" * 256]))
+    assert column_spec("c", long).type == "string"
+    assert column_spec("c", pd.Series(pd.Categorical([1, 2]))).type == "integer"
+
+
+def test_string_sizes() -> None:
+    assert [string_size(n) for n in (0, 255, 256, 257, 1000, 70000)] == [
+        255,
+        255,
+        256,
+        512,
+        1024,
+        131072,
+    ]
+    assert column_spec("c", pd.Series(["é" * 256])).size == 256  # characters, not bytes
+
+
+def test_unstorable_columns_raise_type_error() -> None:
+    with pytest.raises(TypeError, match="'mixed'"):
+        column_spec("mixed", pd.Series(["a", 1], dtype=object))
+    with pytest.raises(TypeError, match="'gap'"):
+        column_spec("gap", pd.Series(pd.to_timedelta([1, 2], unit="s")))
+
+
+def test_mapping_form() -> None:
+    assert column_definitions({"age": "integer", "bio": "string(1000)", "mail": "email[]"}) == [
+        {"key": "age", "type": "integer", "required": False, "array": False},
+        {"key": "bio", "type": "string", "required": False, "array": False, "size": 1000},
+        {"key": "mail", "type": "email", "required": False, "array": True},
+    ]
+    assert parse_column_type("s", "string").size == 255
+    for bad in ("enum", "bogus", "integer(5)", "string[](3)"):
+        with pytest.raises(ValueError, match="'c'"):
+            parse_column_type("c", bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inference across pages
+
+
+def test_inference_null_first_then_settles() -> None:
+    inferred = InferredSchema()
+    first: list[dict[str, Any]] = [{"$id": "a", "$tableId": "t", "n": None, "tags": []}]
+    assert inferred.add_rows(first)
+    assert inferred.schema.field("n").type == pa.null()
+    assert inferred.schema.field("tags").type == pa.list_(pa.null())
+    first_batch = inferred.conform(pa.RecordBatch.from_pylist([{"n": None, "tags": []}]))
+    assert inferred.add_rows([{"n": 3, "tags": ["x"]}])
+    assert inferred.schema.names == [*SYSTEM_SCHEMA.names, "n", "tags"]
+    assert inferred.schema.field("n").type == pa.int64()
+    assert inferred.schema.field("tags").type == pa.list_(pa.string())
+    assert not inferred.add_rows([{"n": None}, {"tags": None}])  # nulls change nothing
+    again = inferred.conform(first_batch)
+    assert again.schema == inferred.schema
+    assert again.column("n").to_pylist() == [None] and again.column("tags").to_pylist() == [[]]
+
+
+def test_inference_widens_int_to_float_either_order() -> None:
+    one: list[dict[str, Any]] = [{"x": 1}]
+    half: list[dict[str, Any]] = [{"x": 0.5}]
+    for pages in ([one, half], [half, one]):
+        inferred = InferredSchema()
+        batches = []
+        for page in pages:
+            inferred.add_rows(page)
+            batches.append(pa.RecordBatch.from_pylist(page))
+        assert inferred.schema.field("x").type == pa.float64()
+        values = pa.Table.from_batches([inferred.conform(b) for b in batches]).column("x")
+        assert sorted(values.to_pylist()) == [0.5, 1.0]
+
+
+def test_inference_of_datetimes_and_their_widening_to_text() -> None:
+    inferred = InferredSchema()
+    page = [{"when": "2020-10-15T06:38:00.000+02:00"}]
+    inferred.add_rows(page)
+    assert inferred.schema.field("when").type == TIMESTAMP
+    early = inferred.conform(pa.RecordBatch.from_pylist(page))
+    assert early.column("when").to_pylist() == [datetime(2020, 10, 15, 4, 38, tzinfo=UTC)]
+    assert inferred.add_rows([{"when": "soon"}])
+    assert inferred.schema.field("when").type == pa.string()
+    assert inferred.conform(early).column("when").to_pylist() == ["2020-10-15T04:38:00.000+00:00"]
+    assert not inferred.add_rows([{"when": "2021-01-01T00:00:00.000+00:00"}])
+
+
+def test_inference_conflicts_and_objects() -> None:
+    inferred = InferredSchema()
+    inferred.add_rows([{"flag": True, "rel": {"$id": "x"}}])
+    assert "rel" not in inferred.schema.names
+    with pytest.raises(RowDecodeError, match="'flag'") as caught:
+        inferred.add_rows([{"flag": 1}])
+    assert caught.value.column == "flag"
+    with pytest.raises(RowDecodeError, match="'mixed'"):
+        inferred.add_rows([{"mixed": 1}, {"mixed": "a"}])
+
+
+def test_inference_keeps_order_of_first_appearance_and_fills_missing_columns() -> None:
+    inferred = InferredSchema()
+    inferred.add_rows([{"b": 1}, {"a": "x"}])
+    inferred.add_rows([{"c": True}])
+    assert inferred.schema.names[-3:] == ["b", "a", "c"]
+    batch = inferred.conform(pa.RecordBatch.from_pylist([{"c": False}]))
+    assert batch.to_pylist()[0] | {} == {
+        **dict.fromkeys(SYSTEM_SCHEMA.names),
+        "b": None,
+        "a": None,
+        "c": False,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Python values → JSON
+
+
+@pytest.mark.parametrize(
+    "missing", [None, float("nan"), np.float32("nan"), pd.NA, pd.NaT, np.datetime64("NaT")]
+)
+def test_missing_values_become_null(missing: Any) -> None:
+    assert to_json_value(missing) is None
+
+
+def test_scalars_become_python_json_values() -> None:
+    converted = [to_json_value(v) for v in (np.int32(3), np.float32(0.5), np.bool_(True), "é")]
+    assert converted == [3, 0.5, True, "é"]
+    assert [type(v) for v in converted] == [int, float, bool, str]
+    assert to_json_value([np.int64(1), None, (2.5, pd.NA)]) == [1, None, [2.5, None]]
+    assert to_json_value(np.array(["a", "b"])) == ["a", "b"]
+    assert to_json_value({"k": np.nan}) == {"k": None}
+    with pytest.raises(ValueError, match="infinity"):
+        to_json_value(float("-inf"))
+    with pytest.raises(TypeError, match="timedelta"):
+        to_json_value(timedelta(1))
+
+
+def test_datetimes_become_utc_text_with_milliseconds() -> None:
+    aware = datetime(2020, 10, 15, 8, 38, 0, 123999, tzinfo=OSLO)
+    assert to_json_value(aware) == "2020-10-15T06:38:00.123+00:00"
+    assert to_json_value(datetime(2020, 10, 15, 6, 38)) == "2020-10-15T06:38:00.000+00:00"
+    stamp = pd.Timestamp("2020-10-15 06:38:00.123456789", tz="America/New_York")
+    assert to_json_value(stamp) == "2020-10-15T10:38:00.123+00:00"
+    assert to_json_value(np.datetime64("2020-10-15T06:38:00.5")) == "2020-10-15T06:38:00.500+00:00"
+    assert to_json_value(date(999, 1, 2)) == "0999-01-02T00:00:00.000+00:00"
+    assert format_service_datetime(datetime(1969, 12, 31, 23, 59, 59, 999999)) == (
+        "1969-12-31T23:59:59.999+00:00"
+    )
+
+
+def test_frame_to_rows_column_kinds() -> None:
+    frame = pd.DataFrame(
+        {
+            "n": pd.array([1, None], dtype="Int64"),
+            "x": [np.nan, 2.0],
+            "s": pd.Series(["a", None], dtype="str"),
+            "when": pd.Series([pd.Timestamp("2020-10-15 08:38:00.1239", tz="Europe/Oslo"), pd.NaT]),
+            "naive": pd.Series([pd.Timestamp("2020-10-15 06:38"), pd.NaT]),
+            "kind": pd.Categorical(["b", None]),
+            "tags": [["a"], None],
+            "mixed": pd.Series([1, "a"], dtype=object),
+            "days": [date(2020, 1, 2), None],
+        }
+    )
+    frame.index = pd.Index([10, 20])  # the index is not written
+    assert frame_to_rows(frame) == [
+        {
+            "n": 1,
+            "x": None,
+            "s": "a",
+            "when": "2020-10-15T06:38:00.123+00:00",
+            "naive": "2020-10-15T06:38:00.000+00:00",
+            "kind": "b",
+            "tags": ["a"],
+            "mixed": 1,
+            "days": "2020-01-02T00:00:00.000+00:00",
+        },
+        dict.fromkeys(["n", "s", "when", "naive", "kind", "tags", "days"])
+        | {"x": 2.0, "mixed": "a"},
+    ]
+    assert frame_to_rows(frame.iloc[:0]) == []
+    with pytest.raises(ValueError, match="'x'"):
+        frame_to_rows(pd.DataFrame({"x": [1.0, np.inf]}))
+    with pytest.raises(TypeError, match="'gap'"):
+        frame_to_rows(pd.DataFrame({"gap": pd.to_timedelta([1], unit="s")}))
+
+
+frames_columns = {
+    "int": (st.integers(-(2**63), 2**63 - 1), "int64", False),
+    "Int": (st.integers(-(2**63), 2**63 - 1), "Int64", True),
+    "float": (st.floats(allow_infinity=False), "float64", True),
+    "bool": (st.booleans(), "bool", False),
+    "boolean": (st.booleans(), "boolean", True),
+    "str": (st.text(max_size=5), "str", True),
+    "naive": (st.datetimes(min_value=datetime(1700, 1, 1), max_value=datetime(2200, 1, 1)),
+              "datetime64[ns]", True),
+    "aware": (st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30),
+                           timezones=st.sampled_from([UTC, OSLO])), "datetime64[us, UTC]", True),
+    "category": (st.sampled_from(["p", "q", "r"]), "category", True),
+    "lists": (st.lists(st.integers(-5, 5), max_size=2), "object", True),
+}  # fmt: skip
+
+
+@st.composite
+def frames(draw: st.DrawFn) -> pd.DataFrame:
+    length = draw(st.integers(0, 6))
+    data = {}
+    for name, (values, dtype, nullable) in frames_columns.items():
+        items = st.none() | values if nullable else values
+        data[name] = pd.Series(draw(st.lists(items, min_size=length, max_size=length)), dtype=dtype)
+    return pd.DataFrame(data)
+
+
+@given(frames())
+def test_frame_to_rows_equals_value_by_value_conversion(frame: pd.DataFrame) -> None:
+    expected = [
+        {key: to_json_value(frame[key].array[i]) for key in frame.columns}
+        for i in range(len(frame))
+    ]
+    assert frame_to_rows(frame) == expected

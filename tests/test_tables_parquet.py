@@ -1,0 +1,96 @@
+"""Parquet export: streamed row group by row group, read back equal with pyarrow, atomic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from frameport._client import Client
+from frameport._demo import sample_people
+from frameport._exceptions import FrameportError
+from frameport._schema import to_pandas
+from frameport._tables import Table
+from frameport._transport import RetryPolicy
+from frameport.local import LocalService
+from tables_support import load, new_id
+
+
+@pytest.fixture(scope="module")
+def people(service: LocalService) -> Iterator[tuple[Table, pd.DataFrame]]:
+    with service.client() as client:
+        yield load(client, new_id("parquet"), sample_people(12_345, seed=12))
+
+
+def test_the_file_reads_back_equal_to_the_query(
+    people: tuple[Table, pd.DataFrame], tmp_path: Path
+) -> None:
+    table, _ = people
+    query = table.query("age >= 40 and city != 'Oslo'").select("name", "age", "signup")
+    target = tmp_path / "adults.parquet"
+    rows = query.to_parquet(target, progress=False, page_size=1000)
+    written = pq.read_table(target)
+    expected = query.to_arrow(progress=False)
+    assert rows == expected.num_rows == written.num_rows
+    assert written.schema.equals(expected.schema)
+    assert written.equals(expected)
+    pd.testing.assert_frame_equal(to_pandas(written), query.to_pandas(progress=False))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["adults.parquet"]
+
+
+def test_the_whole_table_in_row_groups_with_the_chosen_codec(
+    people: tuple[Table, pd.DataFrame], tmp_path: Path
+) -> None:
+    table, _ = people
+    target = tmp_path / "all.parquet"
+    assert table.to_parquet(target, compression="snappy", progress=False) == 12_345
+    metadata = pq.ParquetFile(target).metadata
+    assert metadata.num_rows == 12_345
+    assert metadata.row_group(0).column(0).compression == "SNAPPY"
+    assert pq.read_table(target).equals(table.to_arrow(progress=False))
+
+
+def test_an_empty_result_writes_a_file_with_the_schema(
+    people: tuple[Table, pd.DataFrame], tmp_path: Path
+) -> None:
+    table, _ = people
+    target = tmp_path / "none.parquet"
+    assert table.query("age > 1000").to_parquet(target, progress=False) == 0
+    written = pq.read_table(target)
+    assert written.num_rows == 0
+    assert written.schema.equals(table.to_arrow(progress=False).schema)
+
+
+def test_a_failed_export_leaves_no_partial_file(tmp_path: Path) -> None:
+    frame = sample_people(3000, seed=13)
+    patient = RetryPolicy(retries=12, backoff=0.05, backoff_max=0.5)
+    with LocalService(faults="0.3:11") as faulty:
+        with faulty.client(retries=patient) as loader:
+            table = loader.create_table("faulty", "people", schema=frame)
+            table.insert(frame, progress=False)
+        fresh = tmp_path / "fresh.parquet"
+        kept = tmp_path / "kept.parquet"
+        kept.write_bytes(b"the previous export")
+        with faulty.client(retries=0) as fragile:
+            people = fragile.table("faulty", "people")
+            for target in (fresh, kept):
+                with pytest.raises(FrameportError):  # 30 pages: one of them fails
+                    people.to_parquet(target, progress=False, page_size=100)
+    assert not fresh.exists()
+    assert kept.read_bytes() == b"the previous export"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["kept.parquet"]
+
+
+def test_export_from_the_legacy_interface_matches(
+    service: LocalService, people: tuple[Table, pd.DataFrame], tmp_path: Path
+) -> None:
+    table, _ = people
+    with Client(service.endpoint, service.project, key=service.key) as client:
+        collection = client.collection(table.database_id, table.id)
+        collection.head(2500).to_parquet(tmp_path / "legacy.parquet", progress=False)
+    assert pq.read_table(tmp_path / "legacy.parquet").equals(
+        table.head(2500).to_arrow(progress=False)
+    )
