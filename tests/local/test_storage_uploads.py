@@ -62,6 +62,17 @@ def test_upload_reads_back_identical(admin: httpx.Client, size: int, order: str)
     assert download(admin, "uploads", file_id).content == data
 
 
+def test_empty_file_uploads_in_one_request_and_reads_back_empty(admin: httpx.Client) -> None:
+    response = send_chunk(admin, FILES, b"", (0, 0), upload_id="empty", ranged=False)
+    assert response.status_code == 201, response.text
+    final = response.json()
+    assert final["sizeOriginal"] == final["sizeActual"] == 0
+    assert final["chunksUploaded"] == final["chunksTotal"] == 1
+    assert final["signature"] == hashlib.md5(b"").hexdigest()
+    fetched = download(admin, "uploads", "empty")
+    assert fetched.status_code == 200 and fetched.content == b""
+
+
 def test_intermediate_answers_count_distinct_parts(admin: httpx.Client) -> None:
     data = seeded_bytes(3 * CHUNK, seed=3)
     spans = chunk_spans(len(data))
@@ -197,12 +208,8 @@ def test_create_permission_is_not_a_file_permission(admin: httpx.Client) -> None
     assert_error(response, 400, "general_argument_invalid")
 
 
-@pytest.mark.parametrize("part", [None, b""])
-def test_missing_or_empty_file_part_is_storage_file_empty(
-    admin: httpx.Client, part: bytes | None
-) -> None:
-    files = {"other": ("a.txt", b"x")} if part is None else {"file": ("a.txt", part)}
-    response = admin.post(FILES, files=files, data={"fileId": "empty"})
+def test_missing_file_part_is_storage_file_empty(admin: httpx.Client) -> None:
+    response = admin.post(FILES, files={"other": ("a.txt", b"x")}, data={"fileId": "nofile"})
     assert_error(response, 400, "storage_file_empty")
 
 

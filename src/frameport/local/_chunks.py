@@ -122,11 +122,16 @@ def upload_id(header: str | None, form_value: object = None) -> str:
 
 
 def uploaded_part(params: Params, field: str) -> UploadFile:
-    """The file part `field` of a multipart form; 400 `storage_file_empty` when absent or empty."""
+    """The file part `field` of a multipart form; 400 `storage_file_empty` when it is absent.
+
+    A part with no bytes is a 0-byte file, which is valid.
+    """
     value = params.raw(field)
-    if isinstance(value, UploadFile) and part_size(value) > 0:
+    if isinstance(value, UploadFile):
         return value
-    raise ServiceError("storage_file_empty", f"No file sent: the form's `{field}` part is empty.")
+    raise ServiceError(
+        "storage_file_empty", f"No file sent: the form has no `{field}` part. Send the bytes in it."
+    )
 
 
 def part_size(part: UploadFile) -> int:

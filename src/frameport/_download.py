@@ -1,0 +1,179 @@
+"""Downloads to disk: streamed in blocks, resumed with Range requests, checked, then renamed.
+
+The bytes go to ``<destination>.part``; only a complete, checked download is renamed to the
+destination, so the destination never holds a torn file. A download that is interrupted (a
+dropped connection, a killed process) continues from the bytes already in the ``.part`` file.
+
+The service answers a Range request with at most 10 MiB (20 MB when an end is given) and
+refuses a one-byte range, so a resumed download is a series of ranges that each start one
+byte before the bytes still missing.
+
+>>> download = ResumableDownload(client, "/storage/buckets/b/files/f/download", Path("f.bin"),
+...                              size=123, md5="...", label="f", progress=None)  # doctest: +SKIP
+>>> await download.run()                                                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+import httpx
+
+from ._exceptions import FrameportError, TransportError
+from ._transfer import DownloadVerificationError, ProgressCallback, TransferProgress
+
+if TYPE_CHECKING:
+    from ._client import AsyncClient
+
+#: Bytes asked for per Range request: below the 20 MB at which the service shortens a range.
+RANGE_SPAN = 16 * 1024 * 1024
+#: Bytes read from the response and written to disk at a time.
+BLOCK_SIZE = 1024 * 1024
+
+
+def partial_path(destination: Path) -> Path:
+    """Where the bytes of `destination` gather until the download is complete."""
+    return destination.with_name(destination.name + ".part")
+
+
+def _md5_of(path: Path, length: int) -> hashlib._Hash:
+    """The MD5 state after the first `length` bytes of `path` (no file is read for 0)."""
+    digest = hashlib.md5(usedforsecurity=False)
+    if length:
+        with path.open("rb") as handle:
+            while block := handle.read(min(BLOCK_SIZE, length)):
+                digest.update(block)
+                length -= len(block)
+    return digest
+
+
+class ResumableDownload:
+    """Download `path` (relative to the endpoint) to `destination`.
+
+    `size` and `md5` are the service's record of the file (`md5` None: not known): a
+    ``.part`` file left by an earlier attempt is continued, and the result is checked.
+    """
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        path: str,
+        destination: Path,
+        *,
+        size: int,
+        md5: str | None,
+        label: str,
+        progress: bool | None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        self._client = client
+        self._path = path
+        self.destination = destination
+        self._partial = partial_path(destination)
+        self._size = size
+        self._md5 = md5
+        self._label = label
+        self._progress = progress
+        self._on_progress = on_progress
+
+    async def run(self) -> Path:
+        """Download, check and rename; returns the destination."""
+        self._partial.parent.mkdir(parents=True, exist_ok=True)
+        offset = self._partial.stat().st_size if self._partial.exists() else 0
+        if offset > self._size:
+            offset = 0
+        digest = await asyncio.to_thread(_md5_of, self._partial, offset)
+        with (
+            self._partial.open("r+b" if offset else "wb") as out,
+            TransferProgress(
+                self._size,
+                desc=self._label,
+                progress=self._progress,
+                on_progress=self._on_progress,
+                done=offset,
+            ) as progress,
+        ):
+            out.truncate(offset)
+            out.seek(offset)
+            await self._receive(out, offset, digest, progress)
+        self._check(digest.hexdigest())
+        os.replace(self._partial, self.destination)
+        return self.destination
+
+    async def _receive(
+        self, out: BinaryIO, offset: int, digest: hashlib._Hash, progress: TransferProgress
+    ) -> None:
+        """Request ranges until every byte is on disk, resuming responses cut short."""
+        policy = self._client._transport.retry
+        stalled = 0
+        answered = 0 < offset == self._size  # a complete .part needs no request
+        while not answered or offset < self._size:
+            before, failure = offset, None
+            try:
+                offset = await self._fetch(out, offset, digest, progress)
+                answered = True
+            except httpx.HTTPError as exc:
+                offset, failure = out.tell(), exc
+            stalled = 0 if offset > before else stalled + 1
+            if stalled > policy.retries:
+                raise TransportError(
+                    f"Download of {self._label!r} stopped at byte {offset} "
+                    f"({failure or 'no bytes came'}); call download() again to continue.",
+                    method="GET",
+                    url=self._client.endpoint + self._path,
+                ) from failure
+            if failure is not None:
+                await asyncio.sleep(policy.backoff_delay(stalled))
+
+    async def _fetch(
+        self, out: BinaryIO, offset: int, digest: hashlib._Hash, progress: TransferProgress
+    ) -> int:
+        """One request for the bytes from `offset`; returns the offset reached."""
+        headers: dict[str, str] = {}
+        start = max(0, offset - 1)  # a range covers at least two bytes
+        if offset:
+            end = min(start + RANGE_SPAN, self._size) - 1
+            headers["Range"] = f"bytes={start}-{end}"
+        async with self._client._stream("GET", self._path, headers=headers) as response:
+            if response.status_code == 206:
+                sent_range = response.headers.get("content-range", "")
+                if not sent_range.startswith(f"bytes {start}-"):
+                    raise FrameportError(
+                        f"Asked for bytes from {start} of {self._label!r}, the service sent "
+                        f"{sent_range!r}."
+                    )
+                skip = offset - start
+            else:
+                skip = offset  # a 200 carries the whole file
+            async for block in response.aiter_bytes(BLOCK_SIZE):
+                if skip:
+                    dropped = min(skip, len(block))
+                    block, skip = block[dropped:], skip - dropped
+                if not block:
+                    continue
+                out.write(block)
+                digest.update(block)
+                offset += len(block)
+                progress.advance(len(block))
+        return offset
+
+    def _check(self, md5: str) -> None:
+        received = self._partial.stat().st_size
+        checks = [("size", self._size, received), ("signature", self._md5, md5)]
+        for check, expected, actual in checks:
+            if expected is not None and expected != actual:
+                with contextlib.suppress(OSError):
+                    self._partial.unlink()
+                raise DownloadVerificationError(
+                    f"Download of {self._label!r} failed the {check} check: received "
+                    f"{actual!r}, the service's record says {expected!r}.",
+                    check=check,
+                    expected=expected,
+                    actual=actual,
+                    file_id=self._label,
+                )

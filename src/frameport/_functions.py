@@ -1,0 +1,243 @@
+"""Functions: create one, deploy code to it, list and download its deployments.
+
+A directory is packed into a ``.tar.gz`` (without ``.git``, ``__pycache__``, ``node_modules``
+and virtual environments) in a temporary file and sent with the chunked uploader; an existing
+``.tar.gz`` is sent as it is.
+
+>>> etl = client.function("etl")                                           # doctest: +SKIP
+>>> etl.deploy("./src", entrypoint="main.py", activate=True).status        # doctest: +SKIP
+'waiting'
+>>> etl.download_deployment(d.id, "etl-code.tar.gz")                       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ._download import ResumableDownload
+from ._ids import ID
+from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
+from ._sync import SyncFacade, delegate, forward_property
+from ._transfer import ProgressCallback
+from ._upload import ChunkedUpload, UploadTarget
+
+if TYPE_CHECKING:
+    from ._client import AsyncClient
+
+#: Directories never packed into a deployment (besides any holding a ``pyvenv.cfg``).
+SKIPPED_DIRECTORIES = frozenset({".git", "__pycache__", "node_modules", ".venv", "venv"})
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
+#: The archive's file name in the upload form (the service requires a ``.gz`` name).
+ARCHIVE_NAME = "code.tar.gz"
+
+
+def _skipped(directory: Path) -> bool:
+    return directory.name in SKIPPED_DIRECTORIES or (directory / "pyvenv.cfg").is_file()
+
+
+def pack_directory(directory: Path, archive: Path) -> list[str]:
+    """Write the contents of `directory` to the gzip'd tar `archive`, members named relative
+    to `directory`, in sorted order; returns the member names.
+
+    >>> pack_directory(Path("src"), Path("/tmp/code.tar.gz"))[:2]   # doctest: +SKIP
+    ['main.py', 'requirements.txt']
+    """
+    members: list[str] = []
+    with tarfile.open(archive, "w:gz") as tar:
+        for root, directories, files in os.walk(directory):
+            here = Path(root)
+            directories[:] = sorted(d for d in directories if not _skipped(here / d))
+            for name in [*directories, *sorted(files)]:
+                path = here / name
+                member = path.relative_to(directory).as_posix()
+                tar.add(path, arcname=member, recursive=False)
+                members.append(member)
+    return members
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A deployment of a function, as the service describes it; `record` is the whole record.
+
+    >>> Deployment.from_record({"$id": "d1", "status": "waiting"}).status
+    'waiting'
+    """
+
+    id: str
+    function_id: str
+    status: str
+    entrypoint: str
+    activate: bool
+    source_size: int
+    created_at: datetime | None
+    updated_at: datetime | None
+    record: dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Deployment:
+        return cls(
+            id=str(record["$id"]),
+            function_id=str(record.get("resourceId") or ""),
+            status=str(record.get("status") or ""),
+            entrypoint=str(record.get("entrypoint") or ""),
+            activate=bool(record.get("activate")),
+            source_size=int(record.get("sourceSize") or 0),
+            created_at=parse_time(record.get("$createdAt")),
+            updated_at=parse_time(record.get("$updatedAt")),
+            record=dict(record),
+        )
+
+
+class AsyncFunction:
+    """One function of the project; every I/O method is a coroutine. Get it with
+    ``client.function(function_id)`` or ``await client.create_function(...)``."""
+
+    def __init__(self, client: AsyncClient, function_id: str) -> None:
+        self._client = client
+        self._id = ID.custom(function_id)
+        self._path = f"/functions/{self._id}"
+
+    @property
+    def id(self) -> str:
+        """The function's ID."""
+        return self._id
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self._id!r})"
+
+    def _deployment_path(self, deployment_id: str, action: str = "") -> str:
+        suffix = f"/{action}" if action else ""
+        return f"{self._path}/deployments/{ID.custom(deployment_id)}{suffix}"
+
+    async def info(self) -> dict[str, Any]:
+        """The function's record (name, runtime, entrypoint, ...)."""
+        record: dict[str, Any] = await self._client._request_json("GET", self._path)
+        return record
+
+    async def deploy(
+        self,
+        source: str | os.PathLike[str],
+        entrypoint: str | None = None,
+        commands: str | None = None,
+        activate: bool = True,
+        *,
+        progress: bool | None = None,
+        on_progress: ProgressCallback | None = None,
+        concurrency: int = 4,
+    ) -> Deployment:
+        """Deploy the code in `source`: a directory (packed into a .tar.gz) or a .tar.gz file.
+
+        `entrypoint` and `commands` default to the function's own; `activate` makes the
+        deployment the active one once built. Returns the new deployment (status
+        ``waiting``).
+        """
+        fields = {"activate": "true" if activate else "false"}
+        if entrypoint is not None:
+            fields["entrypoint"] = entrypoint
+        if commands is not None:
+            fields["commands"] = commands
+        target = UploadTarget(
+            create_path=f"{self._path}/deployments",
+            record_path=f"{self._path}/deployments",
+            part_field="code",
+            part_name=ARCHIVE_NAME,
+            fields=fields,
+            id_field=None,
+            verified=False,
+        )
+        path = Path(source)
+        with tempfile.TemporaryDirectory(prefix="frameport-") as directory:
+            if path.is_dir():
+                archive = Path(directory) / ARCHIVE_NAME
+                await asyncio.to_thread(pack_directory, path, archive)
+            elif path.name.endswith(ARCHIVE_SUFFIXES):
+                archive = path
+            else:
+                raise ValueError(
+                    f"deploy() takes a directory or a .tar.gz archive; {str(path)!r} is neither."
+                )
+            with archive.open("rb") as stream:
+                upload = ChunkedUpload(
+                    self._client, target, stream, os.fstat(stream.fileno()).st_size, ID.unique(),
+                    label=f"deploy {self._id}", progress=progress, on_progress=on_progress,
+                    concurrency=concurrency,
+                )  # fmt: skip
+                return Deployment.from_record(await upload.run())
+
+    async def deployments(self) -> pd.DataFrame:
+        """Every deployment of the function, one row each, oldest first (columns named as the
+        service names them: ``$id``, ``status``, ``sourceSize``, ``$createdAt``, ...)."""
+        return await list_frame(
+            self._client, f"{self._path}/deployments", "deployments", DEPLOYMENT_SCHEMA
+        )
+
+    async def deployment(self, deployment_id: str) -> Deployment:
+        """The service's record of one deployment."""
+        record = await self._client._request_json("GET", self._deployment_path(deployment_id))
+        return Deployment.from_record(record)
+
+    async def download_deployment(
+        self,
+        deployment_id: str,
+        path: str | os.PathLike[str],
+        *,
+        progress: bool | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Path:
+        """Write the deployment's code archive (.tar.gz) to `path`; returns the Path.
+
+        Like `Bucket.download`: through ``<path>.part``, continued if interrupted.
+        """
+        deployment = await self.deployment(deployment_id)
+        download = ResumableDownload(
+            self._client,
+            self._deployment_path(deployment_id, "download"),
+            Path(path),
+            size=deployment.source_size,
+            md5=None,
+            label=f"deployment {deployment_id}",
+            progress=progress,
+            on_progress=on_progress,
+        )
+        return await download.run()
+
+
+async def create_function(
+    client: AsyncClient,
+    function_id: str,
+    name: str,
+    runtime: str,
+    *,
+    entrypoint: str | None = None,
+    commands: str | None = None,
+) -> AsyncFunction:
+    """Create a function (`function_id` may be ``"unique()"``) and return it."""
+    body: dict[str, Any] = {"functionId": function_id, "name": name, "runtime": runtime}
+    if entrypoint is not None:
+        body["entrypoint"] = entrypoint
+    if commands is not None:
+        body["commands"] = commands
+    record = await create_record(client, "/functions", body, function_id)
+    return AsyncFunction(client, str(record["$id"]))
+
+
+class Function(SyncFacade[AsyncFunction], wraps=AsyncFunction):
+    """One function of the project, for scripts and notebooks: the methods of
+    `AsyncFunction`, each run to completion. Get it with ``client.function(function_id)``."""
+
+    id = forward_property("id")
+    info = delegate(AsyncFunction.info)
+    deploy = delegate(AsyncFunction.deploy)
+    deployments = delegate(AsyncFunction.deployments)
+    deployment = delegate(AsyncFunction.deployment)
+    download_deployment = delegate(AsyncFunction.download_deployment)

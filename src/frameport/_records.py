@@ -1,0 +1,114 @@
+"""Records of the service's storage and function areas: lists as typed DataFrames, creates
+with a client-chosen ID, and the service's datetimes.
+
+`list_frame` reads every page of a list (files, deployments) by cursor (``cursorAfter`` the
+last ID of the previous page), decodes it with Arrow against a fixed schema, and converts it
+with frameport's read dtypes: integers ``Int64``, times ``datetime64[ms, UTC]``, text ``str``,
+flags ``boolean``, lists ``object``.
+
+>>> frame = await list_frame(client, "/storage/buckets/b/files", "files", FILE_SCHEMA)
+... # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ._pages import decode_page, last_row_id
+from ._schema import TIMESTAMP, to_pandas
+from ._transport import queries_param
+
+if TYPE_CHECKING:
+    from ._client import AsyncClient
+
+#: Records asked for per page.
+PAGE_SIZE = 100
+
+FILE_SCHEMA = pa.schema(
+    [
+        ("$id", pa.string()),
+        ("bucketId", pa.string()),
+        ("name", pa.string()),
+        ("mimeType", pa.string()),
+        ("sizeOriginal", pa.int64()),
+        ("sizeActual", pa.int64()),
+        ("signature", pa.string()),
+        ("chunksTotal", pa.int64()),
+        ("chunksUploaded", pa.int64()),
+        ("compression", pa.string()),
+        ("encryption", pa.bool_()),
+        ("$permissions", pa.list_(pa.string())),
+        ("$createdAt", TIMESTAMP),
+        ("$updatedAt", TIMESTAMP),
+    ]
+)
+"""The columns of `Bucket.list_files`: the File model's fields, named as the service names them."""
+
+DEPLOYMENT_SCHEMA = pa.schema(
+    [
+        ("$id", pa.string()),
+        ("resourceId", pa.string()),
+        ("type", pa.string()),
+        ("status", pa.string()),
+        ("entrypoint", pa.string()),
+        ("activate", pa.bool_()),
+        ("sourceSize", pa.int64()),
+        ("buildSize", pa.int64()),
+        ("totalSize", pa.int64()),
+        ("buildDuration", pa.int64()),
+        ("$createdAt", TIMESTAMP),
+        ("$updatedAt", TIMESTAMP),
+    ]
+)
+"""The columns of `Function.deployments`."""
+
+
+def parse_time(text: Any) -> datetime | None:
+    """A service datetime as an aware datetime (None for a missing or empty value).
+
+    >>> parse_time("2020-10-15T06:38:00.000+00:00").isoformat()
+    '2020-10-15T06:38:00+00:00'
+    """
+    return datetime.fromisoformat(text) if isinstance(text, str) and text else None
+
+
+async def create_record(
+    client: AsyncClient, path: str, body: dict[str, Any], resource_id: str
+) -> dict[str, Any]:
+    """POST `body` to the collection at `path`, creating the resource `resource_id`.
+
+    With a chosen ID (not ``"unique()"``) the create is idempotent: it is retried after a
+    failure, and an "already exists" caused by an earlier attempt reads the resource back.
+    """
+    chosen = resource_id != "unique()"
+    record: dict[str, Any] = await client._request_json(
+        "POST",
+        path,
+        json=body,
+        idempotent=chosen,
+        read_back=f"{path}/{resource_id}" if chosen else None,
+    )
+    return record
+
+
+async def list_frame(
+    client: AsyncClient, path: str, items_key: str, schema: pa.Schema
+) -> pd.DataFrame:
+    """All records of the list at `path` (their key in the body: `items_key`), in the
+    service's order, as a DataFrame with `schema`'s columns."""
+    batches: list[pa.RecordBatch] = []
+    cursor: str | None = None
+    while True:
+        queries: list[dict[str, object]] = [{"method": "limit", "values": [PAGE_SIZE]}]
+        if cursor is not None:
+            queries.append({"method": "cursorAfter", "values": [cursor]})
+        body = await client._request_bytes("GET", path, params=queries_param(queries))
+        _, batch = decode_page(body, schema, items_key=items_key)
+        batches.append(batch)
+        cursor = last_row_id(body)
+        if batch.num_rows < PAGE_SIZE or cursor is None:
+            return to_pandas(pa.Table.from_batches(batches, schema=schema))

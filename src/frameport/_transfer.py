@@ -1,0 +1,86 @@
+"""What uploads and downloads share: progress reporting and the integrity check's error.
+
+>>> with TransferProgress(10, desc="demo.bin", progress=False, on_progress=print) as done:
+...     done.advance(4)
+...     done.advance(6)
+4 10
+10 10
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Self
+
+from ._exceptions import FrameportError
+from ._progress import progress_bar
+
+#: ``on_progress(done_bytes, total_bytes)``, called as a transfer advances.
+ProgressCallback = Callable[[int, int], Any]
+
+
+class TransferProgress:
+    """Bytes moved so far, shown as a tqdm bar (unless `progress` is off) and reported to
+    `on_progress`. `done` counts bytes moved before this call (a resumed transfer)."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        desc: str,
+        progress: bool | None,
+        on_progress: ProgressCallback | None,
+        done: int = 0,
+    ) -> None:
+        self.total = total
+        self.done = done
+        self._on_progress = on_progress
+        self._bar = progress_bar(total=total, unit="B", desc=desc, enabled=progress, initial=done)
+
+    def advance(self, amount: int) -> None:
+        """Count `amount` more bytes as moved."""
+        self.done += amount
+        self._bar.update(amount)
+        if self._on_progress is not None:
+            self._on_progress(self.done, self.total)
+
+    def close(self) -> None:
+        self._bar.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class VerificationError(FrameportError):
+    """Raised when a transferred file differs from its source.
+
+    `check` names the check that failed (``"chunks"``, ``"size"`` or ``"signature"``),
+    `expected` and `actual` its two sides, `file_id` the file concerned.
+    """
+
+    def __init__(self, message: str, *, check: str, expected: Any, actual: Any, file_id: str):
+        super().__init__(message)
+        self.check = check
+        self.expected = expected
+        self.actual = actual
+        self.file_id = file_id
+
+
+class UploadVerificationError(VerificationError):
+    """Raised when the service's final answer to an upload does not match the local source:
+    not every part arrived, the size differs, or the MD5 signature differs. The bad file has
+    been deleted from the bucket; upload again."""
+
+
+class DownloadVerificationError(VerificationError):
+    """Raised when a downloaded file's size or MD5 differs from the service's record of it.
+    The partial download has been removed; download again."""
