@@ -1,0 +1,89 @@
+"""`table`: a table query shown a page at a time, each page one request for its rows only."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+import ipywidgets as widgets
+
+from .._exceptions import FrameportError
+from ._display import StaticViews
+from ._html import frame_html, frame_text, message_html
+from ._messages import describe_failure
+from ._table_pages import TablePage, TablePager
+
+if TYPE_CHECKING:
+    from .._tables import TableQuery
+
+
+class TablePreview(StaticViews, widgets.VBox):
+    """Rows of `query`, `page_size` at a time, with Previous / Next and a label
+    ("rows 21–40 of 57"). Only the rows shown are fetched: each page is one request with a
+    limit and the previous page's last row as cursor; `page` is the page shown.
+    """
+
+    def __init__(self, query: TableQuery, *, page_size: int = 20) -> None:
+        self.query = query
+        self.pager = TablePager(query, page_size)
+        self.page: TablePage | None = None
+        self.page_number = 0
+        self._cursors: list[str | None] = [None]  # where each page seen so far starts
+        self.previous_button = widgets.Button(description="Previous", icon="arrow-left")
+        self.next_button = widgets.Button(description="Next", icon="arrow-right")
+        self.page_label = widgets.Label()
+        self.rows = widgets.HTML()
+        self.previous_button.on_click(lambda _button: self.show_page(self.page_number - 1))
+        self.next_button.on_click(lambda _button: self.show_page(self.page_number + 1))
+        controls = widgets.HBox([self.previous_button, self.page_label, self.next_button])
+        super().__init__([controls, self.rows])
+        self.add_class("frameport-table")
+        self.show_page(0)
+
+    def show_page(self, number: int) -> None:
+        """Show page `number` (0-based): the next one, or one seen before."""
+        number = min(max(number, 0), len(self._cursors) - 1)
+        try:
+            page = self.pager.page(number * self.pager.size, self._cursors[number])
+        except (FrameportError, ValueError) as exc:
+            self.rows.value = message_html(describe_failure(exc), error=True)
+            self.previous_button.disabled = self.next_button.disabled = True
+            return
+        self.page, self.page_number = page, number
+        del self._cursors[number + 1 :]
+        if page.next_cursor is not None:
+            self._cursors.append(page.next_cursor)
+        self.rows.value = frame_html(page.frame)
+        self.page_label.value = self._page_text()
+        self.previous_button.disabled = number == 0
+        self.next_button.disabled = page.next_cursor is None
+
+    def _page_text(self) -> str:
+        page = self.page
+        if page is None:
+            return ""
+        if page.frame.empty and page.start == 0:
+            return "No rows"
+        first, last = page.start + 1, page.start + page.rows_fetched
+        of = f"{page.total:,}" if page.total_exact else f"≥ {max(page.total, last):,}"
+        return f"Rows {first:,}–{last:,} of {of}"
+
+    def summary(self) -> str:
+        lines = [f"frameport table preview: {self.query!r} · {self._page_text()}"]
+        if self.page is not None:
+            lines.append(frame_text(self.page.frame))
+        return "\n".join(lines)
+
+    def _html_body(self) -> str:
+        title = html.escape(f"{self.query!r} · {self._page_text()}")
+        return f"<p><b>{title}</b></p>{self.rows.value}"
+
+
+def table(query: TableQuery, page_size: int = 20) -> TablePreview:
+    """A paged view of a table or query that fetches only the rows it shows.
+
+    Example (a notebook cell)::
+
+        fp.widgets.table(client.table("crm", "people").query("age > 30"), page_size=10)
+    """
+    return TablePreview(query, page_size=page_size)
