@@ -15,7 +15,7 @@ from PIL import Image
 from frameport import ID, Client, NotFoundError, Permission, Role
 from frameport._records import PAGE_SIZE
 from frameport._storage import Bucket, File
-from frameport._transfer import DownloadVerificationError
+from frameport import DownloadVerificationError
 from frameport.local import LocalService
 from storage_support import MIB
 

@@ -13,7 +13,7 @@ import pytest
 
 from frameport import ID, BadRequestError, Client, ConflictError, FrameportError, Permission, Role
 from frameport._storage import Bucket
-from frameport._transfer import UploadVerificationError
+from frameport import UploadVerificationError
 from frameport._upload import CHUNK_SIZE, plan_parts, verify_file_record
 from storage_support import MIB, random_file
 

@@ -20,6 +20,7 @@ from ._exceptions import (
     AuthenticationError,
     BadRequestError,
     ConflictError,
+    DownloadVerificationError,
     FilterError,
     FrameportError,
     FrameportWarning,
@@ -27,12 +28,19 @@ from ._exceptions import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    RowDecodeError,
     ServerError,
     TransportError,
+    UploadVerificationError,
+    VerificationError,
 )
 from ._expr import Expr, col
+from ._functions import AsyncFunction, Deployment, Function
 from ._ids import ID
 from ._permissions import Permission, Role
+from ._schema import DTYPE_TABLE
+from ._storage import AsyncBucket, Bucket, File
+from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
 from ._transport import RetryPolicy
 
 __version__ = "0.1.0"
@@ -47,17 +55,27 @@ def __getattr__(name: str) -> ModuleType:
 
 
 __all__ = [
+    "DTYPE_TABLE",
     "ID",
     "APIError",
+    "AsyncBucket",
     "AsyncClient",
+    "AsyncFunction",
+    "AsyncTable",
+    "AsyncTableQuery",
     "AuthenticationError",
     "BadRequestError",
+    "Bucket",
     "Client",
     "ConflictError",
+    "Deployment",
+    "DownloadVerificationError",
     "Expr",
+    "File",
     "FilterError",
     "FrameportError",
     "FrameportWarning",
+    "Function",
     "ImpersonationIgnoredWarning",
     "NotFoundError",
     "Permission",
@@ -65,8 +83,13 @@ __all__ = [
     "RateLimitError",
     "RetryPolicy",
     "Role",
+    "RowDecodeError",
     "ServerError",
+    "Table",
+    "TableQuery",
     "TransportError",
+    "UploadVerificationError",
+    "VerificationError",
     "__version__",
     "col",
 ]

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, BinaryIO
 import httpx
 
 from ._exceptions import FrameportError, TransportError
-from ._transfer import DownloadVerificationError, ProgressCallback, TransferProgress
+from ._exceptions import DownloadVerificationError
+from ._transfer import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
     from ._client import AsyncClient

@@ -155,6 +155,44 @@ def api_error_class(status: int) -> type[APIError]:
     return _CLASS_BY_STATUS.get(status, APIError)
 
 
+class RowDecodeError(FrameportError, ValueError):
+    """Raised when rows cannot be turned into Arrow: the page body is not JSON, or a column's
+    values do not fit its type (or, for an inferred schema, contradict each other).
+
+    `column` names the offending column when there is one.
+    """
+
+    def __init__(self, message: str, *, column: str | None = None) -> None:
+        super().__init__(message)
+        self.column = column
+
+
+class VerificationError(FrameportError):
+    """Raised when a transferred file differs from its source.
+
+    `check` names the check that failed (``"chunks"``, ``"size"`` or ``"signature"``),
+    `expected` and `actual` its two sides, `file_id` the file concerned.
+    """
+
+    def __init__(self, message: str, *, check: str, expected: Any, actual: Any, file_id: str):
+        super().__init__(message)
+        self.check = check
+        self.expected = expected
+        self.actual = actual
+        self.file_id = file_id
+
+
+class UploadVerificationError(VerificationError):
+    """Raised when the service's final answer to an upload does not match the local source:
+    not every part arrived, the size differs, or the MD5 signature differs. The bad file has
+    been deleted from the bucket; upload again."""
+
+
+class DownloadVerificationError(VerificationError):
+    """Raised when a downloaded file's size or MD5 differs from the service's record of it.
+    The partial download has been removed; download again."""
+
+
 class FrameportWarning(UserWarning):
     """Base of the warnings frameport emits."""
 

@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._exceptions import FilterError, FrameportError
+from ._exceptions import FilterError, RowDecodeError
 from ._timefmt import format_service_datetime
 
 log = logging.getLogger(__name__)
@@ -74,18 +74,6 @@ MAX_ENUM_ELEMENT_LENGTH = 255
 
 _WIRE_DATETIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$")
 _WIRE_DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"  # Arrow's %S carries the milliseconds
-
-
-class RowDecodeError(FrameportError, ValueError):
-    """Raised when rows cannot be turned into Arrow: the page body is not JSON, or a column's
-    values do not fit its type (or, for an inferred schema, contradict each other).
-
-    `column` names the offending column when there is one.
-    """
-
-    def __init__(self, message: str, *, column: str | None = None) -> None:
-        super().__init__(message)
-        self.column = column
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,6 +250,19 @@ DTYPE_TABLE: tuple[DtypeMapping, ...] = (
     DtypeMapping("object", (["a", "b"], None), "string[]", pa.list_(pa.string()), "object"),
     DtypeMapping("object", ([1, 2], []), "integer[]", pa.list_(pa.int64()), "object"),
 )
+
+
+def dtype_table_markdown() -> str:
+    """DTYPE_TABLE as the Markdown table the README publishes (a test keeps them equal)."""
+    lines = [
+        "| pandas dtype written | service column | Arrow type | pandas dtype read |",
+        "|---|---|---|---|",
+    ]
+    for row in DTYPE_TABLE:
+        lines.append(f"| `{row.written}` | `{row.column_type}` | `{row.arrow}` | `{row.read}` |")
+    return "\n".join(lines)
+
+
 """What a DataFrame column becomes in the service, and how it reads back (default backend).
 Datetimes are stored in UTC with millisecond precision; naive ones are taken as UTC."""
 

@@ -32,7 +32,8 @@ from ._exceptions import ConflictError, FrameportError, NotFoundError
 from ._ids import ID
 from ._records import FILE_SCHEMA, create_record, list_frame, parse_time
 from ._sync import SyncFacade, delegate, forward_property
-from ._transfer import ProgressCallback, UploadVerificationError
+from ._exceptions import UploadVerificationError
+from ._transfer import ProgressCallback
 from ._upload import CHUNK_SIZE, ChunkedUpload, UploadTarget, plan_parts
 
 if TYPE_CHECKING:

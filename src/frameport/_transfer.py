@@ -13,7 +13,6 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
-from ._exceptions import FrameportError
 from ._progress import progress_bar
 
 #: ``on_progress(done_bytes, total_bytes)``, called as a transfer advances.
@@ -58,29 +57,3 @@ class TransferProgress:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-class VerificationError(FrameportError):
-    """Raised when a transferred file differs from its source.
-
-    `check` names the check that failed (``"chunks"``, ``"size"`` or ``"signature"``),
-    `expected` and `actual` its two sides, `file_id` the file concerned.
-    """
-
-    def __init__(self, message: str, *, check: str, expected: Any, actual: Any, file_id: str):
-        super().__init__(message)
-        self.check = check
-        self.expected = expected
-        self.actual = actual
-        self.file_id = file_id
-
-
-class UploadVerificationError(VerificationError):
-    """Raised when the service's final answer to an upload does not match the local source:
-    not every part arrived, the size differs, or the MD5 signature differs. The bad file has
-    been deleted from the bucket; upload again."""
-
-
-class DownloadVerificationError(VerificationError):
-    """Raised when a downloaded file's size or MD5 differs from the service's record of it.
-    The partial download has been removed; download again."""

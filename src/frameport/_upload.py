@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import httpx
 
 from ._exceptions import ConflictError, FrameportError
-from ._transfer import ProgressCallback, TransferProgress, UploadVerificationError
+from ._exceptions import UploadVerificationError
+from ._transfer import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
     from ._client import AsyncClient
