@@ -4,7 +4,9 @@ Pages are recorded once from the local service (100,000 sample people, 20 pages 
 then served by a minimal replay server in its own process, so the client is measured, not the
 service. The replay server answers the table model and each page by cursor; for tables larger
 than the recording it serves the pages again with the last row's ``$id`` rewritten, so every
-cursor is unique. Printed, in one run:
+cursor is unique. It also answers what parallel reads send (`benchmarks/partitioned.py`):
+ranges of ``$sequence`` on page boundaries and the one-row requests for the first and last
+row. Printed, in one run:
 
 * rows/s of (a) a naive loop: httpx + json.loads per page, one ``pd.DataFrame`` at the end;
   (b) frameport ``to_pandas``; (c) frameport ``to_parquet``; (d) the parse-only floor:
@@ -98,10 +100,35 @@ class Replay:
         body, at = self.pages[number % len(self.pages)]
         return body[:at] + replay_id(number).encode() + body[at + 20 :]
 
+    def answer(self, rows: int, queries: list[dict[str, Any]]) -> bytes:
+        """The body answering a rows request of a `rows`-row table: the page after the
+        cursor, within the ``$sequence`` range the filter gives (on page boundaries: page `n`
+        holds ``n * 5000 < $sequence <= (n + 1) * 5000``); for ``limit 1`` ordered by
+        ``$sequence``, the first or the last row alone."""
+        start, end, number, limit, order = 0, rows // PAGE_ROWS, None, PAGE_ROWS, ""
+        for query in queries:
+            method, values = query["method"], query.get("values", [])
+            if method == "cursorAfter":
+                number = int(values[0][1:]) + 1
+            elif method == "greaterThan":
+                start = int(values[0]) // PAGE_ROWS
+            elif method == "lessThanEqual":
+                end = min(end, int(values[0]) // PAGE_ROWS)
+            elif method == "limit":
+                limit = int(values[0])
+            elif method in ("orderAsc", "orderDesc"):
+                order = method
+        if order and limit == 1:
+            sequence = 1 if order == "orderAsc" else rows
+            row = {"$id": f"s{sequence:019d}", "$sequence": sequence, "$permissions": []}
+            return json.dumps({"total": min(rows, 5000), "rows": [row]}).encode()
+        number = start if number is None else number
+        return self.page(number) if number < end else b'{"total":5000,"rows":[]}'
 
-def serve(directory: Path, port_file: Path) -> None:
+
+def serve(directory: Path, port_file: Path, delay: float = 0.0) -> None:
+    """Serve the recording; each rows request waits `delay` seconds first (a distant service)."""
     replay = Replay(directory)
-    empty = b'{"total":5000,"rows":[]}'
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -113,12 +140,9 @@ def serve(directory: Path, port_file: Path) -> None:
                 self._answer(replay.model)
                 return
             rows = int(parts[-2].removeprefix("rows-"))
-            number = 0
-            for text in parse_qs(url.query).get("queries[]", []):
-                query = json.loads(text)
-                if query["method"] == "cursorAfter":
-                    number = int(query["values"][0][1:]) + 1
-            self._answer(replay.page(number) if number < rows // PAGE_ROWS else empty)
+            queries = [json.loads(text) for text in parse_qs(url.query).get("queries[]", [])]
+            time.sleep(delay)
+            self._answer(replay.answer(rows, queries))
 
         def _answer(self, body: bytes) -> None:
             self.send_response(200)
@@ -136,10 +160,11 @@ def serve(directory: Path, port_file: Path) -> None:
 
 
 @contextmanager
-def replay_server(directory: Path) -> Iterator[str]:
+def replay_server(directory: Path, delay: float = 0.0) -> Iterator[str]:
     port_file = directory / "port"
     port_file.unlink(missing_ok=True)
-    process = subprocess.Popen([sys.executable, __file__, "serve", str(directory), str(port_file)])
+    command = [sys.executable, __file__, "serve", str(directory), str(port_file), str(delay)]
+    process = subprocess.Popen(command)
     try:
         while not port_file.exists() or not port_file.read_text():
             time.sleep(0.05)
@@ -319,7 +344,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]), Path(sys.argv[3]))
+        serve(Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4]) if sys.argv[4:] else 0.0)
     elif len(sys.argv) > 1 and sys.argv[1] == "memory":
         print(json.dumps(memory_case(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
     else:

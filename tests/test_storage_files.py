@@ -12,10 +12,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from frameport import ID, Client, NotFoundError, Permission, Role
+from frameport import ID, Client, DownloadVerificationError, NotFoundError, Permission, Role
 from frameport._records import PAGE_SIZE
 from frameport._storage import Bucket, File
-from frameport import DownloadVerificationError
 from frameport.local import LocalService
 from storage_support import MIB
 

@@ -11,9 +11,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from frameport import ID, BadRequestError, Client, ConflictError, FrameportError, Permission, Role
+from frameport import (
+    ID,
+    BadRequestError,
+    Client,
+    ConflictError,
+    FrameportError,
+    Permission,
+    Role,
+    UploadVerificationError,
+)
 from frameport._storage import Bucket
-from frameport import UploadVerificationError
 from frameport._upload import CHUNK_SIZE, plan_parts, verify_file_record
 from storage_support import MIB, random_file
 

@@ -562,6 +562,10 @@ class AsyncClient:
             read_back=read_back_call,
             stream=stream,
         )
+        if not stream:
+            # httpx binds a response and its stream to each other; the body is read, so drop
+            # the stream: the body is then freed with the response, not by a later full GC.
+            response.stream = httpx.ByteStream(b"")
         self._credentials = replace(
             self._credentials,
             session=updated_session(self._credentials.session, response, self._project),

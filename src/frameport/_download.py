@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import httpx
 
-from ._exceptions import FrameportError, TransportError
-from ._exceptions import DownloadVerificationError
+from ._exceptions import DownloadVerificationError, FrameportError, TransportError
 from ._transfer import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:

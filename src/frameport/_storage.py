@@ -28,11 +28,10 @@ import pandas as pd
 
 from ._checkpoint import CheckpointStore, UploadCheckpoint
 from ._download import RANGE_SPAN, ResumableDownload
-from ._exceptions import ConflictError, FrameportError, NotFoundError
+from ._exceptions import ConflictError, FrameportError, NotFoundError, UploadVerificationError
 from ._ids import ID
 from ._records import FILE_SCHEMA, create_record, list_frame, parse_time
 from ._sync import SyncFacade, delegate, forward_property
-from ._exceptions import UploadVerificationError
 from ._transfer import ProgressCallback
 from ._upload import CHUNK_SIZE, ChunkedUpload, UploadTarget, plan_parts
 

@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import httpx
 
-from ._exceptions import ConflictError, FrameportError
-from ._exceptions import UploadVerificationError
+from ._exceptions import ConflictError, FrameportError, UploadVerificationError
 from ._transfer import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:

@@ -1,0 +1,253 @@
+"""Parallel keyset paging: reads in ranges of $sequence give exactly the serial read.
+
+One table of 12,000 sample people is loaded for the module and rows are deleted from it (a
+block of 2,500 and every seventh row of another stretch), so $sequence has gaps. Reads use
+pages of 700 rows so that every range spans several pages. The serial read is the oracle:
+frames must be identical (values, order, dtypes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import itertools
+import json
+import weakref
+from collections.abc import AsyncGenerator, Callable, Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from frameport._client import AsyncClient, Client
+from frameport._demo import sample_people
+from frameport._expr import col
+from frameport._parallel import in_order, serial_reason, split_ranges
+from frameport._sync import run_sync
+from frameport._tables import Table, TableQuery
+from frameport.local import LocalService
+from tables_support import load, new_id
+
+PAGE = 700
+ROWS = 12_000
+QUERIES: dict[str, Callable[[Table], TableQuery]] = {
+    "everything": lambda t: t,
+    "service filter": lambda t: t.where((col("age") > 40) & col("active")),
+    "filter with a client-side part": lambda t: t.query("city == 'Oslo' and score > 50"),
+    "negated text (client only)": lambda t: t.query("city != 'Bergen'"),
+    "select": lambda t: t.select("name", "signup"),
+    "sort by $sequence descending": lambda t: t.query("age < 30").sort("$sequence", False),
+    "head": lambda t: t.query("age >= 18").head(3_333),
+    "empty": lambda t: t.query("age > 1000"),
+}
+
+
+@pytest.fixture(scope="module")
+def key_client(service: LocalService) -> Iterator[Client]:
+    with service.client() as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def people(key_client: Client) -> Table:
+    """The table, with a block of rows and every seventh row of another stretch deleted."""
+    table, frame = load(key_client, new_id("parallel"), sample_people(ROWS, seed=9))
+    path = f"/tablesdb/{table.database_id}/tables/{table.id}/rows"
+    block = {"method": "between", "column": "$sequence", "values": [3_001, 5_500]}
+    key_client._request("DELETE", path, json={"queries": [json.dumps(block)]})
+    for row_id in frame["$id"].iloc[8_000:9_000:7]:
+        key_client._request("DELETE", f"{path}/{row_id}")
+    return table
+
+
+def serial(query: TableQuery) -> pd.DataFrame:
+    return query.to_pandas(progress=False, page_size=PAGE)
+
+
+@pytest.mark.parametrize("name", QUERIES)
+@pytest.mark.parametrize("parallel", [2, 4])
+def test_parallel_to_pandas_is_the_serial_read(people: Table, name: str, parallel: int) -> None:
+    query = QUERIES[name](people)
+    expected = serial(query)
+    read = query.to_pandas(progress=False, page_size=PAGE, parallel=parallel)
+    pd.testing.assert_frame_equal(read, expected)
+
+
+def test_the_table_has_gaps_and_the_oracle_sees_them(people: Table) -> None:
+    sequence = serial(people)["$sequence"]
+    assert len(sequence) == ROWS - 2_500 - len(range(8_000, 9_000, 7))
+    assert sequence.diff().max() > 2_000  # the deleted block
+
+
+@pytest.mark.parametrize("parallel", [3, 8])
+def test_parallel_to_arrow_is_the_serial_read(people: Table, parallel: int) -> None:
+    query = people.query("score < 40 or age > 80")
+    expected = query.to_arrow(progress=False, page_size=PAGE)
+    read = query.to_arrow(progress=False, page_size=PAGE, parallel=parallel)
+    assert read.schema == expected.schema
+    assert read.equals(expected)
+
+
+def test_parallel_to_parquet_writes_the_serial_file(people: Table, tmp_path: Path) -> None:
+    query = people.query("city in ['Oslo', 'Tromsø'] or age < 25")
+    rows = query.to_parquet(tmp_path / "serial.parquet", progress=False, page_size=PAGE)
+    parallel_rows = query.to_parquet(
+        tmp_path / "parallel.parquet", progress=False, page_size=PAGE, parallel=4
+    )
+    assert rows == parallel_rows > 0
+    expected = pq.read_table(tmp_path / "serial.parquet")
+    written = pq.read_table(tmp_path / "parallel.parquet")
+    assert written.schema == expected.schema
+    assert written.equals(expected)
+
+
+def test_parallel_batches_come_in_order_with_constant_dtypes(people: Table) -> None:
+    query = people.query("active")
+    batches = list(query.iter_batches(rows=1_000, progress=False, page_size=PAGE, parallel=3))
+    assert {len(batch) for batch in batches[:-1]} == {1_000}
+    assert len({tuple(batch.dtypes.astype(str)) for batch in batches}) == 1
+    joined = pd.concat(batches, ignore_index=True)
+    pd.testing.assert_frame_equal(joined, serial(query))
+
+
+def test_parallel_reads_the_legacy_interface_too(key_client: Client, people: Table) -> None:
+    collection = key_client.collection(people.database_id, people.id)
+    query = collection.query("age > 60")
+    pd.testing.assert_frame_equal(
+        query.to_pandas(progress=False, page_size=PAGE, parallel=4), serial(query)
+    )
+
+
+def test_a_one_row_table_reads_with_more_ranges_than_rows(key_client: Client) -> None:
+    table, _ = load(key_client, new_id("parallel"), sample_people(1, seed=2))
+    pd.testing.assert_frame_equal(table.to_pandas(progress=False, parallel=4), serial(table))
+
+
+def test_queries_that_cannot_run_in_ranges_fall_back_to_serial(people: Table) -> None:
+    by_age = people.query("age > 70").sort("age", ascending=False)
+    pd.testing.assert_frame_equal(
+        by_age.to_pandas(progress=False, page_size=PAGE, parallel=4), serial(by_age)
+    )
+    many_ids = serial(people)["$id"].iloc[::3].tolist()  # more values than one request holds
+    split = people.where(col("$id").isin(many_ids))
+    pd.testing.assert_frame_equal(split.to_pandas(progress=False, parallel=4), serial(split))
+
+
+def plan_of(query: TableQuery) -> object:
+    return run_sync(query._async._plan(PAGE))
+
+
+def test_which_queries_run_in_ranges(people: Table) -> None:
+    def reason(query: TableQuery, parallel: int = 4) -> str | None:
+        return serial_reason(plan_of(query), query._async._spec.order, parallel)  # type: ignore[arg-type]
+
+    assert reason(people) is None
+    assert reason(people.query("city == 'Oslo'")) is None  # a client-side residual is fine
+    assert reason(people.sort("$sequence", ascending=False)) is None
+    assert reason(people.head(10)) is None
+    assert reason(people, parallel=1) == "parallel is 1"
+    assert "sorted" in str(reason(people.sort("age")))
+    many_ids = serial(people)["$id"].iloc[::3].tolist()
+    assert "several requests" in str(reason(people.where(col("$id").isin(many_ids))))
+
+
+@pytest.mark.parametrize("wrong", [0, -2, 1.5, True, "4"])
+def test_parallel_must_be_a_whole_number(people: Table, wrong: object) -> None:
+    with pytest.raises(ValueError, match="parallel"):
+        people.to_pandas(progress=False, parallel=wrong)  # type: ignore[arg-type]
+
+
+def test_parallel_none_and_one_are_the_serial_path(people: Table) -> None:
+    expected = serial(people.head(2_000))
+    for parallel in (None, 1):
+        read = people.head(2_000).to_pandas(progress=False, page_size=PAGE, parallel=parallel)
+        pd.testing.assert_frame_equal(read, expected)
+
+
+def test_a_page_is_freed_with_its_response_not_by_a_later_full_collection(
+    service: LocalService, people: Table
+) -> None:
+    """Concurrent ranges keep responses in flight during the engine's young-generation
+    collections; a page body must not depend on the garbage collector to be freed."""
+
+    async def freed_at_once() -> bool:
+        async with AsyncClient(service.endpoint, service.project, key=service.key) as client:
+            path = f"/tablesdb/{people.database_id}/tables/{people.id}/rows"
+            response = await client._request("GET", path)
+            alive = weakref.ref(response)
+            del response
+            return alive() is None
+
+    gc.disable()
+    try:
+        assert asyncio.run(freed_at_once())
+    finally:
+        gc.enable()
+
+
+# -- the pieces ----------------------------------------------------------------------------------
+
+
+@given(
+    first=st.integers(1, 10**12),
+    width=st.integers(0, 10**6),
+    parts=st.integers(1, 64),
+)
+def test_ranges_cover_the_bounds_exactly_once(first: int, width: int, parts: int) -> None:
+    last = first + width
+    ranges = split_ranges(first, last, parts)
+    assert ranges[0].after == first - 1 and ranges[-1].upto == last
+    assert all(a.upto == b.after for a, b in itertools.pairwise(ranges))
+    assert all(r.span >= 1 for r in ranges)
+    assert len(ranges) == min(parts, width + 1)
+    assert max(r.span for r in ranges) - min(r.span for r in ranges) <= 1
+
+
+def test_in_order_hands_on_items_source_by_source_whatever_finishes_first() -> None:
+    async def source(index: int, delay: float) -> AsyncGenerator[str, None]:
+        for item in range(3):
+            await asyncio.sleep(delay)
+            yield f"{index}.{item}"
+
+    async def run() -> list[str]:
+        delays = [0.03, 0.0, 0.02, 0.0, 0.01]
+        sources = [lambda i=i, d=d: source(i, d) for i, d in enumerate(delays)]
+        return [item async for item in in_order(sources, window=3)]
+
+    assert asyncio.run(run()) == [f"{i}.{j}" for i in range(5) for j in range(3)]
+
+
+def test_in_order_raises_a_later_sources_failure_at_once() -> None:
+    started: list[int] = []
+
+    async def slow() -> AsyncGenerator[int, None]:
+        started.append(0)
+        await asyncio.sleep(30)
+        yield 0
+
+    async def failing() -> AsyncGenerator[int, None]:
+        started.append(1)
+        raise RuntimeError("range 1 failed")
+        yield 1
+
+    async def run() -> None:
+        async for _ in in_order([slow, failing], window=2):
+            pass
+
+    async def bounded() -> None:
+        await asyncio.wait_for(run(), timeout=10)
+
+    with pytest.raises(RuntimeError, match="range 1 failed"):
+        asyncio.run(bounded())
+    assert started == [0, 1]
+
+
+def test_the_arrow_schema_of_an_empty_parallel_read_is_the_tables(people: Table) -> None:
+    empty = people.query("age > 1000").to_arrow(progress=False, parallel=4)
+    assert empty.num_rows == 0
+    assert empty.schema == people.to_arrow(progress=False, page_size=PAGE).schema
+    assert empty.schema.field("age").type == pa.int64()
