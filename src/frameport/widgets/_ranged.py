@@ -3,9 +3,6 @@
 Parquet keeps its metadata at the end and its first rows at the start, and a CSV's first rows
 are its first lines: neither needs the whole file. `RangedReader` fetches only the spans that
 pyarrow or pandas ask for (in blocks of `BLOCK_SIZE`), and counts the bytes it fetched.
-
-The service refuses a one-byte range (``start`` must be below ``end``), so a read of a file's
-last byte asks for the last two.
 """
 
 from __future__ import annotations
@@ -13,8 +10,6 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from typing import TYPE_CHECKING
-
-from .._sync import run_sync
 
 if TYPE_CHECKING:
     from .._storage import Bucket, File
@@ -67,21 +62,15 @@ class RangedReader(io.RawIOBase):
 
     def _load(self, start: int, length: int) -> None:
         end = min(start + length, self._size) - 1
-        first = min(start, end - 1) if self._size > 1 else start
-        data = self._fetch(first, end)
+        data = self._fetch(start, end)
         self.bytes_fetched += len(data)
-        self._block_start, self._block = first, data
+        self._block_start, self._block = start, data
 
 
 def bucket_reader(bucket: Bucket, file: File) -> RangedReader:
-    """A `RangedReader` over the bytes of `file` in `bucket`, fetched by the bucket's client."""
-    client = bucket._async._client
-    path = f"/storage/buckets/{bucket.id}/files/{file.id}/download"
+    """A `RangedReader` over the bytes of `file` in `bucket`, fetched by `Bucket.read_range`."""
 
     def fetch(start: int, end: int) -> bytes:
-        if (start, end) == (0, file.size - 1) and file.size < 2:  # too short for a range
-            return run_sync(client._request_bytes("GET", path))
-        headers = {"Range": f"bytes={start}-{end}"}
-        return run_sync(client._request_bytes("GET", path, headers=headers))
+        return bucket.read_range(file.id, start, end + 1, size=file.size)
 
     return RangedReader(fetch, file.size)
