@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 
@@ -52,7 +52,7 @@ from ._exceptions import (
 )
 from ._functions import AsyncFunction, Function, create_function
 from ._storage import AsyncBucket, Bucket, create_bucket
-from ._sync import SyncFacade, delegate, forward_property, run_sync
+from ._sync import SyncFacade, delegate, forward_property
 from ._tables import AsyncTable, Table
 from ._transport import (
     IDEMPOTENT_METHODS,
@@ -433,46 +433,13 @@ class AsyncClient:
         """
         return AsyncBucket(self, bucket_id)
 
-    async def create_bucket(
-        self,
-        bucket_id: str,
-        name: str,
-        *,
-        permissions: Sequence[str] | None = None,
-        file_security: bool = False,
-        enabled: bool = True,
-        maximum_file_size: int | None = None,
-        allowed_file_extensions: Sequence[str] | None = None,
-        compression: Literal["none", "gzip", "zstd"] = "none",
-        encryption: bool = True,
-        antivirus: bool = True,
-        transformations: bool = True,
-    ) -> AsyncBucket:
-        """Create a bucket (`bucket_id` may be ``"unique()"``) and return it; settings not
-        given keep the service's defaults (e.g. its own maximum file size)."""
-        return await create_bucket(self, bucket_id, name, permissions=permissions,
-            file_security=file_security, enabled=enabled, maximum_file_size=maximum_file_size,
-            allowed_file_extensions=allowed_file_extensions, compression=compression,
-            encryption=encryption, antivirus=antivirus, transformations=transformations,
-        )  # fmt: skip
+    create_bucket = create_bucket
 
     def function(self, function_id: str) -> AsyncFunction:
         """The function `function_id`: deploy code to it, list and download deployments."""
         return AsyncFunction(self, function_id)
 
-    async def create_function(
-        self,
-        function_id: str,
-        name: str,
-        runtime: str,
-        *,
-        entrypoint: str | None = None,
-        commands: str | None = None,
-    ) -> AsyncFunction:
-        """Create a function (`function_id` may be ``"unique()"``) and return it."""
-        return await create_function(
-            self, function_id, name, runtime, entrypoint=entrypoint, commands=commands
-        )
+    create_function = create_function
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -668,78 +635,13 @@ class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     create_jwt = delegate(AsyncClient.create_jwt)
     close = delegate(AsyncClient.close)
 
-    def table(self, database_id: str, table_id: str, *, page_size: int | None = None) -> Table:
-        """The table `table_id` of database `database_id`; see `AsyncClient.table`."""
-        return Table._from_async(self._async.table(database_id, table_id, page_size=page_size))
-
-    def collection(
-        self, database_id: str, collection_id: str, *, page_size: int | None = None
-    ) -> Table:
-        """A collection through the legacy interface; see `AsyncClient.collection`."""
-        return Table._from_async(
-            self._async.collection(database_id, collection_id, page_size=page_size)
-        )
-
-    def create_table(
-        self,
-        database_id: str,
-        table_id: str,
-        *,
-        schema: pd.DataFrame | Mapping[str, str],
-        name: str | None = None,
-        permissions: Sequence[str] | None = None,
-        row_security: bool = False,
-    ) -> Table:
-        """Create a table from a schema; see `AsyncClient.create_table`."""
-        return Table._from_async(run_sync(self._async.create_table(
-            database_id, table_id, schema=schema, name=name, permissions=permissions,
-            row_security=row_security,
-        )))  # fmt: skip
-
-    def bucket(self, bucket_id: str) -> Bucket:
-        """The bucket `bucket_id`; see `AsyncClient.bucket`."""
-        return Bucket._from_async(self._async.bucket(bucket_id))
-
-    def create_bucket(
-        self,
-        bucket_id: str,
-        name: str,
-        *,
-        permissions: Sequence[str] | None = None,
-        file_security: bool = False,
-        enabled: bool = True,
-        maximum_file_size: int | None = None,
-        allowed_file_extensions: Sequence[str] | None = None,
-        compression: Literal["none", "gzip", "zstd"] = "none",
-        encryption: bool = True,
-        antivirus: bool = True,
-        transformations: bool = True,
-    ) -> Bucket:
-        """Create a bucket; see `AsyncClient.create_bucket`."""
-        return Bucket._from_async(run_sync(self._async.create_bucket(bucket_id, name,
-            permissions=permissions, file_security=file_security, enabled=enabled,
-            maximum_file_size=maximum_file_size, allowed_file_extensions=allowed_file_extensions,
-            compression=compression, encryption=encryption, antivirus=antivirus,
-            transformations=transformations,
-        )))  # fmt: skip
-
-    def function(self, function_id: str) -> Function:
-        """The function `function_id`; see `AsyncClient.function`."""
-        return Function._from_async(self._async.function(function_id))
-
-    def create_function(
-        self,
-        function_id: str,
-        name: str,
-        runtime: str,
-        *,
-        entrypoint: str | None = None,
-        commands: str | None = None,
-    ) -> Function:
-        """Create a function; see `AsyncClient.create_function`."""
-        return Function._from_async(run_sync(self._async.create_function(
-            function_id, name, runtime, entrypoint=entrypoint, commands=commands
-        )))  # fmt: skip
+    table = delegate(AsyncClient.table, Table)
+    collection = delegate(AsyncClient.collection, Table)
+    create_table = delegate(AsyncClient.create_table, Table)
+    bucket = delegate(AsyncClient.bucket, Bucket)
+    create_bucket = delegate(AsyncClient.create_bucket, Bucket)
+    function = delegate(AsyncClient.function, Function)
+    create_function = delegate(AsyncClient.create_function, Function)
 
     # The internal request API, for sync code and tests (streaming stays async: `_stream`).
     _request = delegate(AsyncClient._request)
