@@ -6,6 +6,7 @@ import datetime
 import json
 from typing import Any
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,9 +27,10 @@ from frameport._expr import (
     select_query,
 )
 from frameport._expr._compiler import pandas_null_value
-from frameport._expr._fitting import Part, fit_requests
+from frameport._expr._fitting import MAX_FILTER_URL_LENGTH, Part, fit_requests
 from frameport._expr._nodes import IsIn, Leaf, Not
 from frameport._expr._service_query import ServiceQuery
+from frameport._transport import queries_param
 
 SCHEMA = {
     "age": ColumnSpec("integer"),
@@ -202,7 +204,14 @@ def test_boolean_column_as_condition_drops_null_rows_in_pandas() -> None:
         ("age.between(1.5, 3.5)", [one("between", "age", 2, 3)]),
         ("age.between(-1e300, 1e300)", [one("between", "age", -(2**63), 2**63 - 1)]),
         ("~age.between(2.5, 2.7)", [one("isNotNull", "age")]),
+        ("~age.between(1e19, 2e19)", [one("isNotNull", "age")]),
         ("age in [1.0, 1.5]", [one("equal", "age", 1)]),
+        # pandas compares integers with a float in float64, where 2**53 + 1 is 2**53
+        ("age == 9007199254740992.0", [one("between", "age", 2**53, 2**53 + 1)]),
+        ("age > 9007199254740992.0", [one("greaterThan", "age", 2**53 + 1)]),
+        ("age < 9.223372036854776e18", [one("lessThan", "age", 2**63 - 512)]),
+        ("age in [9007199254740993, 0.5]", [one("equal", "age", 2**53)]),
+        ("age in [9007199254740993]", [one("equal", "age", 2**53 + 1)]),
         ("age not in []", []),
         ("city in [] or age > 1", [one("greaterThan", "age", 1)]),
     ],
@@ -220,6 +229,9 @@ def test_compiled_queries(text: str, expected: list[dict[str, Any]]) -> None:
         "age > 100000000000000000000",
         "age in []",
         "age.between(2.5, 2.7)",
+        "age.between(1e19, 2e19)",
+        "age.between(-2e19, -1e19)",
+        "age in [9223372036854775807, 0.5]",
         "ok and age in []",
     ],
 )
@@ -307,6 +319,9 @@ def test_regex_match_is_anchored_and_sent_only_when_portable() -> None:
     # \w means more in Python than in PCRE: only the null test is sent
     assert queries(r"city.str.match('\\w+')") == [[one("isNotNull", "city")]]
     assert queries("city.str.match('(?i)x')") == [[one("isNotNull", "city")]]
+    # ignoring case, a negated class matches less: [^a-z] refuses "N"
+    assert queries("city.str.match('[^a-z]')") == [[one("isNotNull", "city")]]
+    assert queries("city.str.match('[a^z]')") == [[one("regex", "city", "^(?:[a^z])")]]
     assert residual("city.str.match('O')") == "city.str.match('O')"
 
 
@@ -446,6 +461,20 @@ def test_search_is_kept_when_other_conjuncts_are_dropped() -> None:
 def test_search_too_long_for_the_service_is_refused() -> None:
     with pytest.raises(FilterError, match="too long"):
         compile_filter(col("bio").search("x" * 5000), SCHEMA)
+
+
+def test_a_request_stays_within_the_url_length_httpx_allows() -> None:
+    """`not in` with 600 IDs is 600 `notEqual`s; packed into 90 strings of 4096 characters
+    they made a URL httpx refused (InvalidURL). What exceeds the URL budget is left to the
+    client."""
+    ids = [f"not-a-value-{n:04d}" for n in range(600)]
+    expr = ~col("$id").isin(ids) & (col("age") > 1)
+    compiled = compile_filter(expr, SCHEMA)
+    (request,) = compiled.requests
+    url = httpx.Request("GET", "http://localhost/rows", params=queries_param(request)).url
+    assert len(str(url)) <= MAX_FILTER_URL_LENGTH + 100
+    assert one("greaterThan", "age", 1) in [json.loads(query) for query in request]
+    assert repr(compiled.residual) == repr(~col("$id").isin(ids))
 
 
 def test_split_stops_at_the_request_cap() -> None:

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from frameport._expr import ColumnSpec, Expr, col, compile_filter, evaluate
+from frameport._expr import ColumnSpec, Expr, col, compile_filter, evaluate, parse
 from frameport.local._collation import fold
 
 TEXTS = [
@@ -349,6 +349,13 @@ def test_service_rows_are_a_superset_before_the_residual() -> None:
     assert list(evaluate(compiled.residual, frame)) == [True, False, False]
 
 
+def test_regex_narrowing_ignoring_case_keeps_every_match() -> None:
+    frame = pd.DataFrame({"$id": ["a", "b", "c"], "s": pd.Series(["NAIVE", "naive", None])})
+    for pattern in ["[^a-z]", "[^A-Z]", "[A-Z]", "N"]:
+        expr = col("s").str.match(pattern)
+        assert service_then_client(frame, expr) == set(pandas_query(frame, expr)["$id"])
+
+
 def test_datetime_ordering_literals_work_in_pandas_query_directly() -> None:
     frame = pd.DataFrame({"t": pd.Series([*INSTANTS[:3], pd.NaT]).astype("datetime64[ms, UTC]")})
     for expr in [
@@ -370,6 +377,39 @@ def test_pandas_query_datetime_string_equality_quirk() -> None:
     expr = col("t") == INSTANTS[0]
     assert frame.query(repr(expr)).empty
     assert list(evaluate(expr, frame)) == [True]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "i == 9007199254740992.0",
+        "i != 9007199254740992.0",
+        "i < 9007199254740994.0",
+        "i <= 9007199254740994.0",
+        "i > 9007199254740994.0",
+        "i >= 9007199254740994.0",
+        "i == 9.223372036854776e18",
+        "i < -9.223372036854776e18",
+        "i.between(9007199254740994.0, 9.223372036854776e18)",
+        "not i.between(1e19, 2e19)",
+        "i.between(-2e19, -1e19)",
+        "i in [9007199254740993, 0.5]",
+        "i in [9007199254740993, 0.5, -9223372036854775809]",  # an object list: exact
+        "i in [9007199254740993, 9223372036854775808]",  # int64 and uint64: float64
+        "i not in [9223372036854775807, 0.5]",
+        "i in [9223372036854775807, -9223372036854775808]",
+    ],
+)
+def test_integers_beyond_float_precision_compare_as_pandas_does(text: str) -> None:
+    """pandas compares an Int64 column with a float in float64 (and an `isin` list numpy makes
+    float64 too), so beyond 2**53 a float stands for every integer rounding to it."""
+    values = [2**53 - 1, 2**53, 2**53 + 1, 2**53 + 2, 2**53 + 3, 2**63 - 513, 2**63 - 512]
+    values += [2**63 - 1, -(2**63), -(2**63) + 1, None]
+    frame = pd.DataFrame(
+        {"$id": [f"row{n}" for n in range(len(values))], "i": pd.array(values, dtype="Int64")}
+    )
+    expected = set(frame.query(text)["$id"])
+    assert service_then_client(frame, parse(text)) == expected
 
 
 @pytest.mark.parametrize(

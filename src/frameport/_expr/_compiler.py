@@ -41,7 +41,11 @@ only to narrow the rows (a superset) and the exact condition is applied by the c
 what comes back (the residual); a negated string condition cannot narrow and is left to the
 client alone. `$id` compares exactly. Values are snapped to what the column can hold
 (`age > 30.5` on an integer column is `age >= 31`; date-times are compared to the
-millisecond), so no residual is needed for them.
+millisecond), so no residual is needed for them. pandas compares an integer column with a float
+in float64, where beyond ±2**53 a float stands for every integer rounding to it
+(`age == 2.0**53` holds for 2**53 + 1 too), and `isin` takes its list as numpy does (as
+float64 when it holds a float, or integers of both signs beyond int64); the compiler sends the
+integers that pandas' comparison keeps.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from frameport._exceptions import FilterError
@@ -113,9 +118,14 @@ _ORDER_METHODS: dict[ComparisonOp, str] = {
 }
 _STRING_METHODS = {"startswith": "startsWith", "endswith": "endsWith", "contains": "contains"}
 _NA_KINDS: frozenset[ColumnKind] = frozenset({"integer", "boolean"})
-#: Regexes built only from these pieces mean the same in Python and in the service's PCRE.
+#: Integers up to this magnitude are exact in float64, the type pandas compares an integer
+#: column with a float in.
+_FLOAT_EXACT_INTEGERS = 2**53
+#: Regexes built only from these pieces mean the same in Python and in the service's PCRE, and
+#: match more, never less, when the service ignores case (so no negated class: `[^a-z]` refuses
+#: "N" then).
 _PORTABLE_REGEX = re.compile(
-    r"(?:[\w .,:;'\"!%&/=<>@#~-]|\\[^\w\s]|[\^$*+?|]|\((?!\?)|\)|\[\^?[^\]\[\\]*\])*"
+    r"(?:[\w .,:;'\"!%&/=<>@#~-]|\\[^\w\s]|[\^$*+?|]|\((?!\?)|\)|\[(?!\^)[^\]\[\\]*\])*"
 )
 
 
@@ -331,6 +341,8 @@ def _non_null_rows(leaf: Leaf, negated: bool, kind: ColumnKind) -> _Translation:
             "boolean columns support ==, !=, isin and isna, and are a condition on their "
             "own (flag, ~flag)."
         )
+    if kind == "integer" and isinstance(leaf, Comparison | Between):
+        leaf, negated = _integer_bounds(leaf, negated)
     if isinstance(leaf, Comparison):
         op = _COMPLEMENT[leaf.op] if negated else leaf.op
         if kind == "string":
@@ -344,6 +356,39 @@ def _non_null_rows(leaf: Leaf, negated: bool, kind: ColumnKind) -> _Translation:
     if isinstance(leaf, Between):
         return _between(leaf, negated, kind)
     raise TypeError(f"not a leaf: {leaf!r}")
+
+
+def _integer_bounds(leaf: Comparison | Between, negated: bool) -> tuple[Leaf, bool]:
+    """`leaf` on an integer column with integers for the floats beyond ±2**53 (pandas compares
+    in float64, where such a float stands for every integer that rounds to it)."""
+    if isinstance(leaf, Between):
+        low, high = _integers_rounding_to(leaf.low), _integers_rounding_to(leaf.high)
+        if low is None and high is None:
+            return leaf, negated
+        low_value = leaf.low if low is None else low[0]
+        return Between(leaf.column, low_value, leaf.high if high is None else high[1]), negated
+    integers = _integers_rounding_to(leaf.value)
+    if integers is None:
+        return leaf, negated
+    lowest, highest = integers
+    if leaf.op in ("==", "!="):
+        return Between(leaf.column, lowest, highest), negated != (leaf.op == "!=")
+    bound = lowest if leaf.op in ("<", ">=") else highest
+    return Comparison(leaf.column, leaf.op, bound), negated
+
+
+def _integers_rounding_to(value: Scalar) -> tuple[int, int] | None:
+    """The lowest and highest integer whose float64 is `value`, for a float beyond ±2**53 (and
+    within ±2**64, beyond which no int64 compares equal anyway); None otherwise."""
+    if not isinstance(value, float) or not _FLOAT_EXACT_INTEGERS <= abs(value) < 2**64:
+        return None
+    centre = int(value)
+    lowest = centre - int(value - math.nextafter(value, -math.inf)) // 2
+    highest = centre + int(math.nextafter(value, math.inf) - value) // 2
+    # the integer halfway between two floats rounds to the even one
+    lowest += float(lowest) != value
+    highest -= float(highest) != value
+    return lowest, highest
 
 
 def _string_predicate(leaf: StringPredicate, negated: bool, kind: ColumnKind) -> _Translation:
@@ -365,7 +410,11 @@ def _membership(leaf: IsIn, negated: bool, kind: ColumnKind) -> _Translation:
         values = [_checked_text(value) for value in leaf.values]
     else:
         grid = _grid(kind)
-        points = [grid.point_of(value) for value in leaf.values]
+        members = leaf.values
+        if False:
+            # pandas' isin takes the list as numpy does, here as float64: 2**53 + 1 is 2**53
+            members = tuple(float(value) for value in members)
+        points = [grid.point_of(value) for value in members]
         values = [grid.wire(point) for point in points if grid.holds(point)]
     values = [value for _, value in dict.fromkeys((type(value), value) for value in values)]
     if not values:
@@ -396,9 +445,9 @@ def _between(leaf: Between, negated: bool, kind: ColumnKind) -> _Translation:
         return _NO_NARROWING
     grid = _grid(kind)
     low, high = grid.ceil(grid.point_of(leaf.low)), grid.floor(grid.point_of(leaf.high))
-    low, high = grid.clamp(low), grid.clamp(high)
-    if low > high:
+    if low > high or grid.above_range(low) or grid.below_range(high):
         return _Translation(negated, True)
+    low, high = grid.clamp(low), grid.clamp(high)
     method = "notBetween" if negated else "between"
     query = ServiceQuery(method, leaf.column, (grid.wire(low), grid.wire(high)))
     return _Translation(query, True)

@@ -8,8 +8,9 @@ ANDs them. A filter is a list of top-level conjuncts (`Part`s); to fit:
    of all requests by `$id`): `a & (b | c)` is `(a & b) | (a & c)`;
 2. a part still too long is relaxed: an `and` keeps the conjuncts that fit, anything else
    is dropped; the conjunct is then checked by the client (its index lands in `relaxed`);
-3. too many parts are packed into `and` queries, and what still does not fit is dropped and
-   left to the client as well.
+3. too many parts are packed into `and` queries, and what still does not fit (more than
+   `max_queries` strings, or more than `MAX_FILTER_URL_LENGTH` characters in the URL) is
+   dropped and left to the client as well.
 
 Fulltext `search` queries cannot be checked by the client, so they are never dropped; a filter
 whose search parts alone do not fit raises `FilterError`.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from frameport._exceptions import FilterError
 from frameport._expr._service_query import (
@@ -37,6 +39,10 @@ from frameport._expr._service_query import (
 MAX_FILTER_QUERIES = MAX_QUERIES_PER_REQUEST - 10
 #: A filter is split into at most this many requests; beyond, parts are left to the client.
 MAX_REQUESTS = 1000
+#: Characters the filter's query strings may take in one request URL, percent-encoded: httpx
+#: refuses a URL longer than 65,536 characters, and the page's own queries need room too.
+MAX_FILTER_URL_LENGTH = 32_768
+_PARAMETER = "queries%5B%5D=&"
 
 
 @dataclass(frozen=True)
@@ -62,11 +68,12 @@ def fit_requests(
     max_queries: int = MAX_FILTER_QUERIES,
     max_length: int = MAX_QUERY_LENGTH,
     max_requests: int = MAX_REQUESTS,
+    max_url_length: int = MAX_FILTER_URL_LENGTH,
 ) -> FittedRequests:
     """Distribute `parts` over requests that respect the limits; see the module docstring."""
-    if max_queries < 1 or max_length < 1 or max_requests < 1:
+    if min(max_queries, max_length, max_requests, max_url_length) < 1:
         raise ValueError("the limits must be positive")
-    fitter = _Fitter(member, max_queries, max_length, max_requests)
+    fitter = _Fitter(member, max_queries, max_length, max_requests, max_url_length)
     requests = fitter.fit(list(parts))
     unique = tuple(dict.fromkeys(requests))
     return FittedRequests(unique or ((),), frozenset(fitter.relaxed))
@@ -78,6 +85,7 @@ class _Fitter:
     max_queries: int
     max_length: int
     max_requests: int
+    max_url_length: int
     relaxed: set[int] = field(default_factory=set)
 
     def fit(self, parts: list[Part]) -> list[tuple[str, ...]]:
@@ -95,6 +103,11 @@ class _Fitter:
 
     def length(self, query: ServiceQuery) -> int:
         return len(render_query(query, self.member))
+
+    def url_length(self, parts: Sequence[Part]) -> int:
+        """An upper bound of what `parts` add to the URL (httpx encodes a space as `+`)."""
+        texts = (render_query(part.query, self.member) for part in parts)
+        return sum(len(quote(text, safe="")) + len(_PARAMETER) for text in texts)
 
     def _split(self, request: list[Part], room: int) -> list[list[Part]] | None:
         """Split the request on its first too-long disjunction, if that fits in `room`."""
@@ -129,7 +142,7 @@ class _Fitter:
                 parts.append(Part(part.conjuncts, relaxed))
         if len(parts) > self.max_queries:
             parts = self._pack_conjuncts(parts)
-        if len(parts) > self.max_queries:
+        if len(parts) > self.max_queries or self.url_length(parts) > self.max_url_length:
             parts = self._drop_excess(parts)
         return tuple(render_query(part.query, self.member) for part in parts)
 
@@ -190,17 +203,26 @@ class _Fitter:
         return packed
 
     def _drop_excess(self, parts: list[Part]) -> list[Part]:
+        """The parts that fit in one request's count and URL length, searches first."""
         searches = [part for part in parts if part.query.contains_search()]
-        if len(searches) > self.max_queries:
+        used = self.url_length(searches)
+        if len(searches) > self.max_queries or used > self.max_url_length:
             raise FilterError(
                 f"The filter has more .search() conditions than one request can carry "
-                f"({self.max_queries} query strings)."
+                f"({self.max_queries} query strings, {self.max_url_length} characters in "
+                "the URL)."
             )
-        room = self.max_queries - len(searches)
-        others = [part for part in parts if not part.query.contains_search()]
-        kept_ids = {id(part) for part in searches} | {id(part) for part in others[:room]}
-        for part in others[room:]:
-            self.relaxed.update(part.conjuncts)
+        kept = [*searches]
+        for part in parts:
+            if part.query.contains_search():
+                continue
+            size = self.url_length([part])
+            if len(kept) < self.max_queries and used + size <= self.max_url_length:
+                kept.append(part)
+                used += size
+            else:
+                self.relaxed.update(part.conjuncts)
+        kept_ids = {id(part) for part in kept}
         return [part for part in parts if id(part) in kept_ids]
 
 
