@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import certifi
 import httpx
 import pytest
 
@@ -12,7 +13,7 @@ from frameport._auth import config_dir
 from frameport._client import AsyncClient, Client
 from frameport._ids import ID
 from frameport._permissions import Permission, Role
-from frameport._transport import RetryPolicy, queries_param, redact_url
+from frameport._transport import RetryPolicy, _shared_ssl_context, queries_param, redact_url
 
 
 def test_unique_ids_have_the_service_format_and_are_time_ordered() -> None:
@@ -152,3 +153,14 @@ def test_config_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.setenv("FRAMEPORT_CONFIG_DIR", "here")
     with pytest.raises(ValueError, match="absolute"):
         config_dir()
+
+
+def test_clients_share_one_ssl_context_per_certificate_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    default = _shared_ssl_context()
+    assert _shared_ssl_context() is default
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert _shared_ssl_context() is not default

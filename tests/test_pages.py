@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frameport._pages import batch_from_rows, decode_page, decode_page_inferring, last_row_id
+from frameport._paging import _rows_at_most
 from frameport._schema import TIMESTAMP, InferredSchema, RowDecodeError, arrow_schema
 
 COLUMNS: list[dict[str, Any]] = [
@@ -154,6 +155,12 @@ def test_last_row_id_is_the_id_of_the_decoded_last_row(
     _, batch = decode_page(body, SCHEMA)
     expected = batch.column("$id")[-1].as_py() if batch.num_rows else None
     assert last_row_id(body) == expected
+
+
+@given(pages())
+def test_rows_at_most_counts_every_quoted_id_key(page: tuple[bytes, list[dict[str, Any]]]) -> None:
+    body, rows = page
+    assert len(rows) <= _rows_at_most(body) == body.count(b'"$id"')
 
 
 def test_last_row_id_skips_nested_rows_and_ids_inside_values() -> None:

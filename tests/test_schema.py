@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
@@ -470,3 +471,16 @@ def test_frame_to_rows_equals_value_by_value_conversion(frame: pd.DataFrame) -> 
         for i in range(len(frame))
     ]
     assert frame_to_rows(frame) == expected
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_list_columns_convert_and_leave_the_garbage_collector_as_it_was(collecting: bool) -> None:
+    data = pa.table({"tags": pa.array([["a", "b"], None, []], pa.list_(pa.string()))})
+    if not collecting:
+        gc.disable()
+    try:
+        frame = to_pandas(data)
+        assert gc.isenabled() is collecting
+    finally:
+        gc.enable()
+    assert frame["tags"].tolist() == [["a", "b"], None, []]

@@ -25,7 +25,6 @@ endpoint. `read_batches` runs them one after the other and yields Arrow record b
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
@@ -33,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -159,9 +159,6 @@ async def _fetch_pages(
                     client, read.path, queries, limit, cursor=cursor, delivered=delivered,
                     with_total=first,
                 )  # fmt: skip
-                # httpx keeps each response in a reference cycle holding its body: collect it
-                # now, so bodies live as long as their page, not until the next full GC.
-                gc.collect(1)
                 cursor = last_row_id(body)
                 await queue.put(_Page(body, first))
                 delivered += limit
@@ -203,8 +200,9 @@ async def fetch_page(
 
 
 def _decoder() -> ThreadPoolExecutor:
-    """The thread decoding pages: one, beside the event loop fetching the next page (more
-    would hold more pages' temporaries at once, and fetching is the slower half)."""
+    """The thread decoding pages: one, beside the event loop fetching the next page. (A second
+    thread decoding the next page at once gained nothing measurable on 2 cores, and raised a
+    read's peak memory by half the final frame: more temporaries, another malloc arena.)"""
     global _decoder_pool
     with _decoder_pool_lock:
         if _decoder_pool is None:
@@ -224,8 +222,17 @@ os.register_at_fork(after_in_child=_forget_decoder_after_fork)
 
 def _rows_at_most(body: bytes) -> int:
     """An upper bound of the rows in a page body: every row has an ``"$id"`` key, and that
-    quoted text occurs unescaped nowhere else except as a string value or in a nested row."""
-    return body.count(b'"$id"')
+    quoted text occurs unescaped nowhere else except as a string value or in a nested row.
+    (numpy counts it in half the time of ``bytes.count``, on the event loop's thread.)"""
+    text = np.frombuffer(body, np.uint8)
+    dollars = np.flatnonzero(text[1:-3] == ord("$")) + 1
+    quoted_id = (
+        (text[dollars - 1] == ord('"'))
+        & (text[dollars + 1] == ord("i"))
+        & (text[dollars + 2] == ord("d"))
+        & (text[dollars + 3] == ord('"'))
+    )
+    return int(np.count_nonzero(quoted_id))
 
 
 class _SeenIds:

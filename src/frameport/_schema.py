@@ -16,10 +16,12 @@ DataType(int64)
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any, Literal, NamedTuple
@@ -192,9 +194,28 @@ def to_pandas(
     if len(frame.index) != data.num_rows:  # every column was a list
         frame = pd.DataFrame(index=pd.RangeIndex(data.num_rows))
     for name in lists:
-        values = pd.Series(data.column(name).to_pylist(), index=frame.index, dtype=object)
-        frame.insert(data.schema.get_field_index(name), name, values)
+        with _cyclic_gc_paused():
+            values = data.column(name).to_pylist()
+        frame.insert(
+            data.schema.get_field_index(name),
+            name,
+            pd.Series(values, index=frame.index, dtype=object),
+        )
     return frame
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off, while building one Python list per row: lists of
+    plain values form no cycles, and their sheer number would set off full collections, each
+    scanning every object of the process (most of the cost of a list column)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # ---------------------------------------------------------------------------------------------

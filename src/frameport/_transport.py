@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import logging
+import os
 import random
 import re
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -227,6 +230,18 @@ class KeyThrottle(RateLimitThrottle):
             super().observe(route, response)
 
 
+def _shared_ssl_context() -> ssl.SSLContext:
+    """httpx's default SSL context (certificates from ``SSL_CERT_FILE``, ``SSL_CERT_DIR`` or
+    certifi), made once per process and setting: loading the certificates takes tens of
+    milliseconds, which every new client would pay again."""
+    return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    return httpx.create_ssl_context()  # reads the two variables itself
+
+
 def _no_cookie_jar() -> CookieJar:
     # Session cookies are kept by the client's credentials, not by httpx.
     return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
@@ -304,6 +319,7 @@ class Transport:
                 headers=self._headers,
                 cookies=_no_cookie_jar(),
                 follow_redirects=False,
+                verify=_shared_ssl_context(),
             )
             self._loop = loop
         return self._http
