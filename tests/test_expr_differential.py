@@ -451,7 +451,10 @@ def large_memberships(draw: st.DrawFn, vocab: Vocabulary) -> Filter:
 def ranges(draw: st.DrawFn, vocab: Vocabulary) -> Filter:
     name = draw(ORDERED_COLUMNS)
     kind = KINDS[name]
-    low, high = draw(vocab.literal(name)), draw(vocab.literal(name))
+    literal = vocab.literal(name)
+    if kind == "integer" and draw(st.integers(0, 4)) == 0:
+        literal = st.sampled_from(BEYOND_INTEGERS)  # a range beyond what int64 holds
+    low, high = draw(literal), draw(literal)
     if draw(st.booleans()):
         low, high = sorted([low, high])
     expr = col(name).between(draw(_builder_value(kind, low)), draw(_builder_value(kind, high)))

@@ -411,7 +411,7 @@ def _membership(leaf: IsIn, negated: bool, kind: ColumnKind) -> _Translation:
     else:
         grid = _grid(kind)
         members = leaf.values
-        if False:
+        if kind == "integer" and np.asarray(members).dtype.kind == "f":
             # pandas' isin takes the list as numpy does, here as float64: 2**53 + 1 is 2**53
             members = tuple(float(value) for value in members)
         points = [grid.point_of(value) for value in members]
