@@ -377,7 +377,7 @@ def comparisons(draw: st.DrawFn, vocab: Vocabulary) -> Filter:
 
 
 @st.composite
-def flag_comparisons(draw: st.DrawFn, vocab: Vocabulary) -> Filter:
+def flag_comparisons(draw: st.DrawFn) -> Filter:
     op = draw(st.sampled_from(["==", "!="]))
     value = draw(st.booleans())
     expr = OPERATORS[op](col("b"), draw(_builder_value("boolean", value)))
@@ -397,13 +397,12 @@ def chains(draw: st.DrawFn, vocab: Vocabulary) -> Filter:
     kind = KINDS[name]
     low, high = draw(vocab.literal(name)), draw(vocab.literal(name))
     first, second = draw(st.sampled_from(["<", "<="])), draw(st.sampled_from(["<", "<="]))
-    expr = OPERATORS[MIRRORED[first]](col(name), draw(_builder_value(kind, low))) & OPERATORS[
-        second
-    ](col(name), draw(_builder_value(kind, high)))
+    above = OPERATORS[MIRRORED[first]](col(name), draw(_builder_value(kind, low)))
+    below = OPERATORS[second](col(name), draw(_builder_value(kind, high)))
     low_token = draw(_value_tokens(kind, low, ordering=True))
     high_token = draw(_value_tokens(kind, high, ordering=True))
     tokens = (low_token, f" {first} ", quoted(name), f" {second} ", high_token)
-    return Filter(expr, tokens, _COMPARISON)
+    return Filter(above & below, tokens, _COMPARISON)
 
 
 @st.composite
@@ -465,7 +464,7 @@ def ranges(draw: st.DrawFn, vocab: Vocabulary) -> Filter:
 
 
 @st.composite
-def missing(draw: st.DrawFn, vocab: Vocabulary) -> Filter:
+def missing(draw: st.DrawFn) -> Filter:
     name = draw(st.sampled_from(sorted(KINDS)))
     method = draw(st.sampled_from(["isna", "isnull", "notna", "notnull"]))
     expr = getattr(col(name), method)()
@@ -493,14 +492,14 @@ def leaves(vocab: Vocabulary) -> st.SearchStrategy[Filter]:
     common = [
         comparisons(vocab),
         comparisons(vocab),
-        flag_comparisons(vocab),
+        flag_comparisons(),
         flags(),
         chains(vocab),
         memberships(vocab),
         memberships(vocab),
         ranges(vocab),
         ranges(vocab),
-        missing(vocab),
+        missing(),
         text_predicates(vocab),
         text_predicates(vocab),
     ]
