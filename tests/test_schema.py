@@ -25,10 +25,10 @@ from frameport._schema import (
     arrow_schema,
     column_arrow_type,
     column_definitions,
-    column_spec,
     column_type_name,
     column_types,
     frame_to_rows,
+    new_column,
     parse_column_type,
     string_size,
     to_json_value,
@@ -186,7 +186,7 @@ def expected_read_back(value: Any) -> Any:
 def test_dtype_table_round_trip(row: Any) -> None:
     series = pd.Series(list(row.example), dtype=row.written, name="c")
     assert str(series.dtype) == row.written
-    spec = column_spec("c", series)
+    spec = new_column("c", series)
     assert spec.type_name == row.column_type
     model = service_model(spec.definition())
     assert column_arrow_type(model) == row.arrow
@@ -253,11 +253,11 @@ def test_column_definitions_from_a_frame() -> None:
 
 def test_categories_that_cannot_be_an_enum() -> None:
     many = pd.Series(pd.Categorical([f"v{i}" for i in range(101)]))
-    assert column_spec("c", many) == column_spec("c", many.astype(str))
-    assert column_spec("c", many).type == "string"
+    assert new_column("c", many) == new_column("c", many.astype(str))
+    assert new_column("c", many).type == "string"
     long = pd.Series(pd.Categorical(["z" * 256]))
-    assert column_spec("c", long).type == "string"
-    assert column_spec("c", pd.Series(pd.Categorical([1, 2]))).type == "integer"
+    assert new_column("c", long).type == "string"
+    assert new_column("c", pd.Series(pd.Categorical([1, 2]))).type == "integer"
 
 
 def test_string_sizes() -> None:
@@ -269,14 +269,14 @@ def test_string_sizes() -> None:
         1024,
         131072,
     ]
-    assert column_spec("c", pd.Series(["é" * 256])).size == 256  # characters, not bytes
+    assert new_column("c", pd.Series(["é" * 256])).size == 256  # characters, not bytes
 
 
 def test_unstorable_columns_raise_type_error() -> None:
     with pytest.raises(TypeError, match="'mixed'"):
-        column_spec("mixed", pd.Series(["a", 1], dtype=object))
+        new_column("mixed", pd.Series(["a", 1], dtype=object))
     with pytest.raises(TypeError, match="'gap'"):
-        column_spec("gap", pd.Series(pd.to_timedelta([1, 2], unit="s")))
+        new_column("gap", pd.Series(pd.to_timedelta([1, 2], unit="s")))
 
 
 def test_mapping_form() -> None:

@@ -29,6 +29,7 @@ import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -110,11 +111,38 @@ async def read_batches(
     `bar` (a progress bar) counts kept rows; its total is set from the first page when the
     service's count is exact (one request, every row kept, below `TOTAL_CAP`).
     """
+    async with aclosing(_decoded_pages(client, read, decode, bar)) as batches:
+        async for batch in up_to_head(batches, read.head, bar):
+            yield batch
+
+
+async def up_to_head(
+    batches: AsyncIterator[pa.RecordBatch], head: int | None, bar: tqdm[Any] | None
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The non-empty batches of `batches`, cut off once `head` rows (None: all) went by,
+    each counted on `bar`. Leaves `batches` unread after the head: the caller closes it."""
+    kept = 0
+    async for batch in batches:
+        if head is not None and kept + batch.num_rows >= head:
+            batch = batch.slice(0, head - kept)
+        kept += batch.num_rows
+        if bar is not None:
+            bar.update(batch.num_rows)
+        if batch.num_rows:
+            yield batch
+        if head is not None and kept >= head:
+            return
+
+
+async def _decoded_pages(
+    client: AsyncClient, read: PagedRead, decode: Decode, bar: tqdm[Any] | None
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
+    when there are several requests."""
     queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=PREFETCH_PAGES)
     producer = asyncio.create_task(_fetch_pages(client, read, queue))
     loop = asyncio.get_running_loop()
     seen = _SeenIds() if len(read.requests) > 1 else None
-    kept = 0
     try:
         while True:
             item = await queue.get()
@@ -125,17 +153,7 @@ async def read_batches(
             total, batch = await loop.run_in_executor(_decoder(), decode, item.body)
             if item.first and bar is not None:
                 _show_total(bar, total, read)
-            if seen is not None:
-                batch = seen.new_rows(batch)
-            if read.head is not None and kept + batch.num_rows >= read.head:
-                batch = batch.slice(0, read.head - kept)
-            kept += batch.num_rows
-            if bar is not None:
-                bar.update(batch.num_rows)
-            if batch.num_rows:
-                yield batch
-            if read.head is not None and kept >= read.head:
-                return
+            yield batch if seen is None else seen.new_rows(batch)
     finally:
         producer.cancel()
         await asyncio.gather(producer, return_exceptions=True)

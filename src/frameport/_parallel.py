@@ -60,7 +60,7 @@ from ._expr._service_query import (
 )
 from ._location import TableLocation
 from ._pages import decode_page
-from ._paging import TOTAL_CAP, fetch_page
+from ._paging import TOTAL_CAP, fetch_page, up_to_head
 from ._plan import Plan, plan_batches
 from ._schema import SYSTEM_SCHEMA
 
@@ -208,18 +208,9 @@ async def parallel_batches(
         part = ranged_plan(plan, sequence_range, member)
         return lambda: plan_batches(client, location, part, None, collect=not streaming)
 
-    kept = 0
     async with aclosing(in_order([source(r) for r in ranges], parallel)) as batches:
-        async for batch in batches:
-            if plan.head is not None and kept + batch.num_rows >= plan.head:
-                batch = batch.slice(0, plan.head - kept)
-            kept += batch.num_rows
-            if bar is not None:
-                bar.update(batch.num_rows)
-            if batch.num_rows:
-                yield batch
-            if plan.head is not None and kept >= plan.head:
-                return
+        async for batch in up_to_head(batches, plan.head, bar):
+            yield batch
 
 
 def query_batches(

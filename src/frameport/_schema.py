@@ -293,11 +293,11 @@ Datetimes are stored in UTC with millisecond precision; naive ones are taken as 
 
 
 @dataclass(frozen=True)
-class ColumnSpec:
+class NewColumn:
     """A service column to create: the create-endpoint type, array flag, string size, enum
     elements.
 
-    >>> ColumnSpec("name", "string", size=255).definition()
+    >>> NewColumn("name", "string", size=255).definition()
     {'key': 'name', 'type': 'string', 'required': False, 'array': False, 'size': 255}
     """
 
@@ -353,7 +353,7 @@ def string_size(longest: int) -> int:
     return min(1 << (longest - 1).bit_length(), MAX_STRING_SIZE)
 
 
-def column_spec(key: str, series: pd.Series) -> ColumnSpec:
+def new_column(key: str, series: pd.Series) -> NewColumn:
     """The service column for a DataFrame column, from its dtype (object columns: from the
     values).
 
@@ -363,7 +363,7 @@ def column_spec(key: str, series: pd.Series) -> ColumnSpec:
     255 characters: string; other categories: the categories' own type), object of lists →
     an array of the lists' element type. Anything else raises TypeError.
 
-    >>> column_spec("n", pd.Series([1, 2])).type_name
+    >>> new_column("n", pd.Series([1, 2])).type_name
     'integer'
     """
     try:
@@ -376,13 +376,13 @@ def column_spec(key: str, series: pd.Series) -> ColumnSpec:
     if pa.types.is_dictionary(values.type):
         categories = values.dictionary
         if _fits_enum(categories) and not array:
-            return ColumnSpec(key, "enum", elements=tuple(categories.to_pylist()))
+            return NewColumn(key, "enum", elements=tuple(categories.to_pylist()))
         values = values.dictionary_decode()
     kind = next((name for test, name in _COLUMN_TYPE_BY_ARROW_KIND if test(values.type)), None)
     if kind is None:
         raise TypeError(f"column {key!r} has dtype {series.dtype}, which the service cannot store")
     size = string_size(_longest_text(values)) if kind == "string" else None
-    return ColumnSpec(key, kind, array=array, size=size)
+    return NewColumn(key, kind, array=array, size=size)
 
 
 def _fits_enum(categories: pa.Array) -> bool:
@@ -407,17 +407,17 @@ def column_types(frame: pd.DataFrame) -> dict[str, str]:
     >>> column_types(pd.DataFrame({"n": [1], "s": ["a"]}))
     {'n': 'integer', 's': 'string'}
     """
-    return {spec.key: spec.type_name for spec in _frame_column_specs(frame)}
+    return {spec.key: spec.type_name for spec in _new_columns_of_frame(frame)}
 
 
-def _frame_column_specs(frame: pd.DataFrame) -> list[ColumnSpec]:
+def _new_columns_of_frame(frame: pd.DataFrame) -> list[NewColumn]:
     keys = [str(key) for key in frame.columns]
     return [
-        column_spec(key, frame.iloc[:, i]) for i, key in enumerate(keys) if not key.startswith("$")
+        new_column(key, frame.iloc[:, i]) for i, key in enumerate(keys) if not key.startswith("$")
     ]
 
 
-def parse_column_type(key: str, type_name: str) -> ColumnSpec:
+def parse_column_type(key: str, type_name: str) -> NewColumn:
     """The column for a mapping-form type name: ``"integer"``, ``"string(1000)"``,
     ``"email[]"``. Strings without a size get 255. ``"enum"`` needs elements, so it is only
     made from a category column.
@@ -435,7 +435,7 @@ def parse_column_type(key: str, type_name: str) -> ColumnSpec:
     if match["size"] is not None and kind not in _SIZED_TYPES:
         raise ValueError(f"column {key!r}: type {kind!r} takes no size")
     size = int(match["size"]) if match["size"] else DEFAULT_STRING_SIZE
-    return ColumnSpec(
+    return NewColumn(
         key, kind, array=match["array"] is not None, size=size if kind in _SIZED_TYPES else None
     )
 
@@ -448,7 +448,7 @@ def column_definitions(schema: pd.DataFrame | Mapping[str, str]) -> list[dict[st
     [{'key': 'age', 'type': 'integer', 'required': False, 'array': False}]
     """
     if isinstance(schema, pd.DataFrame):
-        specs = _frame_column_specs(schema)
+        specs = _new_columns_of_frame(schema)
     else:
         specs = [parse_column_type(key, name) for key, name in schema.items()]
     return [spec.definition() for spec in specs]
