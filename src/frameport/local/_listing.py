@@ -61,7 +61,7 @@ class MetadataList:
         try:
             return parse_queries(texts, self.schema, allowed=_WITHOUT_SELECT)
         except QueryError as exc:
-            raise invalid_param("queries", exc.message) from None
+            raise queries_param_error(exc) from None
 
     def page(
         self,
@@ -94,6 +94,15 @@ class MetadataList:
         return ServiceError(
             "general_cursor_not_found", f"{self.noun} '{item_id}' for the 'cursor' value not found."
         )
+
+
+def queries_param_error(exc: QueryError) -> ServiceError:
+    """A metadata list's query problem as its param validator reports it (§5.7):
+    ``Invalid `queries` param: Invalid query: <detail>``."""
+    message = exc.message
+    if not message.startswith("Invalid query:"):
+        message = f"Invalid query: {message}"
+    return invalid_param("queries", message)
 
 
 def readable_by(roles: Iterable[str], action: str = "read") -> Clause:

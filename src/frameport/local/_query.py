@@ -252,13 +252,14 @@ def _add(result: ListQuery, raw: RawQuery, schema: Schema) -> None:
     elif method in ORDERS:
         result.orders.append(_order(raw, schema))
     elif method == "limit":
-        if result.limit is None:
-            result.limit = _number(raw, "limit", 1)
+        limit = _number(raw, "limit", 1)  # every one is validated; the first wins
+        result.limit = limit if result.limit is None else result.limit
     elif method == "offset":
-        if result.offset is None:
-            result.offset = _number(raw, "offset", 0)
-    elif result.cursor is None:
-        result.cursor = _cursor(raw)
+        offset = _number(raw, "offset", 0)
+        result.offset = offset if result.offset is None else result.offset
+    else:
+        cursor = _cursor(raw)
+        result.cursor = cursor if result.cursor is None else result.cursor
 
 
 def _number(raw: RawQuery, name: str, minimum: int) -> int:
@@ -282,17 +283,18 @@ def _cursor(raw: RawQuery) -> Cursor:
 
 
 def _select(raw: RawQuery, schema: Schema, selected: list[str]) -> list[str]:
+    """The keys selected so far plus this query's; duplicates are refused within one query
+    only (several select queries are merged)."""
     if not raw.values:
         raise _invalid("Select queries require at least one value.")
+    if not all(isinstance(value, str) for value in raw.values):
+        raise _invalid("Select queries only accept strings.")
+    if len(set(raw.values)) != len(raw.values):
+        raise _invalid("Duplicate attributes in select query")
     for value in raw.values:
-        if not isinstance(value, str):
-            raise _invalid("Select queries only accept strings.")
-        if value in selected:
-            raise _invalid("Duplicate attributes in select query")
         if value != "*" and value not in schema.fields and value not in schema.selectable:
             raise _invalid(f"Attribute not found in schema: {value}")
-        selected.append(value)
-    return selected
+    return selected + [value for value in raw.values if value not in selected]
 
 
 def _order(raw: RawQuery, schema: Schema) -> Order:

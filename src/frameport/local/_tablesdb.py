@@ -14,6 +14,7 @@ from typing import Any
 from ._collation import fold
 from ._db_terms import TABLES, Terms
 from ._errors import ServiceError, invalid_param
+from ._listing import queries_param_error
 from ._permissions import is_allowed
 from ._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
 from ._query import parse_queries as _parse_queries
@@ -114,10 +115,7 @@ def list_queries(ctx: Context, schema: Schema) -> ListQuery:
     try:
         return _parse_queries(ctx.params.queries(), schema, allowed=METADATA_METHODS)
     except QueryError as exc:
-        message = exc.message
-        if not message.startswith("Invalid query:"):
-            message = f"Invalid query: {message}"
-        raise invalid_param("queries", message) from None
+        raise queries_param_error(exc) from None
 
 
 def _decoded(value: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._columns import normalize_datetime
 from .._db_terms import BOTH, Terms
-from .._errors import ServiceError, invalid_param
+from .._errors import ServiceError, invalid_param, missing_param
 from .._params import UID_DESCRIPTION, UNIQUE, is_uid, unique_id
 from .._permissions import (
     ITEM_ACTIONS,
@@ -59,6 +59,8 @@ from .._timefmt import now_text
 WRITE_LIMIT = RateLimit(120, 60, by_method=True, by_user=True)
 DELETE_LIMIT = RateLimit(60, 60, by_method=True, by_user=True)
 MAX_BULK_ROWS = 100
+#: The longest response-cache time a row list accepts, in seconds.
+MAX_LIST_TTL = 86400
 ROW_SCOPES = (("rows", "documents"), ("documents",))
 
 
@@ -163,7 +165,7 @@ def _apply_update(
     created = meta.created_at or row.created_at
     if values == row.values and new_permissions == row.permissions and created == row.created_at:
         if not row_allows(ctx, table, row.permissions, "read"):
-            raise _not_found(terms, row.id)
+            raise unauthorized()
         return
     if not row_allows(ctx, table, row.permissions, "update"):
         raise unauthorized()
@@ -284,6 +286,8 @@ def _write_many(ctx: Context, terms: Terms, *, upsert: bool) -> bytes:
 
 def list_rows(ctx: Context, terms: Terms) -> Reply:
     _refuse_transactions(ctx)
+    # `ttl` asks the service to cache the answer; it is validated, and nothing is cached.
+    ctx.params.integer("ttl", 0, minimum=0, maximum=MAX_LIST_TTL)
     promote_ready(ctx.store)
     with ctx.store.read() as conn:
         table = table_or_404(conn, ctx, terms)
@@ -373,7 +377,10 @@ def upsert_one(ctx: Context, terms: Terms) -> Reply:
 
 
 def upsert_many(ctx: Context, terms: Terms) -> Reply:
+    """Bulk upsert: `rows` (legacy `documents`) is a required parameter here."""
     _refuse_transactions(ctx)
+    if not ctx.params.has(terms.rows):
+        raise missing_param(terms.rows)
     return Reply(_write_many(ctx, terms, upsert=True))
 
 
