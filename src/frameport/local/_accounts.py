@@ -102,9 +102,28 @@ def user_row(conn: sqlite3.Connection, where: str, value: Any) -> dict[str, Any]
     return dict(zip([d[0] for d in cursor.description], row, strict=True))
 
 
-def user_model(user: dict[str, Any], *, impersonator_id: str | None = None) -> dict[str, Any]:
-    """The Account/User model (contract §4)."""
-    return {
+#: Optional e-mail facts the service derives from the address; not modelled, always null.
+_EMAIL_FACTS = (
+    "emailCanonical", "emailIsFree", "emailIsDisposable", "emailIsCorporate", "emailIsCanonical",
+)  # fmt: skip
+#: Fields the response formats before 1.9.0 do not have (contract §9).
+IMPERSONATION_FIELDS = ("impersonator", "impersonatorUserId")
+NO_IMPERSONATION_BEFORE = (1, 9, 0)
+
+
+def user_model(
+    user: dict[str, Any],
+    *,
+    impersonator_id: str | None = None,
+    users_api: bool = False,
+    before_1_9: bool = False,
+) -> dict[str, Any]:
+    """The Account model, or with `users_api` the User model (contract §4).
+
+    Every listed field is present; optional fields without a value are null. The User
+    model's `password`, `hash` and `hashOptions` stay null: hashes are never sent.
+    """
+    model: dict[str, Any] = {
         "$id": user["id"],
         "$createdAt": user["created_at"],
         "$updatedAt": user["updated_at"],
@@ -116,6 +135,7 @@ def user_model(user: dict[str, Any], *, impersonator_id: str | None = None) -> d
         "email": user["email"] or "",
         "phone": user["phone"] or "",
         "emailVerification": bool(user["email_verification"]),
+        **dict.fromkeys(_EMAIL_FACTS),
         "phoneVerification": bool(user["phone_verification"]),
         "mfa": False,
         "prefs": json.loads(user["prefs"]),
@@ -124,6 +144,12 @@ def user_model(user: dict[str, Any], *, impersonator_id: str | None = None) -> d
         "impersonator": bool(user["impersonator"]),
         "impersonatorUserId": impersonator_id,
     }
+    if users_api:
+        model.update(password=None, hash=None, hashOptions=None)
+    if before_1_9:
+        for name in IMPERSONATION_FIELDS:
+            del model[name]
+    return model
 
 
 def insert_user(

@@ -94,6 +94,10 @@ def _project_of(request: Request, params: Params, state: ServiceState) -> str:
         body_project = params.raw("project")
         project = body_project if isinstance(body_project, str) else None
     project = project or request.headers.get("X-Service-Project")
+    if not project and request.headers.get("X-Service-Key"):
+        raise ServiceError(
+            "project_id_missing", "The project ID is missing. Send it with the API key."
+        )
     if not project:
         raise ServiceError(
             "general_access_forbidden",
@@ -136,8 +140,10 @@ def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], A
             project = _project_of(request, params, state)
             ip = request.client.host if request.client else ""
             caller = await run_in_threadpool(resolve_caller, state, request, project, ip)
+            headers.update(caller.response_headers)
             ctx = Context(request, state, caller, params, dict(request.path_params), project, spec)
-            allowed, headers, counter_key = _rate_limit(ctx)
+            allowed, limit_headers, counter_key = _rate_limit(ctx)
+            headers.update(limit_headers)
             if not allowed:
                 raise ServiceError(
                     "general_rate_limit_exceeded",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._errors import ServiceError
+from ._errors import SERVER_VERSION, ServiceError
 
 PROJECT_SCOPES = frozenset(
     {
@@ -31,6 +32,16 @@ USER_SCOPES = GUEST_SCOPES | {
     "subscribers.read", "subscribers.write", "projects.read", "presences.read", "presences.write",
 }  # fmt: skip
 
+
+def parse_format(text: str) -> tuple[int, int, int]:
+    """A response-format version as three numbers, missing parts 0 (`"1.9"` → `(1, 9, 0)`)."""
+    numbers = [int(part) for part in re.findall(r"\d+", text)[:3]]
+    major, minor, patch = numbers + [0] * (3 - len(numbers))
+    return major, minor, patch
+
+
+SERVER_FORMAT = parse_format(SERVER_VERSION)
+
 ROLE_LABELS = {"keys": "Keys", "users": "Users", "guests": "Guests"}
 
 
@@ -52,11 +63,17 @@ class Caller:
     impersonator_id: str | None = None
     ip: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    response_format: tuple[int, int, int] = SERVER_FORMAT
+    response_headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_key(self) -> bool:
         """Keys bypass every row and file permission check."""
         return self.role == "keys"
+
+    def format_before(self, version: tuple[int, int, int]) -> bool:
+        """Whether the requested `X-Service-Response-Format` is older than `version` (§9)."""
+        return self.response_format < version
 
     @property
     def user_id(self) -> str | None:
@@ -68,9 +85,10 @@ class Caller:
             return
         who = (self.user or {}).get("email") or "User"
         label = ROLE_LABELS.get(self.role, self.role).lower()
+        compact = json.dumps(list(accepted), separators=(",", ":"))
         raise ServiceError(
             "general_unauthorized_scope",
-            f"{who} (role: {label}) missing scopes ({json.dumps(list(accepted))})",
+            f"{who} (role: {label}) missing scopes ({compact})",
         )
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import replace
 from typing import Any
 
 import jwt
 from starlette.requests import Request
 
 from ._accounts import decode_session, hash_secret, permission_roles, user_row
-from ._caller import USER_SCOPES, Caller, guest_caller, key_caller
-from ._errors import ServiceError
+from ._caller import SERVER_FORMAT, USER_SCOPES, Caller, guest_caller, key_caller, parse_format
+from ._errors import SERVER_VERSION, ServiceError
 from ._state import ServiceState
 
 JWT_MAX_AGE = 3600
@@ -33,24 +34,40 @@ def mint_jwt(state: ServiceState, user_id: str, session_id: str, duration: int) 
     return jwt.encode(payload, state.jwt_secret, algorithm="HS256")
 
 
-def _session_value(request: Request, project: str) -> str | None:
+def _session_value(request: Request, project: str) -> tuple[str | None, bool]:
+    """The encoded session sent with `request`, and whether `X-Fallback-Cookies` was consulted
+    (the cookies and `X-Service-Session` were absent)."""
     for name in session_cookie_names(project):
         value = request.cookies.get(name)
         if value:
-            return value
+            return value, False
     value = request.headers.get("X-Service-Session")
     if value:
-        return value
+        return value, False
     fallback = request.headers.get("X-Fallback-Cookies")
-    if fallback:
-        try:
-            decoded = json.loads(fallback)
-        except ValueError:
-            return None
-        if isinstance(decoded, dict):
-            found = decoded.get(session_cookie_names(project)[0])
-            return found if isinstance(found, str) and found else None
-    return None
+    if not fallback:
+        return None, True
+    try:
+        decoded = json.loads(fallback)
+    except ValueError:
+        return None, True
+    found = decoded.get(session_cookie_names(project)[0]) if isinstance(decoded, dict) else None
+    return (found if isinstance(found, str) and found else None), True
+
+
+def _format_headers(request: Request) -> tuple[tuple[int, int, int], dict[str, str]]:
+    """The requested response format (newest when absent) and its warning, if any (§9)."""
+    wanted = request.headers.get("X-Service-Response-Format")
+    if not wanted:
+        return SERVER_FORMAT, {}
+    requested = parse_format(wanted)
+    if requested <= SERVER_FORMAT:
+        return requested, {}
+    warning = (
+        f"The requested response format {wanted} is newer than the server version "
+        f"{SERVER_VERSION}; responses use the server's newest format."
+    )
+    return requested, {"X-Service-Warning": warning}
 
 
 def _active_session(
@@ -87,10 +104,20 @@ def _user_caller(
 
 
 def resolve_caller(state: ServiceState, request: Request, project: str, ip: str) -> Caller:
-    """The caller of `request`: session user, JWT user, API key or guest."""
+    """The caller of `request`: session user, JWT user, API key or guest, with the requested
+    response format and the headers that say how the request was read."""
+    value, fallback_read = _session_value(request, project)
+    response_format, headers = _format_headers(request)
+    headers["X-Debug-Fallback"] = "true" if fallback_read else "false"
+    caller = _identify(state, request, project, ip, value)
+    return replace(caller, response_format=response_format, response_headers=headers)
+
+
+def _identify(
+    state: ServiceState, request: Request, project: str, ip: str, value: str | None
+) -> Caller:
     with state.store.read() as conn:
         caller: Caller | None = None
-        value = _session_value(request, project)
         decoded = decode_session(value) if value else None
         if decoded is not None:
             user = user_row(conn, "id", decoded[0])

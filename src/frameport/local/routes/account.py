@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import sqlite3
 import time
+from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._accounts import (
+    NO_IMPERSONATION_BEFORE,
     SESSION_DURATION,
     SESSIONS_PER_USER,
     encode_session,
@@ -26,10 +30,22 @@ from .._timefmt import from_timestamp, now_text
 from ..routes.users import validate_email
 
 _DOMAINLESS = ("localhost",)
+#: Cleared cookies expire this many seconds in the past.
+COOKIE_CLEAR_AGE = 3600
 
 
 def _is_ip(host: str) -> bool:
     return host.replace(".", "").isdigit() or ":" in host
+
+
+def account_reply(ctx: Context, user: dict[str, Any], status: int = 200) -> Reply:
+    """The Account model in the caller's response format."""
+    model = user_model(
+        user,
+        impersonator_id=ctx.caller.impersonator_id,
+        before_1_9=ctx.caller.format_before(NO_IMPERSONATION_BEFORE),
+    )
+    return Reply(model, status)
 
 
 def require_user(ctx: Context) -> dict[str, Any]:
@@ -57,7 +73,7 @@ def create_account(ctx: Context) -> Reply:
                 "A user with the same id, email, or phone already exists in this project.",
             )
         user = insert_user(conn, user_id, email=email, phone=None, password=password, name=name)
-    return Reply(user_model(user), 201)
+    return account_reply(ctx, user, 201)
 
 
 def session_model(
@@ -110,7 +126,7 @@ def set_session_cookies(ctx: Context, value: str, expire: float) -> None:
     modern, legacy = session_cookie_names(ctx.project)
     common: dict[str, Any] = {
         "value": value,
-        "expires": int(expire - time.time()) if expire > time.time() else 0,
+        "expires": datetime.fromtimestamp(expire, UTC),
         "path": "/",
         "domain": _cookie_domain(ctx),
         "secure": secure,
@@ -120,13 +136,20 @@ def set_session_cookies(ctx: Context, value: str, expire: float) -> None:
     ctx.set_cookies.append({"key": modern, **common, "samesite": "none"})
 
 
+def _registrable(host: str) -> str:
+    """The registrable domain of `host`, approximated as its last two labels (no suffix list)."""
+    if host in _DOMAINLESS or _is_ip(host):
+        return host
+    return ".".join(host.rstrip(".").split(".")[-2:])
+
+
 def _same_site(ctx: Context) -> bool:
+    """Whether the request's Origin (or Referer) is on the API host's registrable domain."""
     origin = ctx.header("Origin") or ctx.header("Referer")
     if not origin:
         return True
-    from urllib.parse import urlsplit
-
-    return (urlsplit(origin).hostname or "") == (ctx.request.url.hostname or "")
+    origin_host = (urlsplit(origin).hostname or "").lower()
+    return _registrable(origin_host) == _registrable((ctx.request.url.hostname or "").lower())
 
 
 def _start_session(conn: sqlite3.Connection, ctx: Context, user: dict[str, Any]) -> Reply:
@@ -146,8 +169,6 @@ def _start_session(conn: sqlite3.Connection, ctx: Context, user: dict[str, Any])
     value = encode_session(user["id"], secret)
     set_session_cookies(ctx, value, expire)
     if not _same_site(ctx):
-        import json
-
         ctx.response_headers["X-Fallback-Cookies"] = json.dumps(
             {session_cookie_names(ctx.project)[0]: value}
         )
@@ -189,12 +210,11 @@ def create_email_session(ctx: Context) -> Reply:
 
 @route("GET", "/v1/account", scopes=("account",))
 def get_account(ctx: Context) -> Reply:
-    user = require_user(ctx)
-    return Reply(user_model(user, impersonator_id=ctx.caller.impersonator_id))
+    return account_reply(ctx, require_user(ctx))
 
 
 def _clear_cookies(ctx: Context) -> None:
-    set_session_cookies(ctx, "", 0)
+    set_session_cookies(ctx, "", time.time() - COOKIE_CLEAR_AGE)
     ctx.response_headers["X-Fallback-Cookies"] = "[]"
 
 
@@ -228,21 +248,43 @@ def delete_sessions(ctx: Context) -> Reply:
     return Reply(status=204)
 
 
+_SESSION_COLUMNS = "id, expire, ip, created_at"
+
+
+def _session_reply(ctx: Context, user: dict[str, Any], row: tuple[Any, ...]) -> dict[str, Any]:
+    session_id, expire, ip, created = row
+    model = session_model(session_id, user, expire, ip, "", created)
+    model["current"] = session_id == ctx.caller.session_id
+    return model
+
+
 @route("GET", "/v1/account/sessions", scopes=("account",))
 def list_sessions(ctx: Context) -> Reply:
     user = require_user(ctx)
     with ctx.store.read() as conn:
         rows = conn.execute(
-            "SELECT id, expire, ip, created_at FROM sessions WHERE user_id = ? AND expire > ? "
-            "ORDER BY created_at",
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND expire > ? "
+            "ORDER BY created_at, rowid",
             (user["id"], time.time()),
         ).fetchall()
-    sessions = []
-    for session_id, expire, ip, created in rows:
-        model = session_model(session_id, user, expire, ip, "", created)
-        model["current"] = session_id == ctx.caller.session_id
-        sessions.append(model)
+    sessions = [_session_reply(ctx, user, row) for row in rows]
     return Reply({"total": len(sessions), "sessions": sessions})
+
+
+@route("GET", "/v1/account/sessions/{sessionId}", scopes=("account",))
+def get_session(ctx: Context) -> Reply:
+    """One session of the user; `current` names the request's own session."""
+    user = require_user(ctx)
+    wanted = ctx.path["sessionId"]
+    session_id = ctx.caller.session_id if wanted == "current" else wanted
+    with ctx.store.read() as conn:
+        row = conn.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ? AND user_id = ? AND expire > ?",
+            (session_id, user["id"], time.time()),
+        ).fetchone()
+    if row is None:
+        raise ServiceError("user_session_not_found", "The current user session could not be found.")
+    return Reply(_session_reply(ctx, user, row))
 
 
 def _jwt_key(ctx: Context) -> str:

@@ -8,10 +8,18 @@ from typing import Any
 
 from .._accounts import user_row
 from .._errors import ServiceError, invalid_param
-from .._params import unique_id
+from .._params import UID_DESCRIPTION, is_uid, unique_id
 from .._ratelimit import RateLimit
 from .._routing import Context, Reply, route
 from .._timefmt import now_text
+
+
+def _team_id(ctx: Context) -> str:
+    """The path's team ID, once it follows the ID rule."""
+    team_id = ctx.path["teamId"]
+    if not is_uid(team_id):
+        raise invalid_param("teamId", UID_DESCRIPTION)
+    return team_id
 
 
 def _team_model(conn: sqlite3.Connection, team_id: str) -> dict[str, Any]:
@@ -101,7 +109,7 @@ def create_team(ctx: Context) -> Reply:
 @route("GET", "/v1/teams/{teamId}", scopes=("teams.read",))
 def get_team(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
-        return Reply(_team_model(conn, ctx.path["teamId"]))
+        return Reply(_team_model(conn, _team_id(ctx)))
 
 
 @route(
@@ -111,9 +119,10 @@ def get_team(ctx: Context) -> Reply:
     rate_limit=RateLimit(10, 3600),
 )
 def create_membership(ctx: Context) -> Reply:
+    team_id = _team_id(ctx)
     roles = _roles(ctx, None)
     with ctx.store.write() as conn:
-        _team_model(conn, ctx.path["teamId"])
+        _team_model(conn, team_id)
         user = None
         for param, column in (("userId", "id"), ("email", "email"), ("phone", "phone")):
             value = ctx.params.string(param)
@@ -125,11 +134,11 @@ def create_membership(ctx: Context) -> Reply:
         if user is None:
             raise ServiceError("user_not_found", "User with the requested ID could not be found.")
         if not ctx.caller.is_key and ctx.caller.user_id is not None:
-            owner = f"team:{ctx.path['teamId']}/owner"
+            owner = f"team:{team_id}/owner"
             if owner not in ctx.caller.roles:
                 raise ServiceError(
                     "user_unauthorized",
                     "The current user is not authorized to add members to this team.",
                 )
-        membership = _insert_membership(conn, ctx.path["teamId"], user, roles, ctx.caller.is_key)
+        membership = _insert_membership(conn, team_id, user, roles, ctx.caller.is_key)
     return Reply(membership, 201)

@@ -6,10 +6,10 @@ import re
 import secrets
 from typing import Any
 
-from .._accounts import insert_user, user_model, user_row
+from .._accounts import NO_IMPERSONATION_BEFORE, insert_user, user_model, user_row
 from .._errors import ServiceError, invalid_param
 from .._identity import mint_jwt
-from .._params import unique_id
+from .._params import UID_DESCRIPTION, is_uid, unique_id
 from .._routing import Context, Reply, route
 from .._timefmt import now_text
 
@@ -23,9 +23,18 @@ def validate_email(email: str, name: str = "email") -> str:
     return email
 
 
+def _user_reply(ctx: Context, user: dict[str, Any], status: int = 200) -> Reply:
+    """The User model in the caller's response format."""
+    before_1_9 = ctx.caller.format_before(NO_IMPERSONATION_BEFORE)
+    return Reply(user_model(user, users_api=True, before_1_9=before_1_9), status)
+
+
 def _get_user(ctx: Context) -> dict[str, Any]:
+    user_id = ctx.path["userId"]
+    if not is_uid(user_id):
+        raise invalid_param("userId", UID_DESCRIPTION)
     with ctx.store.read() as conn:
-        user = user_row(conn, "id", ctx.path["userId"])
+        user = user_row(conn, "id", user_id)
     if user is None:
         raise ServiceError("user_not_found", "User with the requested ID could not be found.")
     return user
@@ -56,19 +65,20 @@ def create_user(ctx: Context) -> Reply:
                 "user_already_exists", "A user with the same phone already exists in this project."
             )
         user = insert_user(conn, user_id, email=email, phone=phone, password=password, name=name)
-    return Reply(user_model(user), 201)
+    return _user_reply(ctx, user, 201)
 
 
 @route("GET", "/v1/users/{userId}", scopes=("users.read",))
 def get_user(ctx: Context) -> Reply:
-    return Reply(user_model(_get_user(ctx)))
+    return _user_reply(ctx, _get_user(ctx))
 
 
 @route("GET", "/v1/users", scopes=("users.read",))
 def list_users(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
         ids = [row[0] for row in conn.execute("SELECT id FROM users ORDER BY rowid")]
-        users = [user_model(user) for i in ids if (user := user_row(conn, "id", i))]
+        found = [user for i in ids if (user := user_row(conn, "id", i))]
+    users = [_user_reply(ctx, user).body for user in found]
     return Reply({"total": min(len(users), 5000), "users": users})
 
 
@@ -81,7 +91,7 @@ def _set_flag(ctx: Context, column: str, value: Any) -> Reply:
         )
         updated = user_row(conn, "id", user["id"])
     assert updated is not None
-    return Reply(user_model(updated))
+    return _user_reply(ctx, updated)
 
 
 @route("PATCH", "/v1/users/{userId}/impersonator", scopes=("users.write",))
