@@ -31,6 +31,25 @@ def assert_no_secret(text: str, *extra: str) -> None:
         assert secret not in text
 
 
+def run_notebook(path: Path, directory: Path) -> nbformat.NotebookNode:
+    """`path` executed top to bottom in the venv's kernel, in `directory`, widget state kept."""
+    notebook = nbformat.read(path, as_version=4)
+    kernel = KernelManager(
+        kernel_name="python3",
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(VENV_KERNELS)]),
+    )
+    runner = NotebookClient(
+        notebook,
+        km=kernel,
+        timeout=CELL_TIMEOUT,
+        allow_errors=False,
+        store_widget_state=True,
+        resources={"metadata": {"path": str(directory)}},
+    )
+    runner.execute()
+    return notebook
+
+
 def test_the_notebooks_are_all_here() -> None:
     assert {path.name for path in NOTEBOOKS} >= EXPECTED
 
@@ -55,20 +74,7 @@ def test_notebook_runs_against_the_local_service(
     password = f"pw-{secrets.token_hex(12)}"
     monkeypatch.setenv("FRAMEPORT_DEMO_PASSWORD", password)
     monkeypatch.setenv("FRAMEPORT_CONFIG_DIR", str(tmp_path / "config"))
-    notebook = nbformat.read(path, as_version=4)
-    kernel = KernelManager(
-        kernel_name="python3",
-        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(VENV_KERNELS)]),
-    )
-    runner = NotebookClient(
-        notebook,
-        km=kernel,
-        timeout=CELL_TIMEOUT,
-        allow_errors=False,
-        store_widget_state=True,
-        resources={"metadata": {"path": str(tmp_path)}},
-    )
-    runner.execute()
+    notebook = run_notebook(path, tmp_path)
     executed = nbformat.writes(notebook)
     assert all(
         cell.execution_count is not None for cell in notebook.cells if cell.cell_type == "code"
@@ -77,3 +83,15 @@ def test_notebook_runs_against_the_local_service(
     if path.name == "quickstart.ipynb":  # the widgets' state was saved, and the plot drawn
         assert "application/vnd.jupyter.widget-state+json" in executed
         assert "image/png" in executed
+
+
+@pytest.mark.slow
+def test_quickstart_runs_without_a_password_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `jupyter nbconvert --execute` has no stdin: getpass cannot prompt there.
+    monkeypatch.delenv("FRAMEPORT_DEMO_PASSWORD", raising=False)
+    monkeypatch.setenv("FRAMEPORT_CONFIG_DIR", str(tmp_path / "config"))
+    executed = nbformat.writes(run_notebook(NOTEBOOK_DIR / "quickstart.ipynb", tmp_path))
+    assert "random password that is not shown" in executed
+    assert_no_secret(executed)

@@ -116,12 +116,20 @@ def test_missing_fields_are_asked_for(form: fpw.LoginForm) -> None:
     assert form.client is None
 
 
-def test_api_key_client_cannot_log_in(client: Client, make_user: MakeUser) -> None:
+def test_api_key_client_gets_a_new_signed_in_client(client: Client, make_user: MakeUser) -> None:
+    # fp.widgets.login(client) with an API-key client signs in a new client for the same
+    # endpoint and project; the key client is left as it was.
     user = make_user()
     form = fpw.login(client)
     submit(form, user.email, user.password)
-    assert not form.signed_in
-    assert "authenticates with an API key" in status_text(form)
+    assert form.signed_in, status_text(form)
+    assert form.client is not None and form.client is not client
+    assert form.client.authentication == "session"
+    assert form.client.account()["email"] == user.email
+    assert client.authentication == "key"
+    form.log_out()
+    assert client.authentication == "key"
+    form.client.close()
 
 
 def test_logout_ends_the_session(form: fpw.LoginForm, make_user: MakeUser) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Iterator
 
+import pandas as pd
 import pytest
 
 import frameport.widgets as fpw
@@ -111,3 +112,30 @@ def test_views_without_a_widget_frontend(people: Table) -> None:
     assert "Rows 1–3 of 57" in bundle["text/plain"]
     assert all(name in bundle["text/plain"] for name in first["name"])
     assert "<table" in bundle["text/html"] and "Rows 1–3 of 57" in bundle["text/html"]
+
+
+def test_pages_fill_up_when_the_client_drops_rows(service: LocalService) -> None:
+    # The service compares text ignoring case, the client exactly: most rows it sends for
+    # city == 'Oslo' are dropped, and each page asks for more until it is full.
+    cities = ["Oslo", "oslo", "OSLO", "Bergen"] * 6
+    frame = pd.DataFrame({"city": pd.array(cities, dtype="str"), "n": range(len(cities))})
+    with Client(service.endpoint, service.project, key=service.key) as admin:
+        table = admin.create_table(f"widgets-{ID.unique()}", "cities", schema=frame)
+        table.insert(frame, progress=False)
+        query = table.query("city == 'Oslo'")
+        expected = list(query.to_pandas(progress=False)["$id"])
+        preview = fpw.table(query, page_size=4)
+        assert len(ids_shown(preview)) == 4
+        assert preview.page_label.value == "Rows 1–4 of ≤ 18"
+        assert walk_all_pages(preview) == expected
+        assert preview.page_label.value == "Rows 5–6 of 6"
+        preview.previous_button.click()
+        assert preview.page_label.value == "Rows 1–4 of ≤ 18"
+
+
+def test_no_empty_page_after_an_exactly_full_one(people: Table) -> None:
+    preview = fpw.table(people, page_size=19)  # 57 rows: three full pages
+    preview.next_button.click()
+    preview.next_button.click()
+    assert preview.page_label.value == "Rows 39–57 of 57"
+    assert preview.next_button.disabled

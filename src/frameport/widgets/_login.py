@@ -20,8 +20,10 @@ _FIELD_LAYOUT = {"width": "28em"}
 class LoginForm(StaticViews, widgets.VBox):
     """Endpoint, project, e-mail and password, with Log in / Log out and "Remember me".
 
-    `client` is the `Client` the form signs in (a new one when the endpoint or project typed in
-    differs from the given client's); `account` is the signed-in user's record, or None.
+    `client` is the `Client` the form signs in: the given client, or a new one when the
+    endpoint or project typed in differs from the given client's or when the given client
+    holds an API key or a JWT (which stays as it was); `account` is the signed-in user's
+    record, or None.
     The password is taken out of the password field as soon as it is read, so it is in no
     widget state (and no saved notebook). "Remember me" saves the session cookie (not the
     password) in frameport's credential file; a later form for the same endpoint and project
@@ -117,16 +119,18 @@ class LoginForm(StaticViews, widgets.VBox):
     # -- helpers -------------------------------------------------------------------------------
 
     def _client_for_form(self) -> Client:
-        """The client for the endpoint and project in the form, made anew when they changed."""
+        """The client for the endpoint and project in the form, made anew when they changed
+        or when the form's client authenticates with a key or JWT (it cannot sign in)."""
         endpoint = self.endpoint_field.value.strip()
         project = self.project_field.value.strip()
         if not endpoint or not project:
             raise ValueError("Enter the endpoint URL and the project ID.")
         current = self.client
-        if current is not None and (current.endpoint, current.project) == (
+        same_place = current is not None and (current.endpoint, current.project) == (
             endpoint.rstrip("/"),
             project,
-        ):
+        )
+        if current is not None and same_place and current.authentication in (None, "session"):
             return current
         client = Client(endpoint, project)
         if current is not None and self._owns_client:

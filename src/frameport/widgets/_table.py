@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from .._exceptions import FrameportError
+from .._paging import TOTAL_CAP
 from ._display import StaticViews
 from ._html import frame_html, frame_text, message_html
 from ._messages import describe_failure
-from ._table_pages import TablePage, TablePager
+from ._table_pages import PagePosition, TablePage, TablePager
 
 if TYPE_CHECKING:
     from .._tables import TableQuery
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 class TablePreview(StaticViews, widgets.VBox):
     """Rows of `query`, `page_size` at a time, with Previous / Next and a label
     ("rows 21–40 of 57"). Only the rows shown are fetched: each page is one request with a
-    limit and the previous page's last row as cursor; `page` is the page shown.
+    limit and the previous page's last row as cursor (more when the client drops rows the
+    service sent, see `TablePager`); `page` is the page shown.
     """
 
     def __init__(self, query: TableQuery, *, page_size: int = 20) -> None:
@@ -28,7 +30,7 @@ class TablePreview(StaticViews, widgets.VBox):
         self.pager = TablePager(query, page_size)
         self.page: TablePage | None = None
         self.page_number = 0
-        self._cursors: list[str | None] = [None]  # where each page seen so far starts
+        self._positions = [PagePosition()]  # where each page seen so far starts
         self.previous_button = widgets.Button(description="Previous", icon="arrow-left")
         self.next_button = widgets.Button(description="Next", icon="arrow-right")
         self.page_label = widgets.Label()
@@ -42,30 +44,35 @@ class TablePreview(StaticViews, widgets.VBox):
 
     def show_page(self, number: int) -> None:
         """Show page `number` (0-based): the next one, or one seen before."""
-        number = min(max(number, 0), len(self._cursors) - 1)
+        number = min(max(number, 0), len(self._positions) - 1)
         try:
-            page = self.pager.page(number * self.pager.size, self._cursors[number])
+            page = self.pager.page(self._positions[number])
         except (FrameportError, ValueError) as exc:
             self.rows.value = message_html(describe_failure(exc), error=True)
             self.previous_button.disabled = self.next_button.disabled = True
             return
         self.page, self.page_number = page, number
-        del self._cursors[number + 1 :]
-        if page.next_cursor is not None:
-            self._cursors.append(page.next_cursor)
+        del self._positions[number + 1 :]
+        if page.next_position is not None:
+            self._positions.append(page.next_position)
         self.rows.value = frame_html(page.frame)
         self.page_label.value = self._page_text()
         self.previous_button.disabled = number == 0
-        self.next_button.disabled = page.next_cursor is None
+        self.next_button.disabled = page.next_position is None
 
     def _page_text(self) -> str:
         page = self.page
         if page is None:
             return ""
-        if page.frame.empty and page.start == 0:
-            return "No rows"
-        first, last = page.start + 1, page.start + page.rows_fetched
-        of = f"{page.total:,}" if page.total_exact else f"≥ {max(page.total, last):,}"
+        if page.frame.empty:
+            return "No rows" if page.start == 0 else f"No rows after row {page.start:,}"
+        first, last = page.start + 1, page.start + len(page.frame)
+        if page.total_exact:
+            of = f"{page.total:,}"
+        elif page.total >= TOTAL_CAP:
+            of = f"≥ {max(page.total, last):,}"
+        else:  # the client drops some of the rows the service counts
+            of = f"≤ {max(page.total, last):,}"
         return f"Rows {first:,}–{last:,} of {of}"
 
     def summary(self) -> str:

@@ -1,9 +1,12 @@
-"""One page of a table query at a time: a single request with ``limit`` and ``cursorAfter``.
+"""One page of a table query at a time: requests with ``limit`` and ``cursorAfter``.
 
 The engine behind `TableQuery.to_pandas` fetches ahead; a preview must not, so a page here is
-exactly one request for at most `size` rows, starting after the previous page's last row.
-Where the service refuses a cursor (its row has null in a sort column) the page is asked for
-by ``offset`` instead, as the engine does.
+one request for at most `size` rows, starting after the previous page's last row. When the
+client applies part of the filter (exact string comparisons, see `explain()`), the service
+may send rows the page does not show; the page then asks for the rows still missing, after
+the last row it read, until it holds `size` rows or the rows end (at most
+`MAX_REQUESTS_PER_PAGE` requests). Where the service refuses a cursor (its row has null in a
+sort column) the rows are asked for by ``offset`` instead, as the engine does.
 
 This reaches into the query's plan (the compiled filter, select and sort, and the decoder),
 the same way `TableQuery.preview_html` does for its single page.
@@ -27,19 +30,32 @@ from .._tables import _project
 from .._transport import queries_param
 
 if TYPE_CHECKING:
+    from .._plan import Plan
     from .._tables import AsyncTableQuery, TableQuery
 
 _ORDER_NULL = "database_query_order_null"
+MAX_REQUESTS_PER_PAGE = 10
+
+
+@dataclass(frozen=True)
+class PagePosition:
+    """Where a page starts: `shown` rows of the result before it, `read` rows the service
+    sent before it (its offset, for the fallback), and the ``$id`` of the last of those."""
+
+    shown: int = 0
+    read: int = 0
+    after: str | None = None
 
 
 @dataclass(frozen=True)
 class TablePage:
     """The rows of one page, and where the next one starts.
 
-    `rows_fetched` is the number of rows the service sent (the query's client-side part of a
-    filter may keep fewer); `total` is the service's count of matching rows, exact when
-    `total_exact`; `next_cursor` is the ``$id`` after which the next page starts, None at the
-    end.
+    `start` is the number of result rows before the page; `rows_fetched` the number of rows
+    the service sent for it (the query's client-side part of a filter may keep fewer);
+    `total` is the service's count of the rows matching the part of the filter it applies:
+    the result's size when `total_exact`, else (capped at 5000, or with rows the client
+    drops) a bound. `next_position` is where the next page starts, None at the end.
     """
 
     frame: pd.DataFrame
@@ -47,7 +63,12 @@ class TablePage:
     rows_fetched: int
     total: int
     total_exact: bool
-    next_cursor: str | None
+    next_position: PagePosition | None
+
+    @property
+    def next_cursor(self) -> str | None:
+        """The ``$id`` after which the next page starts, None at the end."""
+        return None if self.next_position is None else self.next_position.after
 
 
 class TablePager:
@@ -59,47 +80,76 @@ class TablePager:
         self.query: AsyncTableQuery = query._async
         self.size = size
 
-    def page(self, start: int, after: str | None) -> TablePage:
-        """The page whose first row is row `start` (0-based), just after row ID `after`."""
-        return run_sync(self._page(start, after))
+    def page(self, position: PagePosition) -> TablePage:
+        """The page that starts at `position`."""
+        return run_sync(self._page(position))
 
-    async def _page(self, start: int, after: str | None) -> TablePage:
-        query = self.query
-        plan = await query._plan(self.size)
+    async def _page(self, position: PagePosition) -> TablePage:
+        plan = await self.query._plan(self.size)
         if len(plan.requests) != 1 or plan.client_order:
             raise ValueError(
                 "This filter needs several requests, so it cannot be shown a page at a time; "
                 "read it with to_pandas() instead."
             )
-        limit = self.size if plan.head is None else min(self.size, plan.head - start)
-        if limit < 1:
-            return TablePage(_empty(plan.output), start, 0, start, True, None)
+        wanted = self.size if plan.head is None else min(self.size, plan.head - position.shown)
+        if wanted < 1:
+            return TablePage(_empty(plan.output), position.shown, 0, position.shown, True, None)
+        batches: list[pa.RecordBatch] = []
+        kept = read = total = 0
+        after: str | None = position.after
+        for _request in range(MAX_REQUESTS_PER_PAGE):
+            limit = wanted - kept
+            body = await self._fetch(plan, limit, position.read + read, after)
+            total, batch = plan.decode(body)
+            if plan.inferred is not None:
+                batch = plan.inferred.conform(batch)
+            fetched = batch.num_rows if plan.every_row_kept else _row_count(body, self.query)
+            batches.append(_project(plan, batch))
+            kept, read = kept + batch.num_rows, read + fetched
+            after = last_row_id(body) if fetched == limit else None
+            if after is None or kept >= wanted:
+                break
+        shown = position.shown + kept
+        exact = plan.every_row_kept and total < TOTAL_CAP
+        more = after is not None and (plan.head is None or shown < plan.head)
+        more = more and not (exact and shown >= total)
+        if not more and not plan.every_row_kept:  # the end: every result row has been seen
+            total, exact = shown, True
+        elif plan.head is not None:
+            total = min(total, plan.head)
+        return TablePage(
+            frame=_frame(batches),
+            start=position.shown,
+            rows_fetched=read,
+            total=total,
+            total_exact=exact,
+            next_position=PagePosition(shown, position.read + read, after) if more else None,
+        )
+
+    async def _fetch(self, plan: Plan, limit: int, offset: int, after: str | None) -> bytes:
+        """One request for `limit` rows after row `after` (or, refused, from `offset`)."""
+        query = self.query
         queries = [*plan.requests[0], limit_query(limit)]
         path = query.location.rows_path
         try:
             position = [] if after is None else [cursor_after_query(after)]
-            body = await query._client._request_bytes(
+            return await query._client._request_bytes(
                 "GET", path, params=queries_param([*queries, *position])
             )
         except BadRequestError as exc:
             if exc.type != _ORDER_NULL:
                 raise
-            body = await query._client._request_bytes(
-                "GET", path, params=queries_param([*queries, offset_query(start)])
+            return await query._client._request_bytes(
+                "GET", path, params=queries_param([*queries, offset_query(offset)])
             )
-        total, batch = plan.decode(body)
-        if plan.inferred is not None:
-            batch = plan.inferred.conform(batch)
-        fetched = batch.num_rows if plan.every_row_kept else _row_count(body, query)
-        full = fetched == limit and (plan.head is None or start + limit < plan.head)
-        return TablePage(
-            frame=to_pandas(_project(plan, batch)),
-            start=start,
-            rows_fetched=fetched,
-            total=total if plan.head is None else min(total, plan.head),
-            total_exact=plan.every_row_kept and total < TOTAL_CAP,
-            next_cursor=last_row_id(body) if full else None,
-        )
+
+
+def _frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
+    """The page's rows as one frame (the batches of inferred types may differ in columns)."""
+    if len(batches) == 1:
+        return to_pandas(batches[0])
+    tables = [pa.Table.from_batches([batch]) for batch in batches]
+    return to_pandas(pa.concat_tables(tables, promote_options="default"))
 
 
 def _row_count(body: bytes, query: AsyncTableQuery) -> int:
