@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from frameport import _progress
 from frameport._demo import sample_people
 from frameport.cli import main
 from frameport.local import LocalService
@@ -53,6 +54,7 @@ def test_export_with_credentials_as_options_and_a_progress_bar(
 ) -> None:
     for name in ("FRAMEPORT_ENDPOINT", "FRAMEPORT_PROJECT", "FRAMEPORT_KEY", "FRAMEPORT_PROGRESS"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(_progress, "DELAY", 0.0)  # as for an export slower than the delay
     target = tmp_path / "all.parquet"
     options = ["--endpoint", service.endpoint, "--project", service.project, "--key", service.key]
     assert main(["export", *people, "-o", str(target), *options]) == 0

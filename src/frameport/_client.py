@@ -45,10 +45,13 @@ from ._auth import (
     updated_session,
 )
 from ._exceptions import (
+    APIError,
     AuthenticationError,
     FrameportError,
     ImpersonationIgnoredWarning,
     NotFoundError,
+    endpoint_version_hint,
+    unknown_key_hint,
 )
 from ._functions import AsyncFunction, Function, create_function
 from ._storage import AsyncBucket, Bucket, create_bucket
@@ -122,6 +125,16 @@ def _stacklevel_outside_package() -> int:
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         level, frame = level + 1, frame.f_back
     return level
+
+
+def _refused_as_guest(error: APIError) -> bool:
+    """Whether `error` is the service refusing a guest (§2.5: a guest's scopes, or a
+    permission check that only callers without a valid key go through)."""
+    if error.status != 401:
+        return False
+    if error.type == "user_unauthorized":
+        return True
+    return error.type == "general_unauthorized_scope" and "(role: guests)" in error.message
 
 
 def _user_agent() -> str:
@@ -515,20 +528,25 @@ class AsyncClient:
 
         else:
             read_back_call = read_back
-        response = await self._transport.send(
-            method,
-            path,
-            params=params,
-            headers=request_headers,
-            json=json,
-            data=data,
-            files=files,
-            content=content,
-            timeout=None if timeout is None else _timeout(timeout),
-            idempotent=idempotent,
-            read_back=read_back_call,
-            stream=stream,
-        )
+        try:
+            response = await self._transport.send(
+                method,
+                path,
+                params=params,
+                headers=request_headers,
+                json=json,
+                data=data,
+                files=files,
+                content=content,
+                timeout=None if timeout is None else _timeout(timeout),
+                idempotent=idempotent,
+                read_back=read_back_call,
+                stream=stream,
+            )
+        except APIError as error:
+            if error.hint is None:
+                error.hint = self._hint_for(error, authenticated=authenticate)
+            raise
         if not stream:
             # httpx binds a response and its stream to each other; the body is read, so drop
             # the stream: the body is then freed with the response, not by a later full GC.
@@ -538,6 +556,16 @@ class AsyncClient:
             session=updated_session(self._credentials.session, response, self._project),
         )
         return response
+
+    def _hint_for(self, error: APIError, *, authenticated: bool) -> str | None:
+        """Advice on the likely cause of `error` when this client's settings explain it: an
+        endpoint without /v1, or an API key the service does not know (§2.4)."""
+        if error.type == "general_route_not_found":
+            if not httpx.URL(self._endpoint).path.endswith("/v1"):
+                return endpoint_version_hint(self._endpoint)
+        elif authenticated and self._credentials.key is not None and _refused_as_guest(error):
+            return unknown_key_hint(self._project)
+        return None
 
     async def _request_json(self, method: str, path: str, **options: Any) -> Any:
         """`_request` returning the decoded JSON body (None for an empty body, e.g. 204)."""

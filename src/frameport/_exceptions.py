@@ -3,14 +3,19 @@
     FrameportError
     ├── FilterError (also ValueError)      a filter cannot be parsed or sent
     ├── TransportError                     no HTTP answer: network failure, timeout
-    └── APIError                           the service answered with an error status
-        ├── BadRequestError         400
-        ├── AuthenticationError     401
-        ├── PermissionDeniedError   403
-        ├── NotFoundError           404
-        ├── ConflictError           409
-        ├── RateLimitError          429
-        └── ServerError             5xx
+    ├── APIError                           the service answered with an error status
+    │   ├── BadRequestError         400
+    │   ├── AuthenticationError     401
+    │   ├── PermissionDeniedError   403
+    │   ├── NotFoundError           404
+    │   ├── ConflictError           409
+    │   ├── RateLimitError          429
+    │   └── ServerError             5xx
+    ├── RowDecodeError (also ValueError)   rows cannot be turned into Arrow
+    ├── FileFormatError (also ValueError)  a bucket file is not in the format it was read as
+    └── VerificationError                  a transferred file differs from its source
+        ├── UploadVerificationError
+        └── DownloadVerificationError
 
 Usage mistakes (wrong argument types or combinations) raise plain `TypeError` / `ValueError`.
 """
@@ -56,31 +61,50 @@ class APIError(FrameportError):
     """Raised when the service answers with an error status that has no narrower class here.
 
     Attributes: `status` (HTTP status), `type` (the service's error type, e.g.
-    ``"row_not_found"``), `message` (the service's message), `method` and `url` (redacted).
+    ``"row_not_found"``), `message` (the service's message), `method` and `url` (redacted),
+    and `hint` (frameport's advice on the likely cause, or None; part of ``str(error)``).
     """
 
-    def __init__(self, message: str, *, status: int, type: str, method: str, url: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        type: str,
+        method: str,
+        url: str,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.type = type
         self.message = message
         self.method = method
         self.url = url
+        self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.status} {self.type}: {self.message} ({self.method} {self.url})"
+        text = f"{self.status} {self.type}: {self.message} ({self.method} {self.url})"
+        return text if self.hint is None else f"{text} {self.hint}"
 
     def __repr__(self) -> str:
+        hint = "" if self.hint is None else f", hint={self.hint!r}"
         return (
             f"{type(self).__name__}(status={self.status}, type={self.type!r}, "
-            f"message={self.message!r}, method={self.method!r}, url={self.url!r})"
+            f"message={self.message!r}, method={self.method!r}, url={self.url!r}{hint})"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_error, (type(self), self.message, self._fields()))
 
     def _fields(self) -> dict[str, Any]:
-        return {"status": self.status, "type": self.type, "method": self.method, "url": self.url}
+        return {
+            "status": self.status,
+            "type": self.type,
+            "method": self.method,
+            "url": self.url,
+            "hint": self.hint,
+        }
 
 
 class BadRequestError(APIError):
@@ -121,8 +145,9 @@ class RateLimitError(APIError):
         method: str,
         url: str,
         retry_after: float | None = None,
+        hint: str | None = None,
     ) -> None:
-        super().__init__(message, status=status, type=type, method=method, url=url)
+        super().__init__(message, status=status, type=type, method=method, url=url, hint=hint)
         self.retry_after = retry_after
 
     def _fields(self) -> dict[str, Any]:
@@ -131,6 +156,23 @@ class RateLimitError(APIError):
 
 class ServerError(APIError):
     """Raised on a 5xx status once the retries are used up: the service failed."""
+
+
+def endpoint_version_hint(endpoint: str) -> str:
+    """The advice for a route the service does not know, at an `endpoint` without /v1."""
+    return (
+        f"The endpoint {endpoint} does not answer like the service; it should end in /v1 "
+        f"(e.g. {endpoint.rstrip('/')}/v1)."
+    )
+
+
+def unknown_key_hint(project: str) -> str:
+    """The advice for a guest's refusal to a client that sent an API key: the service treats
+    a key it does not know as a guest (never names the key)."""
+    return (
+        "The service treats an API key it does not know as a guest: check that the key is "
+        f"right and belongs to project {project!r}."
+    )
 
 
 def _rebuild_error(cls: type[Exception], message: str, fields: dict[str, Any]) -> Exception:
@@ -165,6 +207,18 @@ class RowDecodeError(FrameportError, ValueError):
     def __init__(self, message: str, *, column: str | None = None) -> None:
         super().__init__(message)
         self.column = column
+
+
+class FileFormatError(FrameportError, ValueError):
+    """Raised when a file in a bucket cannot be read in the format asked for, e.g.
+    `read_parquet` on a file that is not Parquet. `file_id` names the file."""
+
+    def __init__(self, message: str, *, file_id: str) -> None:
+        super().__init__(message)
+        self.file_id = file_id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (type(self), str(self), {"file_id": self.file_id}))
 
 
 class VerificationError(FrameportError):

@@ -25,10 +25,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, get_args
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ._checkpoint import CheckpointStore, UploadCheckpoint
 from ._download import RANGE_SPAN, ResumableDownload
-from ._exceptions import ConflictError, FrameportError, NotFoundError, UploadVerificationError
+from ._exceptions import (
+    ConflictError,
+    FileFormatError,
+    FrameportError,
+    NotFoundError,
+    UploadVerificationError,
+)
 from ._ids import ID
 from ._records import FILE_SCHEMA, create_record, list_frame, parse_time
 from ._sync import SyncFacade, delegate, forward_property
@@ -124,6 +132,30 @@ class _Options:
     progress: bool | None
     on_progress: ProgressCallback | None
     concurrency: int
+
+
+def _check_range(start: int, end: int) -> None:
+    for name, value in (("start", start), ("end", end)):
+        if value < 0:
+            raise ValueError(
+                f"{name} must be a byte offset >= 0 (got {value}); read_range(file_id, start, "
+                "end) reads bytes [start, end) counted from the start of the file."
+            )
+
+
+def _read_parquet_bytes(
+    data: bytes, file_id: str, columns: list[str] | None, options: dict[str, Any]
+) -> pd.DataFrame:
+    """`data` read by ``pandas.read_parquet``, after checking it opens as Parquet."""
+    try:
+        pq.read_metadata(pa.BufferReader(data))
+    except pa.ArrowException as exc:
+        raise FileFormatError(
+            f"File {file_id!r} is not a readable Parquet file ({exc}). Read it with download() "
+            "or read_csv() if it holds another format.",
+            file_id=file_id,
+        ) from exc
+    return pd.read_parquet(io.BytesIO(data), columns=columns, **options)
 
 
 def _write_frame(frame: pd.DataFrame, path: Path, format: str, options: dict[str, Any]) -> None:
@@ -425,9 +457,13 @@ class AsyncBucket:
         no end beyond the file, at most 20 MB per request. `size` is the file's size, if
         known (else its record is read first).
 
+        `start` and `end` are byte offsets from the start of the file, both >= 0 (a negative
+        one raises ValueError); ``end <= start`` gives ``b""``.
+
         >>> bucket.read_range(f.id, 0, 4)                            # doctest: +SKIP
         b'PAR1'
         """
+        _check_range(start, end)
         if size is None:
             size = (await self.get(file_id)).size
         end = min(end, size)
@@ -462,14 +498,15 @@ class AsyncBucket:
     async def read_parquet(
         self, file_id: str, columns: Sequence[str] | None = None, **reader_options: Any
     ) -> pd.DataFrame:
-        """A Parquet file of the bucket as a DataFrame (``pandas.read_parquet``).
+        """A Parquet file of the bucket as a DataFrame (``pandas.read_parquet``); raises
+        `FileFormatError` when the file is not Parquet.
 
         >>> bucket.read_parquet(f.id, columns=["name", "age"])   # doctest: +SKIP
         """
-        data = io.BytesIO(await self._bytes(file_id))
+        data = await self._bytes(file_id)
         chosen = None if columns is None else list(columns)
         return await asyncio.to_thread(
-            lambda: pd.read_parquet(data, columns=chosen, **reader_options)
+            _read_parquet_bytes, data, file_id, chosen, dict(reader_options)
         )
 
     async def read_csv(self, file_id: str, **reader_options: Any) -> pd.DataFrame:

@@ -106,11 +106,12 @@ def _export(args: argparse.Namespace) -> int:
             rows = query.to_parquet(output, compression=args.compression, progress=progress)
     except (AuthenticationError, PermissionDeniedError) as exc:
         credential = "--key / FRAMEPORT_KEY" if key else "FRAMEPORT_JWT" if jwt else None
-        hint = (
-            f"check that {credential} holds a valid credential for project {project!r}"
-            if credential
-            else f"give an API key with --key or {KEY_ENV} (or a JWT in {JWT_ENV})"
-        )
+        if credential is None:
+            hint = f"give an API key with --key or {KEY_ENV} (or a JWT in {JWT_ENV})"
+        elif exc.hint is not None:  # the client already said what to check
+            hint = f"the credential came from {credential}"
+        else:
+            hint = f"check that {credential} holds a valid credential for project {project!r}"
         return _fail("export", f"{exc}; {hint}")
     except (FrameportError, OSError, ValueError) as exc:
         return _fail("export", exc)
