@@ -9,6 +9,7 @@ import re
 import time
 from collections.abc import Iterator
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -254,6 +255,44 @@ def test_users_api_mints_jwts(service: LocalService) -> None:
         assert_error(client.post("/users/minted/jwts"), 401, "general_unauthorized_scope")
 
 
+def test_users_api_jwt_for_no_session_names_none_and_acts_as_the_user(
+    service: LocalService,
+) -> None:
+    create_user(service, "sessionless")
+    with key_client(service) as admin:
+        recent = ok(admin.post("/users/sessionless/jwts"), 201)["jwt"]
+        unknown = admin.post("/users/sessionless/jwts", json={"sessionId": "nosuchsession"})
+        malformed = admin.post("/users/sessionless/jwts", json={"sessionId": "_bad"})
+    assert jwt_claims(recent)["sessionId"] == ""
+    assert jwt_claims(ok(unknown, 201)["jwt"])["sessionId"] == ""
+    message = assert_error(malformed, 400, "general_argument_invalid")["message"]
+    assert str(message).startswith("Invalid `sessionId` param: ")
+    headers = {"X-Service-JWT": recent}
+    with guest_client(service) as guest:
+        assert ok(guest.get("/account", headers=headers))["$id"] == "sessionless"
+        refused = guest.post("/account/jwts", headers=headers)
+        assert_error(refused, 403, "user_jwt_creation_denied")
+    with session_client(service, "sessionless") as client:
+        # Minting made no session of its own: the sign-in is the user's only one.
+        assert ok(client.get("/account/sessions"))["total"] == 1
+
+
+def test_users_api_jwt_for_a_named_session_ends_with_it(service: LocalService) -> None:
+    create_user(service, "namedjwt")
+    with session_client(service, "namedjwt") as client:
+        session_id = ok(client.get("/account/sessions/current"))["$id"]
+        with key_client(service) as admin:
+            body = {"sessionId": session_id}
+            token = ok(admin.post("/users/namedjwt/jwts", json=body), 201)["jwt"]
+        assert jwt_claims(token)["sessionId"] == session_id
+        headers = {"X-Service-JWT": token}
+        with guest_client(service) as guest:
+            assert ok(guest.get("/account", headers=headers))["$id"] == "namedjwt"
+            assert client.delete("/account/sessions/current").status_code == 204
+            gone = guest.get("/account", headers=headers)
+    assert_error(gone, 401, "general_unauthorized_scope")
+
+
 def test_impersonation_precedence_and_jwt(service: LocalService) -> None:
     for user_id in ("imp-a", "imp-b", "imp-c"):
         create_user(service, user_id)
@@ -494,6 +533,13 @@ def test_team_and_membership_models(service: LocalService) -> None:
             404,
             "team_not_found",
         )
+        # The body's userId is an ID too: malformed is 400 (even for a missing team), unknown 404.
+        for team in ("band", "nope"):
+            malformed = admin.post(f"/teams/{team}/memberships", json={"userId": "_x", "roles": []})
+            message = assert_error(malformed, 400, "general_argument_invalid")["message"]
+            assert str(message).startswith("Invalid `userId` param: ")
+        unknown = admin.post("/teams/band/memberships", json={"userId": "ghost", "roles": []})
+        assert_error(unknown, 404, "user_not_found")
         long_name = admin.post("/teams", json={"teamId": "x", "name": "n" * 129})
         assert_error(long_name, 400, "general_argument_invalid")
     with guest_client(service) as guest:
@@ -518,6 +564,33 @@ def test_routes_without_a_limit_send_no_rate_limit_headers(service: LocalService
         )
         assert signed_up.headers["x-ratelimit-limit"] == "10"
         assert int(signed_up.headers["x-ratelimit-reset"]) % 3600 == 0
+
+
+def test_scope_is_checked_before_the_rate_limit(tmp_path: Path) -> None:
+    overrides = {"DELETE /v1/account/sessions": (1, 3600)}
+    with LocalService(data_dir=tmp_path, rate_limit_overrides=overrides) as service:
+        create_user(service, "budget")
+        with guest_client(service) as guest:
+            for _ in range(3):
+                refused = guest.delete("/account/sessions")
+                assert_error(refused, 401, "general_unauthorized_scope")
+                assert not [name for name in refused.headers if name.startswith("x-ratelimit")]
+        with session_client(service, "budget") as client:
+            # Same IP, same route: the guests' refused calls used up none of its budget.
+            signed_out = client.delete("/account/sessions")
+    assert signed_out.status_code == 204, signed_out.text
+    assert signed_out.headers["x-ratelimit-remaining"] == "0"
+
+
+def test_session_path_ids_are_validated(service: LocalService) -> None:
+    create_user(service, "sessionpaths")
+    with session_client(service, "sessionpaths") as client:
+        for method in ("GET", "DELETE"):
+            response = client.request(method, f"/account/sessions/{'s' * 37}")
+            message = assert_error(response, 400, "general_argument_invalid")["message"]
+            assert str(message).startswith("Invalid `sessionId` param: ")
+        missing = client.get("/account/sessions/valid-but-missing")
+        assert_error(missing, 404, "user_session_not_found")
 
 
 def test_user_and_team_path_ids_are_validated(service: LocalService) -> None:

@@ -14,6 +14,7 @@ from tablesdb_helpers import (
     create_database,
     create_table,
     create_user,
+    guest_client,
     key_client,
     list_rows,
     ok,
@@ -158,3 +159,80 @@ def test_no_op_update_with_read_only_is_200(admin: httpx.Client, service: LocalS
         changed = writer.patch(path, json={"data": {"name": "other"}})
     assert ok(unchanged)["name"] == "same"
     assert_error(changed, 401, "user_unauthorized")
+
+
+# --- §1.2 path IDs -----------------------------------------------------------------------------
+
+#: Path IDs that break the ID rule: too long, a leading special char, `unique()`.
+MALFORMED_IDS = ["x" * 37, "_x", ".x", "-x", "unique()"]
+
+
+@pytest.mark.parametrize("interface", sorted(INTERFACES))
+@pytest.mark.parametrize("method", ["GET", "PATCH", "PUT", "DELETE"])
+def test_malformed_row_ids_in_the_path_are_argument_errors(
+    admin: httpx.Client, interface: str, method: str
+) -> None:
+    path, _ = INTERFACES[interface]
+    name, missing = ("rowId", "row_not_found")
+    if interface == "legacy":
+        name, missing = ("documentId", "document_not_found")
+    for bad in MALFORMED_IDS:
+        response = admin.request(method, f"{path}/{bad}", json={"data": {"age": 1}})
+        body = assert_error(response, 400, "general_argument_invalid")
+        assert body["message"].startswith(f"Invalid `{name}` param: "), (bad, body)
+    assert_error(admin.get(f"{path}/missing"), 404, missing)
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH", "DELETE"])
+def test_malformed_database_and_table_ids_of_row_routes(admin: httpx.Client, method: str) -> None:
+    for path, name in (
+        (f"/tablesdb/_bad/tables/{TABLE}/rows", "databaseId"),
+        (f"/tablesdb/{DB}/tables/{'t' * 37}/rows", "tableId"),
+        (f"/tablesdb/{DB}/tables/.t/rows/r1", "tableId"),
+        (f"/databases/-bad/collections/{TABLE}/documents/r1", "databaseId"),
+        (f"/databases/{DB}/collections/_c/documents", "collectionId"),
+    ):
+        if method == "POST" and path.endswith("r1"):
+            continue
+        response = admin.request(method, path, json={"data": {"age": 1}})
+        body = assert_error(response, 400, "general_argument_invalid")
+        assert body["message"].startswith(f"Invalid `{name}` param: "), (path, body)
+
+
+def test_a_guest_with_a_malformed_row_id_still_meets_the_rate_limit_first(
+    service: LocalService,
+) -> None:
+    # Guests hold `rows.write`; the rate limit comes before parameter validation (§8).
+    with guest_client(service) as guest:
+        response = guest.delete(f"{INTERFACES['tablesdb'][0]}/_bad")
+    assert_error(response, 400, "general_argument_invalid")
+    assert response.headers["x-ratelimit-limit"] == "60"
+
+
+# --- §9 response format ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "as_text"),
+    [("1.8.0", False), ("1.8.99", False), ("1.9", True), ("1.9.0", True), ("9.0.0", True)],
+)
+def test_sequence_type_follows_the_response_format(
+    admin: httpx.Client, version: str, as_text: bool
+) -> None:
+    headers = {"X-Service-Response-Format": version}
+    row = ok(admin.get(f"{INTERFACES['tablesdb'][0]}/r1", headers=headers))
+    listed = ok(admin.get(INTERFACES["legacy"][0], headers=headers))["documents"][0]
+    for sequence in (row["$sequence"], listed["$sequence"]):
+        assert isinstance(sequence, str if as_text else int), (version, sequence)
+
+
+@pytest.mark.parametrize("interface", sorted(INTERFACES))
+def test_a_malformed_transaction_id_is_an_argument_error(
+    admin: httpx.Client, interface: str
+) -> None:
+    path, _ = INTERFACES[interface]
+    malformed = admin.get(path, params={"transactionId": "_tx"})
+    message = assert_error(malformed, 400, "general_argument_invalid")["message"]
+    assert message.startswith("Invalid `transactionId` param: ")
+    unknown = admin.delete(f"{path}/r1", params={"transactionId": "tx1"})
+    assert_error(unknown, 404, "transaction_not_found")

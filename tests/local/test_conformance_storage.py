@@ -16,6 +16,7 @@ from storage_helpers import (
     assert_error,
     chunk_spans,
     create_bucket,
+    guest_client,
     key_client,
     query,
     seeded_bytes,
@@ -146,3 +147,62 @@ def test_final_chunk_permissions_replace_the_first_chunks(admin: httpx.Client) -
     assert opening.json()["$permissions"] == ['read("any")']
     assert closing.json()["$permissions"] == ['read("users")']
     assert closing.json()["chunksUploaded"] == closing.json()["chunksTotal"] == 2
+
+
+# --- §1.2 path IDs -------------------------------------------------------------------------
+
+#: Path IDs that break the ID rule: too long, a leading special char, `unique()`.
+MALFORMED_IDS = ["x" * 37, "_x", ".x", "-x", "unique()"]
+
+
+@pytest.mark.parametrize("bad", MALFORMED_IDS)
+def test_malformed_path_ids_of_storage_and_functions_are_argument_errors(
+    admin: httpx.Client, bad: str
+) -> None:
+    file_routes = [("GET", ""), ("PUT", ""), ("DELETE", "")]
+    file_routes += [("GET", f"/{action}") for action in ("download", "view", "preview")]
+    cases = [
+        ("GET", f"/storage/buckets/{bad}", "bucketId"),
+        ("PUT", f"/storage/buckets/{bad}", "bucketId"),
+        ("DELETE", f"/storage/buckets/{bad}", "bucketId"),
+        ("GET", f"/storage/buckets/{bad}/files", "bucketId"),
+        ("POST", f"/storage/buckets/{bad}/files", "bucketId"),
+        *((method, f"{FILES}/{bad}{tail}", "fileId") for method, tail in file_routes),
+        ("GET", f"/storage/buckets/{bad}/files/f", "bucketId"),
+        ("GET", f"/functions/{bad}", "functionId"),
+        ("GET", f"/functions/{bad}/deployments", "functionId"),
+        ("POST", f"/functions/{bad}/deployments", "functionId"),
+        ("GET", f"{DEPLOYMENTS}/{bad}", "deploymentId"),
+        ("GET", f"{DEPLOYMENTS}/{bad}/download", "deploymentId"),
+    ]
+    for method, path, name in cases:
+        body = assert_error(admin.request(method, path), 400, "general_argument_invalid")
+        assert body["message"].startswith(f"Invalid `{name}` param: "), (method, path, body)
+
+
+def test_valid_but_unknown_path_ids_are_still_not_found(admin: httpx.Client) -> None:
+    assert_error(admin.get("/storage/buckets/nope"), 404, "storage_bucket_not_found")
+    assert_error(admin.get(f"{FILES}/nope"), 404, "storage_file_not_found")
+    assert_error(admin.get("/functions/nope"), 404, "function_not_found")
+    assert_error(admin.get(f"{DEPLOYMENTS}/nope"), 404, "deployment_not_found")
+
+
+def test_scope_is_checked_before_the_path_ids(service: LocalService) -> None:
+    with guest_client(service) as guest:
+        refused = guest.get("/storage/buckets/_bad")
+        assert_error(refused, 401, "general_unauthorized_scope")
+        assert_error(guest.get("/functions/_bad"), 401, "general_unauthorized_scope")
+
+
+def test_deployment_upload_id_is_format_checked_though_the_service_does_not(
+    admin: httpx.Client,
+) -> None:
+    # §3.9: the service takes X-Service-ID without checking it; the local service checks it
+    # because the ID names the archive's files on disk.
+    response = admin.post(
+        DEPLOYMENTS,
+        files={"code": ("code.tar.gz", _archive())},
+        data={"activate": "false"},
+        headers={"X-Service-ID": "../escape"},
+    )
+    assert_error(response, 400, "storage_invalid_service_id")

@@ -70,6 +70,9 @@ def test_every_kind_behaves_as_described(tmp_path: Path) -> None:
             assert isinstance(answer, httpx.Response)
             assert answer.status_code == int(kind)
             assert answer.json()["code"] == int(kind)
+            assert answer.headers["cache-control"] == "no-cache, no-store, must-revalidate"
+            if kind == "500":
+                assert answer.json()["message"] == "Server Error"
             if kind == "429":
                 assert answer.headers["Retry-After"] == "1"
         assert (bucket_id in existing) == (kind == "apply_then_drop")

@@ -306,7 +306,9 @@ def test_bucket_maximum_above_the_service_limit_is_500(tmp_path: Path) -> None:
         create_bucket(admin, "roomy")
     with LocalService(data_dir=tmp_path, max_file_size=500) as svc, key_client(svc) as admin:
         response = admin.post("/storage/buckets/roomy/files", files={"file": ("a", b"x")})
-    assert_error(response, 500, "general_server_error")
+    # §1.5: a 500 keeps its type, but its message is always `Server Error`.
+    assert assert_error(response, 500, "general_server_error")["message"] == "Server Error"
+    assert response.headers["cache-control"] == "no-cache, no-store, must-revalidate"
 
 
 # -- rate limit (contract §8) ---------------------------------------------------------------

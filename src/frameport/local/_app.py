@@ -1,8 +1,9 @@
 """The Starlette application: one dispatcher wraps every declared route.
 
-The dispatcher resolves the project, parses the parameters, resolves the caller, applies the
-route's rate limit and scopes, runs the handler in a worker thread and renders the answer or
-the error body `{message, code, type, version}`.
+The dispatcher resolves the project, parses the parameters, resolves the caller, checks the
+route's scopes, applies its rate limit, checks the path's IDs, runs the handler in a worker
+thread and renders the answer or the error body `{message, code, type, version}`. That order
+is the service's: its scope and rate-limit hooks run before any parameter is validated.
 """
 
 from __future__ import annotations
@@ -21,22 +22,18 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from . import routes  # noqa: F401  (registers every route and its schema before any store opens)
-from ._errors import ServiceError
+from ._errors import ERROR_HEADERS, ServiceError
 from ._identity import resolve_caller
-from ._params import Params, merge_bracket_pairs
+from ._params import Params, check_path_ids, merge_bracket_pairs
 from ._routing import ROUTES, Context, Reply, RouteSpec
 from ._state import ServiceState
 
 logger = logging.getLogger("frameport.local")
 
-ERROR_HEADERS = {
-    "Cache-Control": "no-cache, no-store, must-revalidate",
-    "Expires": "0",
-    "Pragma": "no-cache",
-}
-
 
 def error_response(error: ServiceError, headers: dict[str, str] | None = None) -> Response:
+    if error.code == 500 and error.detail != error.message:
+        logger.error("%s answered as 500 Server Error: %s", error.type, error.detail)
     merged = {**(headers or {}), **ERROR_HEADERS, **error.headers}
     return Response(
         json.dumps(error.body()), status_code=error.code, headers=merged,
@@ -142,6 +139,8 @@ def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], A
             caller = await run_in_threadpool(resolve_caller, state, request, project, ip)
             headers.update(caller.response_headers)
             ctx = Context(request, state, caller, params, dict(request.path_params), project, spec)
+            if spec.scopes:  # before the rate limit: a refused caller uses up no budget
+                caller.require_scope(*spec.scopes)
             allowed, limit_headers, counter_key = _rate_limit(ctx)
             headers.update(limit_headers)
             if not allowed:
@@ -150,8 +149,7 @@ def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], A
                     "Rate limit for the current endpoint has been exceeded. Please try again "
                     "after some time.",
                 )
-            if spec.scopes:
-                caller.require_scope(*spec.scopes)
+            check_path_ids(ctx.path)
             reply = await run_in_threadpool(spec.handler, ctx)
             if (
                 counter_key is not None

@@ -122,11 +122,35 @@ ERROR_CODES: Mapping[str, int] = {
 }
 
 
+#: Statuses the service answers with unchanged (§1.5); any other becomes 500 "Server Error".
+PASS_THROUGH_STATUSES = frozenset(
+    {400, 401, 402, 403, 404, 405, 408, 409, 410, 412, 416, 422, 429, 451, 501, 503}
+)
+SERVER_ERROR_MESSAGE = "Server Error"
+#: Headers every error response carries (§1.5).
+ERROR_HEADERS: Mapping[str, str] = {
+    "Cache-Control": "no-cache, no-store, must-revalidate",
+    "Expires": "0",
+    "Pragma": "no-cache",
+}
+
+
+def error_body(type: str, message: str, code: int) -> dict[str, object]:
+    """The JSON error body (production form: no file, line or trace)."""
+    return {"message": message, "code": code, "type": type, "version": SERVER_VERSION}
+
+
 class ServiceError(Exception):
     """An error the service answers with; `type` selects the HTTP status from ERROR_CODES.
 
+    A status outside PASS_THROUGH_STATUSES is sent as 500 with the message `Server Error`,
+    keeping the type (§1.5); `detail` keeps the original message for the log.
+
     >>> ServiceError("row_not_found", "Row with the requested ID 'x' could not be found.").code
     404
+    >>> error = ServiceError("general_protocol_unsupported", "Use HTTPS.")
+    >>> error.code, error.message, error.type
+    (500, 'Server Error', 'general_protocol_unsupported')
     """
 
     def __init__(
@@ -137,19 +161,17 @@ class ServiceError(Exception):
         headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
+        status = ERROR_CODES.get(type, 500)
+        passed = status in PASS_THROUGH_STATUSES
         self.type = type
-        self.message = message
-        self.code = ERROR_CODES.get(type, 500)
+        self.detail = message
+        self.code = status if passed else 500
+        self.message = message if passed else SERVER_ERROR_MESSAGE
         self.headers = dict(headers or {})
 
     def body(self) -> dict[str, object]:
         """The JSON error body."""
-        return {
-            "message": self.message,
-            "code": self.code,
-            "type": self.type,
-            "version": SERVER_VERSION,
-        }
+        return error_body(self.type, self.message, self.code)
 
 
 def invalid_param(name: str, description: str) -> ServiceError:

@@ -13,11 +13,10 @@ import logging
 import random
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._errors import SERVER_VERSION
+from ._errors import ERROR_HEADERS, SERVER_ERROR_MESSAGE, error_body
 
 logger = logging.getLogger("frameport.local.faults")
 
@@ -110,26 +109,23 @@ async def _drop(send: Send) -> None:
     )
 
 
+#: Refusal status → the error type and message it is sent with (a 500 says `Server Error`, §1.5).
+_REFUSALS = {
+    500: ("general_server_error", SERVER_ERROR_MESSAGE),
+    503: ("general_server_error", "Injected fault: the service is unavailable. Try again."),
+    429: ("general_rate_limit_exceeded", "Injected fault: too many requests. Try again."),
+}
+
+
 async def _refuse(send: Send, status: int) -> None:
-    kinds = {
-        500: "general_server_error",
-        503: "general_server_error",
-        429: "general_rate_limit_exceeded",
-    }
-    body = json.dumps(
-        {
-            "message": "Injected fault: the service refused this request. Try again.",
-            "code": status,
-            "type": kinds[status],
-            "version": SERVER_VERSION,
-        }
-    ).encode()
+    type_, message = _REFUSALS[status]
+    body = json.dumps(error_body(type_, message, status)).encode()
     headers: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
+        *((name.lower().encode(), value.encode()) for name, value in ERROR_HEADERS.items()),
     ]
     if status == 429:
         headers.append((b"retry-after", b"1"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    message: dict[str, Any] = {"type": "http.response.body", "body": body}
-    await send(message)
+    await send({"type": "http.response.body", "body": body})

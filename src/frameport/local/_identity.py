@@ -88,7 +88,7 @@ def _active_session(
 
 
 def _user_caller(
-    conn: sqlite3.Connection, user: dict[str, Any], session_id: str, via_jwt: bool, ip: str
+    conn: sqlite3.Connection, user: dict[str, Any], session_id: str | None, via_jwt: bool, ip: str
 ) -> Caller:
     if not user["status"]:
         raise ServiceError("user_blocked", "The current user has been blocked.")
@@ -101,6 +101,18 @@ def _user_caller(
         via_jwt=via_jwt,
         ip=ip,
     )
+
+
+def _jwt_caller(conn: sqlite3.Connection, claims: dict[str, Any], ip: str) -> Caller | None:
+    """The user a verified JWT names, or None (a guest) when the user or the token's session
+    is gone; a token minted with no session (`sessionId` empty) needs none."""
+    user_id, session_id = str(claims.get("userId") or ""), str(claims.get("sessionId") or "")
+    user = user_row(conn, "id", user_id) if user_id else None
+    if user is None:
+        return None
+    if session_id and _active_session(conn, user_id, session_id, None) is None:
+        return None
+    return _user_caller(conn, user, session_id or None, True, ip)
 
 
 def resolve_caller(state: ServiceState, request: Request, project: str, ip: str) -> Caller:
@@ -144,10 +156,7 @@ def _identify(
                 raise ServiceError("user_jwt_invalid", f"Failed to verify JWT. {exc}") from None
             if int(time.time()) - int(claims["iat"]) > JWT_MAX_AGE:
                 raise ServiceError("user_jwt_invalid", "Failed to verify JWT. Token too old.")
-            user_id, session_id = str(claims.get("userId")), str(claims.get("sessionId"))
-            user = user_row(conn, "id", user_id)
-            if user is not None and _active_session(conn, user_id, session_id, None):
-                caller = _user_caller(conn, user, session_id, True, ip)
+            caller = _jwt_caller(conn, claims, ip)
 
         key = request.headers.get("X-Service-Key")
         if key and key == state.key:

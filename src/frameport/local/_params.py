@@ -38,6 +38,17 @@ def is_uid(value: object) -> bool:
     return isinstance(value, str) and _UID.match(value) is not None
 
 
+def check_path_ids(path: Mapping[str, str]) -> None:
+    """400 `general_argument_invalid` for a path parameter that breaks the ID rule (§1.2).
+
+    Every path parameter of the service names something by its ID or key (`current` and
+    `recent` are valid IDs too), so every one is checked, before the handler runs.
+    """
+    for name, value in path.items():
+        if not is_uid(value):
+            raise invalid_param(name, UID_DESCRIPTION)
+
+
 def merge_bracket_pairs(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """Fold `name[]=v` / `name[3]=v` pairs into lists; a plain name keeps its last value."""
     merged: dict[str, Any] = {}

@@ -2,7 +2,8 @@
 
 A handler is a plain function `handler(ctx: Context) -> Reply | Response`, declared with
 `@route`. It runs in a worker thread (SQLite is blocking); the dispatcher in `_app` has
-already resolved the project, the caller, the rate limit and the route's scopes.
+already resolved the project and the caller, checked the route's scopes, applied its rate
+limit and checked that every path parameter is a valid ID.
 
 >>> @route("GET", "/v1/account", scopes=("account",))
 ... def get_account(ctx: Context) -> Reply:

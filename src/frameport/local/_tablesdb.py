@@ -5,7 +5,6 @@ the access rules of contract §7, query errors per endpoint kind (§5.7), and me
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -91,13 +90,13 @@ def row_allows(ctx: Context, table: TableMeta, permissions: Sequence[str], actio
     return table.row_security and is_allowed(permissions, action, ctx.caller.roles)
 
 
+#: The first response format in which `$sequence` is a string (§9).
+SEQUENCE_TEXT_FROM = (1, 9, 0)
+
+
 def sequence_as_text(ctx: Context) -> bool:
     """`$sequence` is a string from response format 1.9.0 on, an integer before."""
-    wanted = ctx.header("X-Service-Response-Format")
-    if not wanted:
-        return True
-    numbers = [int(part) for part in re.findall(r"\d+", wanted)[:3]]
-    return tuple(numbers + [0] * (3 - len(numbers))) >= (1, 9, 0)
+    return not ctx.caller.format_before(SEQUENCE_TEXT_FROM)
 
 
 def item_queries(

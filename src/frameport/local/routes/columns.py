@@ -24,7 +24,6 @@ from .._schema_store import (
     reload_table,
 )
 from .._tablesdb import add_route, list_queries, metadata_page, scopes, table_or_404
-from .databases import checking_path_ids
 
 COLUMN_LIMIT = 500
 
@@ -108,7 +107,7 @@ for _terms in BOTH:
     _base = f"{_terms.table_path}/{_terms.columns}"
     _read, _write = scopes(_terms, "read", *COLUMN_SCOPES), scopes(_terms, "write", *COLUMN_SCOPES)
     for _type in ROUTE_TYPES:
-        add_route(_terms, "POST", f"{_base}/{_type}", checking_path_ids(create_column), _write)
-    add_route(_terms, "GET", _base, checking_path_ids(list_columns), _read)
-    add_route(_terms, "GET", f"{_base}/{{key}}", checking_path_ids(get_column), _read)
-    add_route(_terms, "DELETE", f"{_base}/{{key}}", checking_path_ids(delete_column_route), _write)
+        add_route(_terms, "POST", f"{_base}/{_type}", create_column, _write)
+    add_route(_terms, "GET", _base, list_columns, _read)
+    add_route(_terms, "GET", f"{_base}/{{key}}", get_column, _read)
+    add_route(_terms, "DELETE", f"{_base}/{{key}}", delete_column_route, _write)

@@ -6,13 +6,10 @@ made it (`tablesdb` or `legacy`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial, wraps
-from typing import Any
+from functools import partial
 
 from .._db_terms import BOTH, Terms
-from .._errors import ServiceError, invalid_param
-from .._params import UID_DESCRIPTION, is_uid
+from .._errors import ServiceError
 from .._routing import Context, Reply, route
 from .._rowstore import drop_rows_table
 from .._schema_store import (
@@ -29,26 +26,6 @@ from .._schema_store import (
 from .._tablesdb import database_or_404, list_queries, metadata_page, search_clause
 
 READ, WRITE = ("databases.read",), ("databases.write",)
-#: Path parameters that name a database, table or column/index key: all follow the ID rule.
-PATH_IDS = frozenset({"databaseId", "tableId", "collectionId", "key"})
-
-
-def check_path_ids(ctx: Context) -> None:
-    """400 `general_argument_invalid` for a path ID or key that breaks the ID rule (§1.2)."""
-    for name, value in ctx.path.items():
-        if name in PATH_IDS and not is_uid(value):
-            raise invalid_param(name, UID_DESCRIPTION)
-
-
-def checking_path_ids(handler: Callable[..., Reply]) -> Callable[..., Reply]:
-    """`handler`, run only once the IDs in the request's path are valid."""
-
-    @wraps(handler)
-    def checked(ctx: Context, **kwargs: Any) -> Reply:
-        check_path_ids(ctx)
-        return handler(ctx, **kwargs)
-
-    return checked
 
 
 def create_database(ctx: Context, terms: Terms) -> Reply:
@@ -101,6 +78,6 @@ for _terms in BOTH:
     _one = f"{_terms.base}/{{databaseId}}"
     route("POST", _terms.base, scopes=WRITE)(partial(create_database, terms=_terms))
     route("GET", _terms.base, scopes=READ)(list_databases)
-    route("GET", _one, scopes=READ)(checking_path_ids(get_database))
-    route("PUT", _one, scopes=WRITE)(checking_path_ids(update_database_route))
-    route("DELETE", _one, scopes=WRITE)(checking_path_ids(delete_database_route))
+    route("GET", _one, scopes=READ)(get_database)
+    route("PUT", _one, scopes=WRITE)(update_database_route)
+    route("DELETE", _one, scopes=WRITE)(delete_database_route)

@@ -27,7 +27,6 @@ from .._schema_store import (
     promote_ready,
 )
 from .._tablesdb import add_route, list_queries, metadata_page, scopes, table_or_404
-from .databases import checking_path_ids
 
 INDEX_TYPES = ("key", "unique", "fulltext")
 
@@ -144,7 +143,7 @@ def delete_index_route(ctx: Context, terms: Terms) -> Reply:
 for _terms in BOTH:
     _base = f"{_terms.table_path}/indexes"
     _read, _write = scopes(_terms, "read", *INDEX_SCOPES), scopes(_terms, "write", *INDEX_SCOPES)
-    add_route(_terms, "POST", _base, checking_path_ids(create_index), _write)
-    add_route(_terms, "GET", _base, checking_path_ids(list_indexes), _read)
-    add_route(_terms, "GET", f"{_base}/{{key}}", checking_path_ids(get_index), _read)
-    add_route(_terms, "DELETE", f"{_base}/{{key}}", checking_path_ids(delete_index_route), _write)
+    add_route(_terms, "POST", _base, create_index, _write)
+    add_route(_terms, "GET", _base, list_indexes, _read)
+    add_route(_terms, "GET", f"{_base}/{{key}}", get_index, _read)
+    add_route(_terms, "DELETE", f"{_base}/{{key}}", delete_index_route, _write)

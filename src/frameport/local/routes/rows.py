@@ -72,7 +72,9 @@ def _not_found(terms: Terms, row_id: str) -> ServiceError:
 
 
 def _refuse_transactions(ctx: Context) -> None:
+    """Any `transactionId` is not found; a malformed one breaks the ID rule first (§1.2)."""
     if ctx.params.has("transactionId"):
+        ctx.params.uid("transactionId", allow_unique=False)
         raise ServiceError(
             "transaction_not_found", "Transaction with the requested ID could not be found."
         )
@@ -354,8 +356,6 @@ def upsert_one(ctx: Context, terms: Terms) -> Reply:
     """Create the row, or update it when it exists; 200 either way (decision 6)."""
     _refuse_transactions(ctx)
     row_id = ctx.path[terms.row_id]
-    if not is_uid(row_id):
-        raise invalid_param(terms.row_id, UID_DESCRIPTION)
     requested = ctx.params.string_list("permissions", max_items=100)
     promote_ready(ctx.store)
     values, meta = split_row_data(_data(ctx), terms, honour_times=ctx.caller.is_key)

@@ -34,7 +34,6 @@ from .._tablesdb import (
     table_or_404,
 )
 from .columns import add_table_column
-from .databases import checking_path_ids
 from .indexes import add_table_index, parse_index
 
 MAX_DEFINITIONS = 100
@@ -145,8 +144,8 @@ def delete_table_route(ctx: Context, terms: Terms) -> Reply:
 for _terms in BOTH:
     _many = f"{_terms.base}/{{databaseId}}/{_terms.tables}"
     _read, _write = scopes(_terms, "read", *TABLE_SCOPES), scopes(_terms, "write", *TABLE_SCOPES)
-    add_route(_terms, "POST", _many, checking_path_ids(create_table), _write)
-    add_route(_terms, "GET", _many, checking_path_ids(list_tables), _read)
-    add_route(_terms, "GET", _terms.table_path, checking_path_ids(get_table), _read)
-    add_route(_terms, "PUT", _terms.table_path, checking_path_ids(update_table_route), _write)
-    add_route(_terms, "DELETE", _terms.table_path, checking_path_ids(delete_table_route), _write)
+    add_route(_terms, "POST", _many, create_table, _write)
+    add_route(_terms, "GET", _many, list_tables, _read)
+    add_route(_terms, "GET", _terms.table_path, get_table, _read)
+    add_route(_terms, "PUT", _terms.table_path, update_table_route, _write)
+    add_route(_terms, "DELETE", _terms.table_path, delete_table_route, _write)

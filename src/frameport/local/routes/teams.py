@@ -8,18 +8,10 @@ from typing import Any
 
 from .._accounts import user_row
 from .._errors import ServiceError, invalid_param
-from .._params import UID_DESCRIPTION, is_uid, unique_id
+from .._params import unique_id
 from .._ratelimit import RateLimit
 from .._routing import Context, Reply, route
 from .._timefmt import now_text
-
-
-def _team_id(ctx: Context) -> str:
-    """The path's team ID, once it follows the ID rule."""
-    team_id = ctx.path["teamId"]
-    if not is_uid(team_id):
-        raise invalid_param("teamId", UID_DESCRIPTION)
-    return team_id
 
 
 def _team_model(conn: sqlite3.Connection, team_id: str) -> dict[str, Any]:
@@ -109,7 +101,22 @@ def create_team(ctx: Context) -> Reply:
 @route("GET", "/v1/teams/{teamId}", scopes=("teams.read",))
 def get_team(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
-        return Reply(_team_model(conn, _team_id(ctx)))
+        return Reply(_team_model(conn, ctx.path["teamId"]))
+
+
+def _member_named(ctx: Context) -> tuple[str, str]:
+    """The user a new membership is for, as (users column, value): `userId` (a valid ID),
+    else `email` (lower-cased), else `phone`."""
+    user_id = ctx.params.string("userId")
+    if user_id:
+        return "id", ctx.params.uid("userId", allow_unique=False)
+    email = ctx.params.string("email")
+    if email:
+        return "email", email.lower()
+    phone = ctx.params.string("phone")
+    if phone:
+        return "phone", phone
+    raise invalid_param("userId", "Send one of userId, email or phone.")
 
 
 @route(
@@ -119,18 +126,12 @@ def get_team(ctx: Context) -> Reply:
     rate_limit=RateLimit(10, 3600),
 )
 def create_membership(ctx: Context) -> Reply:
-    team_id = _team_id(ctx)
+    team_id = ctx.path["teamId"]
     roles = _roles(ctx, None)
+    column, value = _member_named(ctx)
     with ctx.store.write() as conn:
         _team_model(conn, team_id)
-        user = None
-        for param, column in (("userId", "id"), ("email", "email"), ("phone", "phone")):
-            value = ctx.params.string(param)
-            if value:
-                user = user_row(conn, column, value.lower() if column == "email" else value)
-                break
-        else:
-            raise invalid_param("userId", "Send one of userId, email or phone.")
+        user = user_row(conn, column, value)
         if user is None:
             raise ServiceError("user_not_found", "User with the requested ID could not be found.")
         if not ctx.caller.is_key and ctx.caller.user_id is not None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
-import secrets
 from typing import Any
 
 from .._accounts import NO_IMPERSONATION_BEFORE, insert_user, user_model, user_row
 from .._errors import ServiceError, invalid_param
 from .._identity import mint_jwt
-from .._params import UID_DESCRIPTION, is_uid, unique_id
 from .._routing import Context, Reply, route
 from .._timefmt import now_text
 
@@ -31,8 +30,6 @@ def _user_reply(ctx: Context, user: dict[str, Any], status: int = 200) -> Reply:
 
 def _get_user(ctx: Context) -> dict[str, Any]:
     user_id = ctx.path["userId"]
-    if not is_uid(user_id):
-        raise invalid_param("userId", UID_DESCRIPTION)
     with ctx.store.read() as conn:
         user = user_row(conn, "id", user_id)
     if user is None:
@@ -112,31 +109,36 @@ def update_email_verification(ctx: Context) -> Reply:
 
 @route("PUT", "/v1/users/{userId}/labels", scopes=("users.write",))
 def update_labels(ctx: Context) -> Reply:
-    import json
-
     labels = ctx.params.string_list("labels", max_items=1000, max_length=36, required=True)
     return _set_flag(ctx, "labels", json.dumps(labels))
 
 
+def _jwt_session(ctx: Context, user_id: str, wanted: str) -> str:
+    """The session a minted JWT names: `wanted`, or the newest one for `recent`; `""` when the
+    user has no such session (the service then mints a token that names no session)."""
+    with ctx.store.read() as conn:
+        if wanted == "recent":
+            row = conn.execute(
+                "SELECT id FROM sessions WHERE user_id = ? "
+                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                (user_id,),
+            ).fetchone()
+        else:
+            row = conn.execute(
+                "SELECT id FROM sessions WHERE user_id = ? AND id = ?", (user_id, wanted)
+            ).fetchone()
+    return "" if row is None else str(row[0])
+
+
 @route("POST", "/v1/users/{userId}/jwts", scopes=("users.write",))
 def create_user_jwt(ctx: Context) -> Reply:
-    user = _get_user(ctx)
-    session_id = ctx.params.string("sessionId", default="recent") or "recent"
+    """A JWT for one of the user's sessions; with no such session, a JWT naming none, which acts
+    as the user until it expires (§2.1: only a JWT whose session is gone resolves to a guest)."""
+    wanted = "recent"
+    if ctx.params.has("sessionId"):
+        wanted = ctx.params.uid("sessionId", allow_unique=False)
     duration = ctx.params.integer("duration", 900, minimum=0, maximum=3600)
     assert duration is not None
-    with ctx.store.write() as conn:
-        if session_id == "recent":
-            row = conn.execute(
-                "SELECT id FROM sessions WHERE user_id = ? ORDER BY created_at DESC, rowid DESC",
-                (user["id"],),
-            ).fetchone()
-            if row is None:
-                session_id = unique_id()
-                conn.execute(
-                    "INSERT INTO sessions (id, user_id, secret_hash, expire, ip, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, '', ?, ?)",
-                    (session_id, user["id"], secrets.token_hex(32), 2**40, now_text(), now_text()),
-                )
-            else:
-                session_id = row[0]
+    user = _get_user(ctx)
+    session_id = _jwt_session(ctx, user["id"], wanted)
     return Reply({"jwt": mint_jwt(ctx.state, user["id"], session_id, duration)}, 201)
