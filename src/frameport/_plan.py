@@ -15,7 +15,15 @@ paging engine and yields batches of the output columns.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -75,6 +83,8 @@ class Plan:
     client_order: tuple[tuple[str, bool], ...] = ()  # sorted on the client (several requests)
     select: tuple[str, ...] | None = None
     extra_columns: frozenset[str] = field(default_factory=frozenset)
+    select_queries: tuple[str, ...] = ()  # the select of every request (none: all columns)
+    kind_check: KindCheck | None = None  # inferred types: the filter against the kinds seen
 
     @property
     def every_row_kept(self) -> bool:
@@ -100,24 +110,31 @@ async def make_plan(
     extra = set(_expr_columns(compiled.residual)) | {key for key, _ in client_order}
     select = spec.columns
     fetched = None if select is None else _with_extra(select, extra)
-    page_queries: list[str] = []
-    if fetched is not None:
-        page_queries.append(select_query(fetched))
+    select_queries = () if fetched is None else (select_query(fetched),)
+    page_queries = list(select_queries)
     if not client_order:
         page_queries.extend(order_query(key, up, member) for key, up in spec.order)
     inferred = InferredSchema() if models is None else None
     fetch_schema = None if models is None else arrow_schema(models, select=fetched)
+    kind_check = None
+    if inferred is not None and spec.condition is not None:
+        kind_check = KindCheck(spec.condition, kinds, member)
+    decode = _page_decoder(
+        location.items_key, fetch_schema, inferred, compiled.residual, kind_check
+    )
     return Plan(
         compiled=compiled,
         requests=tuple((*filters, *page_queries) for filters in compiled.requests),
         output=None if models is None else arrow_schema(models, select=select),
-        decode=_page_decoder(location.items_key, fetch_schema, inferred, compiled.residual),
+        decode=decode,
         inferred=inferred,
         page_size=check_page_size(page_size or spec.page_size or DEFAULT_PAGE_SIZE),
         head=spec.head,
         client_order=client_order,
         select=select,
         extra_columns=frozenset(extra - set(select or extra)),
+        select_queries=select_queries,
+        kind_check=kind_check,
     )
 
 
@@ -155,6 +172,8 @@ async def plan_batches(
     when needed, projected to the output columns. `collect` says the caller keeps every batch
     anyway, so inferred types may be settled over all rows."""
     if not plan.requests or plan.head == 0:
+        if plan.inferred is not None:
+            await learn_columns(client, location, plan)
         return
     read = PagedRead(
         location.rows_path,
@@ -167,11 +186,57 @@ async def plan_batches(
         batches: AsyncIterator[pa.RecordBatch] = pages
         if plan.inferred is not None:
             hold = math.inf if collect or plan.client_order else HOLD_BACK_ROWS
-            batches = _settled(batches, plan.inferred, hold)
+
+            async def learn() -> None:
+                await learn_columns(client, location, plan)
+
+            batches = _settled(batches, plan.inferred, hold, learn)
         if plan.client_order:
             batches = _sorted(batches, plan)
         async for batch in batches:
             yield project(plan, batch)
+
+
+async def learn_columns(client: AsyncClient, location: TableLocation, plan: Plan) -> None:
+    """For types inferred from the rows and a result without any: learn the columns from
+    the table's rows read without the filter (one row; then, while a column has shown no
+    value, pages of up to `HOLD_BACK_ROWS` rows), so that an empty result has the columns
+    and dtypes of a read that has rows. A table without rows teaches nothing."""
+    inferred = plan.inferred
+    assert inferred is not None
+    if len(inferred.schema) > len(SYSTEM_SCHEMA) and not _has_untyped(inferred.schema):
+        return
+    decode = _page_decoder(location.items_key, None, inferred, None, plan.kind_check)
+    await _read_unfiltered(client, location, plan, decode, page_size=1, rows=1)
+    if _has_untyped(inferred.schema):
+        await _read_unfiltered(
+            client, location, plan, decode, page_size=plan.page_size, rows=HOLD_BACK_ROWS
+        )
+
+
+async def _read_unfiltered(
+    client: AsyncClient,
+    location: TableLocation,
+    plan: Plan,
+    decode: Decode,
+    *,
+    page_size: int,
+    rows: int,
+) -> None:
+    """Read up to `rows` rows without the filter (their types go into ``plan.inferred``),
+    stopping once every column has a type."""
+    assert plan.inferred is not None
+    read = PagedRead(
+        location.rows_path,
+        (plan.select_queries,),
+        page_size=page_size,
+        head=rows,
+        every_row_kept=True,
+    )
+    async with aclosing(read_batches(client, read, decode)) as pages:
+        async for _ in pages:
+            if not _has_untyped(plan.inferred.schema):
+                return
 
 
 def project(plan: Plan, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -202,10 +267,11 @@ def result_schema(plan: Plan, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
 
 
 def _filter_columns(schema: pa.Schema) -> dict[str, ColumnSpec]:
-    """The compiler's view of the table's columns (the ``$`` fields it knows itself)."""
+    """The compiler's view of the table's columns (the ``$`` fields it knows itself; a column
+    of inferred types seen only as null has no kind yet and is left out)."""
     columns: dict[str, ColumnSpec] = {}
     for item in schema:
-        if item.name.startswith("$"):
+        if item.name.startswith("$") or pa.types.is_null(item.type):
             continue
         array = pa.types.is_list(item.type)
         columns[item.name] = ColumnSpec(_kind(item.type.value_type if array else item.type), array)
@@ -262,6 +328,26 @@ def _leaves(node: Node | None) -> Iterable[Any]:
         yield node
 
 
+class KindCheck:
+    """For types inferred from the rows: the filter checked against the kinds of its columns
+    as they become known (the guessed kinds stand in for the others), so that a value that
+    does not fit a column raises the `FilterError` a read with an API key raises, before the
+    client evaluates the filter. Checks again only when a kind changes."""
+
+    def __init__(self, condition: Expr, guessed: Mapping[str, ColumnSpec], member: str) -> None:
+        self._condition = condition
+        self._guessed = dict(guessed)
+        self._member = member
+        self._checked: dict[str, ColumnSpec] | None = None
+
+    def __call__(self, schema: pa.Schema) -> None:
+        seen = _filter_columns(schema)
+        known = {name: seen[name] for name in self._guessed if name in seen}
+        if known != self._checked:
+            compile_filter(self._condition, {**self._guessed, **known}, member=self._member)
+            self._checked = known
+
+
 def _expr_columns(condition: Expr | None) -> list[str]:
     """The columns a filter reads, in order of appearance."""
     names = [leaf_column(leaf) for leaf in _leaves(None if condition is None else condition.node)]
@@ -290,9 +376,11 @@ def _page_decoder(
     schema: pa.Schema | None,
     inferred: InferredSchema | None,
     residual: Expr | None,
+    kind_check: KindCheck | None = None,
 ) -> Decode:
     """Page body → (total, kept rows): decoded straight to Arrow (`schema`, or types inferred
-    into `inferred`), the client-side part of the filter applied. Runs in a worker thread."""
+    into `inferred` and the filter checked against them), the client-side part of the filter
+    applied. Runs in a worker thread."""
 
     def decode(body: bytes) -> tuple[int, pa.RecordBatch]:
         if inferred is None:
@@ -300,6 +388,8 @@ def _page_decoder(
             total, batch = decode_page(body, schema, items_key=items_key, memory_pool=READ_POOL)
         else:
             total, batch = decode_page_inferring(body, inferred, items_key=items_key)
+            if kind_check is not None:
+                kind_check(inferred.schema)
         if residual is not None and batch.num_rows:
             batch = _keep_matching(batch, residual)
         return total, batch
@@ -319,10 +409,14 @@ def _keep_matching(batch: pa.RecordBatch, residual: Expr) -> pa.RecordBatch:
 
 
 async def _settled(
-    batches: AsyncIterator[pa.RecordBatch], inferred: InferredSchema, hold: float
+    batches: AsyncIterator[pa.RecordBatch],
+    inferred: InferredSchema,
+    hold: float,
+    learn: Callable[[], Awaitable[None]],
 ) -> AsyncIterator[pa.RecordBatch]:
     """Batches of inferred types, all conformed to one schema: held back until every column
-    has a type (or `hold` rows are held), then passed on; a later change of a type raises."""
+    has a type (or `hold` rows are held), then passed on; a later change of a type raises.
+    When no row comes at all, `learn` finds the columns elsewhere."""
     held: list[pa.RecordBatch] = []
     held_rows = 0
     released: pa.Schema | None = None
@@ -345,6 +439,8 @@ async def _settled(
             for waiting in held:
                 yield inferred.conform(waiting)
             held = []
+    if released is None and not held_rows:
+        await learn()
     for waiting in held:
         yield inferred.conform(waiting)
 

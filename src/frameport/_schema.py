@@ -338,6 +338,10 @@ _COLUMN_TYPE_BY_ARROW_KIND: tuple[tuple[Callable[[pa.DataType], bool], str], ...
     (pa.types.is_null, "string"),
 )
 _SIZED_TYPES = frozenset({"string", "varchar"})
+_COLUMN_KEY = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}")  # the service's key rule
+_KEY_CHARACTER = re.compile(r"[^a-zA-Z0-9._-]+")
+SERVICE_FIELDS = frozenset(SYSTEM_SCHEMA.names) | CONSTANT_FIELDS
+"""The service's own fields a frame read back holds: never created as columns."""
 _TYPE_NAME = re.compile(r"^(?P<type>[a-z]+)(?:\((?P<size>\d+)\))?(?P<array>\[\])?$")
 
 
@@ -400,9 +404,46 @@ def _longest_text(values: pa.Array) -> int:
     return int(longest or 0)
 
 
+def check_column_keys(keys: Iterable[object]) -> None:
+    """Raise ValueError naming the first of `keys` (DataFrame column names) that cannot be a
+    column key: 1 to 36 characters of ``a-z A-Z 0-9 . - _``, not starting with ``.``, ``-``
+    or ``_``; ``$`` names are the service's own fields (`SERVICE_FIELDS`) only.
+
+    >>> check_column_keys(["age", "$id"])
+    >>> check_column_keys(["has space"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: The column name 'has space' cannot be a column key: ...
+    """
+    for key in keys:
+        name = str(key)
+        if name in SERVICE_FIELDS or _COLUMN_KEY.fullmatch(name):
+            continue
+        if name.startswith("$"):
+            problem = (
+                "names starting with '$' are the service's own fields "
+                f"({', '.join(sorted(SERVICE_FIELDS))})"
+            )
+        else:
+            problem = (
+                "a key has 1 to 36 characters from a-z, A-Z, 0-9, '.', '-' and '_', "
+                "and does not start with '.', '-' or '_'"
+            )
+        raise ValueError(
+            f"The column name {name!r} cannot be a column key: {problem}. Rename it first, "
+            f"e.g. df.rename(columns={{{name!r}: {_suggested_key(name)!r}}})."
+        )
+
+
+def _suggested_key(name: str) -> str:
+    """A valid key close to `name`: other characters as ``_``, leading ``.-_`` dropped."""
+    key = _KEY_CHARACTER.sub("_", name).lstrip("._-")[:36].rstrip("._-")
+    return key or "column"
+
+
 def column_types(frame: pd.DataFrame) -> dict[str, str]:
-    """The mapping form: ``{column: type name}``, arrays suffixed ``[]``; internal ``$``
-    fields are left out.
+    """The mapping form: ``{column: type name}``, arrays suffixed ``[]``; the service's own
+    fields (`SERVICE_FIELDS`) are left out, other names that cannot be keys raise ValueError.
 
     >>> column_types(pd.DataFrame({"n": [1], "s": ["a"]}))
     {'n': 'integer', 's': 'string'}
@@ -412,8 +453,9 @@ def column_types(frame: pd.DataFrame) -> dict[str, str]:
 
 def _new_columns_of_frame(frame: pd.DataFrame) -> list[NewColumn]:
     keys = [str(key) for key in frame.columns]
+    check_column_keys(keys)
     return [
-        new_column(key, frame.iloc[:, i]) for i, key in enumerate(keys) if not key.startswith("$")
+        new_column(key, frame.iloc[:, i]) for i, key in enumerate(keys) if key not in SERVICE_FIELDS
     ]
 
 
@@ -441,8 +483,10 @@ def parse_column_type(key: str, type_name: str) -> NewColumn:
 
 
 def column_definitions(schema: pd.DataFrame | Mapping[str, str]) -> list[dict[str, Any]]:
-    """The create-column JSON bodies for a DataFrame's columns (internal ``$`` fields left
-    out) or a ``{column: type name}`` mapping; every column optional (``"required": false``).
+    """The create-column JSON bodies for a DataFrame's columns or a ``{column: type name}``
+    mapping; every column optional (``"required": false``). The service's own fields
+    (`SERVICE_FIELDS`) are left out; other names that cannot be keys raise ValueError
+    (`check_column_keys`).
 
     >>> column_definitions({"age": "integer"})
     [{'key': 'age', 'type': 'integer', 'required': False, 'array': False}]
@@ -450,7 +494,12 @@ def column_definitions(schema: pd.DataFrame | Mapping[str, str]) -> list[dict[st
     if isinstance(schema, pd.DataFrame):
         specs = _new_columns_of_frame(schema)
     else:
-        specs = [parse_column_type(key, name) for key, name in schema.items()]
+        check_column_keys(schema)
+        specs = [
+            parse_column_type(key, name)
+            for key, name in schema.items()
+            if str(key) not in SERVICE_FIELDS
+        ]
     return [spec.definition() for spec in specs]
 
 

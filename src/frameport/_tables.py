@@ -28,7 +28,11 @@ Decisions:
   streaming ones hold pages back until every column has shown a value (at most
   `_plan.HOLD_BACK_ROWS` rows) and raise `RowDecodeError` if a later page would change a type.
   Column kinds for the filter are then guessed from its values; when the service refuses
-  them (a float compared with an integer column), the client applies the whole filter.
+  them (a float compared with an integer column), the client applies the whole filter. Once
+  the rows show a column's kind, the filter is checked against it, so a value that does not
+  fit raises the `FilterError` an API-key read raises. A result without rows learns its
+  columns from rows read without the filter (`_plan.learn_columns`), so it has the dtypes
+  of a read that has rows; a table without rows gives only the ``$`` fields.
 * ``parallel=N`` on the reading terminals reads ranges of ``$sequence`` concurrently and
   hands them on in order, with the serial read's result (`_parallel`); `to_dask` builds a dask
   DataFrame of such ranges, read on dask's workers (`_dask`).
@@ -54,7 +58,7 @@ from ._location import TableLocation
 from ._pages import decode_page
 from ._paging import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page, rechunk
 from ._parallel import query_batches
-from ._plan import Plan, QuerySpec, column_models, make_plan, result_schema
+from ._plan import Plan, QuerySpec, column_models, learn_columns, make_plan, result_schema
 from ._plan import project as _project
 from ._progress import progress_bar
 from ._schema import SYSTEM_SCHEMA, to_pandas
@@ -355,12 +359,14 @@ class AsyncTableQuery:
             rows_path = self._location.rows_path
             body = await fetch_page(self._client, rows_path, plan.requests[0], shown)
             total, batch = plan.decode(body)
-            if plan.inferred is not None:
-                batch = plan.inferred.conform(batch)
-            batch = _project(plan, batch)
             described = describe_total(total, exact=plan.every_row_kept)
             total_text = "rows" if described is None else f"{described} rows"
             total_text = total_text.removesuffix("s") if described == "1" else total_text
+        if plan.inferred is not None:
+            if not batch.num_rows:
+                await learn_columns(self._client, self._location, plan)
+            batch = plan.inferred.conform(batch)
+        batch = _project(plan, batch)
         frame = to_pandas(batch)
         return _html(" · ".join(self._description()), total_text, batch.schema, frame)
 

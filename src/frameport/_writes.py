@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
-from ._exceptions import FrameportError, NotFoundError
+from ._exceptions import ConflictError, FrameportError, NotFoundError
 from ._ids import ID
 from ._progress import progress_bar
-from ._schema import column_definitions, frame_to_rows
+from ._schema import SERVICE_FIELDS, check_column_keys, column_definitions, frame_to_rows
 
 if TYPE_CHECKING:
     from ._client import AsyncClient
@@ -48,15 +48,13 @@ COLUMN_WAIT_SECONDS = 120.0
 """How long `create_table` waits for its columns to become available."""
 
 _CONVERT_ROWS = 10_000  # rows turned into JSON values at a time, so memory stays flat
-_SERVER_FIELDS = (
-    "$sequence",
-    "$createdAt",
-    "$updatedAt",
-    "$tableId",
-    "$databaseId",
-    "$collectionId",
-)
 _ID = "$id"
+_SERVER_FIELDS = SERVICE_FIELDS - {_ID, "$permissions"}  # not written: the service sets them
+_ROW_EXISTS = frozenset({"row_already_exists", "document_already_exists"})
+_UPSERT_HINT = (
+    "To update rows that already exist, write the frame with table.upsert(df); to add them "
+    "as new rows, drop its $id column."
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,10 +75,11 @@ async def create_table(
     dtypes, or ``{column: type name}``), creating its database first when it is missing, and
     return once every column is available.
 
-    Columns starting with ``$`` (``$id``, ``$permissions`` ...) are the service's own fields
-    and are not created. Raises `ConflictError` when the table already exists.
+    The service's own fields (``$id``, ``$permissions`` ...) are not created; a name that
+    cannot be a column key (another ``$`` name, a space...) raises ValueError before any
+    request. Raises `ConflictError` when the table already exists.
     """
-    definitions = column_definitions(_user_columns(schema))
+    definitions = column_definitions(_checked_schema(schema))
     await _ensure_database(client, location.database_id)
     body = {
         location.id_param: location.table_id,
@@ -95,12 +94,13 @@ async def create_table(
     await wait_for_columns(client, location, [d["key"] for d in definitions], timeout=wait)
 
 
-def _user_columns(schema: pd.DataFrame | Mapping[str, str]) -> pd.DataFrame | dict[str, str]:
+def _checked_schema(
+    schema: pd.DataFrame | Mapping[str, str],
+) -> pd.DataFrame | dict[str, str]:
     if isinstance(schema, pd.DataFrame):
-        keep = [key for key in schema.columns if not str(key).startswith("$")]
-        return schema.loc[:, keep]
+        return schema
     if isinstance(schema, Mapping):
-        return {str(key): kind for key, kind in schema.items() if not str(key).startswith("$")}
+        return {str(key): kind for key, kind in schema.items()}
     raise TypeError(
         "schema is a DataFrame (columns from its dtypes) or a {column: type} mapping, "
         f"not {type(schema).__name__}"
@@ -165,13 +165,15 @@ async def write_rows(
 ) -> list[str]:
     """Write the rows of `frame` in bulk requests; return their IDs in the frame's order.
 
-    Inserting (``upsert=False``) fails with `ConflictError` on an ID that already exists;
-    upserting replaces such rows.
+    Inserting (``upsert=False``) fails with `ConflictError` on an ID that already exists
+    (its hint points to upsert); upserting replaces such rows. A column name that cannot be
+    a column key raises ValueError before any request.
     """
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"write a pandas DataFrame, not {type(frame).__name__}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be a whole number >= 1 (got {concurrency!r})")
+    check_column_keys(frame.columns)
     frame = _with_ids(frame.drop(columns=[c for c in _SERVER_FIELDS if c in frame.columns]))
     verb = "upserting" if upsert else "inserting"
     bar = progress_bar(total=len(frame), unit="rows", desc=f"{verb} {location}", enabled=progress)
@@ -218,11 +220,20 @@ async def _send_rows(
 
     if upsert:
         await upsert_rows()
-    else:
+        return
+    try:
         # A retry that finds the rows already created completes the batch as an upsert.
         await client._request(
             "POST", location.rows_path, json=body, idempotent=True, read_back=upsert_rows
         )
+    except ConflictError as exc:
+        if exc.type in _ROW_EXISTS:
+            exc.hint = _joined(exc.hint, _UPSERT_HINT)
+        raise
+
+
+def _joined(hint: str | None, advice: str) -> str:
+    return advice if hint is None else f"{hint} {advice}"
 
 
 async def _run_bounded(jobs: Iterable[Awaitable[None]], concurrency: int) -> None:
