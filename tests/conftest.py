@@ -1,9 +1,11 @@
 """Shared fixtures: one local service for the session, and clients for it.
 
 * `service` — a started `LocalService` (session-scoped; rate limits on, no faults).
-* `client` — an API-key `Client` for it.
+* `client` — an API-key `Client` for it; `key_client` — the same, one per test module (for
+  module-scoped tables).
 * `async_client` — an API-key `AsyncClient`; use it inside ``asyncio.run(...)``.
 * `make_user` — creates a user with an e-mail and password, returns a `UserLogin`.
+* `user_client` — a `Client` signed in as a new user (a session, no API key).
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def service() -> Iterator[LocalService]:
 def client(service: LocalService) -> Iterator[Client]:
     with Client(service.endpoint, service.project, key=service.key) as key_client:
         yield key_client
+
+
+@pytest.fixture(scope="module")
+def key_client(service: LocalService) -> Iterator[Client]:
+    with service.client() as client:
+        yield client
 
 
 @pytest.fixture
@@ -62,3 +70,11 @@ def make_user(service: LocalService) -> Iterator[Callable[..., UserLogin]]:
 
     yield make
     admin.close()
+
+
+@pytest.fixture
+def user_client(service: LocalService, make_user: Callable[..., UserLogin]) -> Iterator[Client]:
+    login = make_user()
+    with Client(service.endpoint, service.project) as client:
+        client.login(login.email, login.password)
+        yield client

@@ -32,7 +32,7 @@ import operator
 import random
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,6 @@ from hypothesis import strategies as st
 from frameport._client import Client
 from frameport._expr import ColumnKind, Expr, col
 from frameport._tables import Table
-from frameport.local import LocalService
 from tables_support import assert_same_rows, load, new_id
 
 SEED = 20240607
@@ -567,12 +566,6 @@ class LoadedTable:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
-
-
-@pytest.fixture(scope="module")
-def key_client(service: LocalService) -> Iterator[Client]:
-    with service.client() as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ pandas and pyarrow reading the same bytes locally are the oracles.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +21,6 @@ from frameport._storage import Bucket
 from frameport.local import LocalService
 
 COLUMNS = 6
-
-
-@pytest.fixture(scope="module")
-def key_client(service: LocalService) -> Iterator[Client]:
-    with service.client() as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

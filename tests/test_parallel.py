@@ -13,7 +13,7 @@ import gc
 import itertools
 import json
 import weakref
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 
 import pandas as pd
@@ -44,12 +44,6 @@ QUERIES: dict[str, Callable[[Table], TableQuery]] = {
     "head": lambda t: t.query("age >= 18").head(3_333),
     "empty": lambda t: t.query("age > 1000"),
 }
-
-
-@pytest.fixture(scope="module")
-def key_client(service: LocalService) -> Iterator[Client]:
-    with service.client() as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

@@ -4,28 +4,19 @@ service cannot take, and inserting rows that already exist."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import UserLogin
 from frameport._client import Client
 from frameport._demo import sample_people
 from frameport._exceptions import ConflictError, FilterError, NotFoundError
 from frameport._tables import Table
-from frameport.local import LocalService
 from tables_support import PEOPLE_DTYPES, SYSTEM_DTYPES, load, new_id
 
 READ_DTYPES = {**SYSTEM_DTYPES, **PEOPLE_DTYPES, "late": "Int64"}
-
-
-@pytest.fixture(scope="module")
-def key_client(service: LocalService) -> Iterator[Client]:
-    with service.client() as client:
-        yield client
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +35,6 @@ def empty_table(key_client: Client) -> Table:
     return key_client.create_table(
         new_id("edges"), new_id("t"), schema=schema, permissions=['read("users")']
     )
-
-
-@pytest.fixture
-def user_client(service: LocalService, make_user: Callable[..., UserLogin]) -> Iterator[Client]:
-    login = make_user()
-    with Client(service.endpoint, service.project) as client:
-        client.login(login.email, login.password)
-        yield client
 
 
 def dtypes(frame: pd.DataFrame) -> dict[str, str]:

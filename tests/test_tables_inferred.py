@@ -3,12 +3,11 @@ inferred from the rows and stay the same across pages and batches."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pandas as pd
 import pytest
 
-from conftest import UserLogin
 from frameport._client import Client
 from frameport._demo import sample_people
 from frameport.local import LocalService
@@ -24,14 +23,6 @@ def shared(service: LocalService) -> Iterator[tuple[str, str, pd.DataFrame]]:
     with service.client() as client:
         table, _ = load(client, new_id("inferred"), frame, permissions=['read("users")'])
         yield table.database_id, table.id, table.to_pandas(progress=False)
-
-
-@pytest.fixture
-def user_client(service: LocalService, make_user: Callable[..., UserLogin]) -> Iterator[Client]:
-    login = make_user()
-    with Client(service.endpoint, service.project) as client:
-        client.login(login.email, login.password)
-        yield client
 
 
 def test_a_user_reads_the_same_frame_as_a_key(

@@ -5,8 +5,6 @@ The tables (0 to 60,000 rows) are loaded once for the module; pandas is the orac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -15,17 +13,10 @@ from frameport._client import Client
 from frameport._demo import sample_people
 from frameport._expr import col
 from frameport._tables import Table
-from frameport.local import LocalService
 from tables_support import PEOPLE_DTYPES, assert_same_rows, load, new_id
 
 SIZES = (0, 1, 4999, 5000, 5001, 60_000)
 Loaded = dict[int, tuple[Table, pd.DataFrame]]
-
-
-@pytest.fixture(scope="module")
-def key_client(service: LocalService) -> Iterator[Client]:
-    with service.client() as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ written with `insert`, read back, and compared with pandas' own conversion of th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -19,12 +18,6 @@ from frameport._schema import DTYPE_TABLE, DtypeMapping, column_type_name
 from frameport._transport import RetryPolicy
 from frameport.local import LocalService
 from tables_support import assert_same_rows, load, new_id
-
-
-@pytest.fixture(scope="module")
-def key_client(service: LocalService) -> Iterator[Client]:
-    with service.client() as client:
-        yield client
 
 
 @pytest.fixture(scope="module")
