@@ -110,6 +110,8 @@ def test_serve_says_a_busy_port_and_bad_faults_plainly(
     assert not (tmp_path / "data").exists()  # refused before anything was created
     assert main(["serve", "--faults", "often", "--data", str(tmp_path / "data")]) == 2
     assert "RATE:SEED" in one_line_error(capsys, "serve")
+    assert main(["serve", "--project", "bad id!", "--data", str(tmp_path / "data")]) == 2
+    assert "not a valid ID" in one_line_error(capsys, "serve")
 
 
 def test_demo_refuses_a_negative_row_count(capsys: pytest.CaptureFixture[str]) -> None:

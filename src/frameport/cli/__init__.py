@@ -1,0 +1,34 @@
+"""The `frameport` command: the local service (serve, demo) and the jobs built on the client
+(export, upload, login, logout)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ._export import add_export_command
+from ._local import add_demo_command, add_serve_command
+from ._login import add_login_commands
+from ._upload import add_upload_command
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="frameport", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_serve_command(commands)
+    add_export_command(commands)
+    add_upload_command(commands)
+    add_login_commands(commands)
+    add_demo_command(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.run(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""What the client commands share: one-line failures, and the connection options with their
+credentials (an API key, a JWT, or the session `frameport login` saved)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._client import Client
+    from .._exceptions import APIError
+
+
+class CommandError(Exception):
+    """A failure to report on one line; `code` is the exit status."""
+
+    def __init__(self, message: object, code: int = 1) -> None:
+        super().__init__(str(message))
+        self.code = code
+
+
+def fail(command: str, message: object, code: int = 1) -> int:
+    """Say what went wrong on one line of stderr; return the exit code."""
+    print(f"frameport {command}: {message}", file=sys.stderr)
+    return code
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of 1 or more, got {value}")
+    return value
+
+
+CREDENTIALS_HELP = (
+    "Credentials: FRAMEPORT_KEY or FRAMEPORT_JWT in the environment (preferred: a key on the "
+    "command line is visible to other users of the machine), --key, or the session saved by "
+    "`frameport login` for the endpoint and project."
+)
+
+
+def add_place_arguments(parser: argparse.ArgumentParser) -> None:
+    """--endpoint and --project (default: FRAMEPORT_ENDPOINT, FRAMEPORT_PROJECT)."""
+    parser.add_argument("--endpoint", default=None, help="default: $FRAMEPORT_ENDPOINT")
+    parser.add_argument("--project", default=None, help="default: $FRAMEPORT_PROJECT")
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """--endpoint, --project and --key."""
+    add_place_arguments(parser)
+    parser.add_argument("--key", default=None, help="default: $FRAMEPORT_KEY")
+
+
+def place(args: argparse.Namespace) -> tuple[str, str]:
+    """The endpoint and project of the command line or the environment."""
+    from .._client import DEFAULT_ENDPOINT_ENV, PROJECT_ENV
+
+    endpoint = args.endpoint or os.environ.get(DEFAULT_ENDPOINT_ENV)
+    project = args.project or os.environ.get(PROJECT_ENV)
+    if not endpoint or not project:
+        raise CommandError(
+            f"give --endpoint and --project, or set {DEFAULT_ENDPOINT_ENV} and {PROJECT_ENV}",
+            code=2,
+        )
+    return endpoint, project
+
+
+class Connection:
+    """The client a command works with, and where its credential came from (for advice when
+    the service refuses it)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from .._auth import load_session
+        from .._client import JWT_ENV, KEY_ENV, Client
+
+        self.endpoint, self.project = place(args)
+        key = getattr(args, "key", None) or os.environ.get(KEY_ENV) or None
+        jwt = None if key else os.environ.get(JWT_ENV) or None
+        client = Client(self.endpoint, self.project, key=key, jwt=jwt)
+        self.source: str | None = (
+            "--key / FRAMEPORT_KEY" if key else "FRAMEPORT_JWT" if jwt else None
+        )
+        if self.source is None and load_session(client.endpoint, self.project) is not None:
+            client.close()
+            client = Client.from_saved(self.endpoint, self.project)
+            self.source = "the session saved by `frameport login`"
+        self.client: Client = client
+
+    def refused(self, error: APIError) -> str:
+        """`error` (the service refused the credential) with what to check."""
+        from .._client import JWT_ENV, KEY_ENV
+
+        if self.source is None:
+            hint = (
+                f"give an API key with --key or {KEY_ENV} (or a JWT in {JWT_ENV}), or sign in "
+                "with `frameport login`"
+            )
+        elif error.hint is not None:  # the client already said what to check
+            hint = f"the credential came from {self.source}"
+        else:
+            hint = f"check that {self.source} holds a valid credential for project "
+            hint += repr(self.project)
+        return f"{error}; {hint}"
+
+
+def run_with_client(
+    command: str, args: argparse.Namespace, job: Callable[[Connection], str]
+) -> int:
+    """Run `job` with the command's client; print what it returns, or one line saying what
+    went wrong (exit 1, or 2 for a usage mistake; 130 on Ctrl-C)."""
+    from .._exceptions import AuthenticationError, FrameportError, PermissionDeniedError
+
+    try:
+        connection = Connection(args)
+    except CommandError as exc:
+        return fail(command, exc, exc.code)
+    except ValueError as exc:  # e.g. an endpoint that is not a URL
+        return fail(command, exc)
+    try:
+        with connection.client:
+            said = job(connection)
+    except (AuthenticationError, PermissionDeniedError) as exc:
+        return fail(command, connection.refused(exc))
+    except CommandError as exc:
+        return fail(command, exc, exc.code)
+    except (FrameportError, OSError, ValueError) as exc:
+        return fail(command, exc)
+    except KeyboardInterrupt:
+        return 130
+    print(said)
+    return 0

@@ -1,0 +1,62 @@
+"""`frameport export`: a table, or a filtered view of it, to a Parquet file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ._common import (
+    CREDENTIALS_HELP,
+    CommandError,
+    Connection,
+    add_connection_arguments,
+    run_with_client,
+)
+
+PARQUET_CODECS = ("zstd", "snappy", "gzip", "brotli", "lz4", "none")
+
+
+def add_export_command(commands: Any) -> None:
+    export = commands.add_parser(
+        "export",
+        help="export a table (or a filtered view of it) to a Parquet file",
+        description=f"Stream a table's rows to a Parquet file. {CREDENTIALS_HELP}",
+    )
+    export.add_argument("db", help="the database ID")
+    export.add_argument("table", help="the table ID")
+    export.add_argument("-o", "--output", required=True, help="the Parquet file to write")
+    export.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
+    export.add_argument(
+        "--columns",
+        default=None,
+        help="columns to export, e.g. name,age (the $id, $sequence, $createdAt, $updatedAt "
+        "and $permissions columns always come first)",
+    )
+    export.add_argument(
+        "--compression", default="zstd", choices=PARQUET_CODECS, help="Parquet codec (default zstd)"
+    )
+    export.add_argument("--collection", action="store_true", help="use the legacy interface")
+    export.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_connection_arguments(export)
+    export.set_defaults(run=_export)
+
+
+def _export(args: argparse.Namespace) -> int:
+    return run_with_client("export", args, lambda connection: _write(connection, args))
+
+
+def _write(connection: Connection, args: argparse.Namespace) -> str:
+    output = Path(args.output)
+    if output.is_dir() or not output.name:
+        raise CommandError(f"{args.output} is a directory; give a file name with -o", code=2)
+    if not output.parent.is_dir():
+        raise CommandError(f"the directory {str(output.parent)!r} does not exist", code=2)
+    client = connection.client
+    table = (client.collection if args.collection else client.table)(args.db, args.table)
+    query = table.query(args.where, local_dict={}) if args.where else table
+    if args.columns:
+        query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
+    progress = False if args.no_progress else None
+    rows = query.to_parquet(output, compression=args.compression, progress=progress)
+    return f"wrote {rows:,} rows of {args.db}/{args.table} to {args.output}"

@@ -1,0 +1,94 @@
+"""`frameport login` and `frameport logout`: a saved session for the other commands.
+
+The password is read from the terminal without echo (or from standard input with
+``--password-stdin``), never from an option: options are visible to other users of the
+machine and stay in shell history. Only the session cookie is saved (mode 0600, see
+`_auth`), never the password.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from typing import Any
+
+from ._common import CommandError, add_place_arguments, fail, place
+
+
+def add_login_commands(commands: Any) -> None:
+    login = commands.add_parser(
+        "login",
+        help="sign in with e-mail and password and save the session for later commands",
+        description="Sign in and save the session (not the password) in frameport's "
+        "credential file; export and upload then use it when no key is given, and "
+        "Client.from_saved(endpoint, project) gives a client with it.",
+    )
+    login.add_argument("--email", default=None, help="the account's e-mail (default: asked)")
+    login.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password from the first line of standard input (for scripts)",
+    )
+    add_place_arguments(login)
+    login.set_defaults(run=_login)
+    logout = commands.add_parser(
+        "logout", help="end the session `frameport login` saved, and forget it"
+    )
+    add_place_arguments(logout)
+    logout.set_defaults(run=_logout)
+
+
+def _login(args: argparse.Namespace) -> int:
+    from .._client import Client
+    from .._exceptions import AuthenticationError, FrameportError
+
+    try:
+        endpoint, project = place(args)
+        email = args.email or input("e-mail: ").strip()
+        password = _password(args.password_stdin)
+        with Client(endpoint, project) as client:
+            client.login(email, password, save=True)
+            account = client.account()
+    except CommandError as exc:
+        return fail("login", exc, exc.code)
+    except AuthenticationError as exc:
+        return fail("login", f"{exc}; check the e-mail and password")
+    except (FrameportError, OSError, ValueError, EOFError) as exc:
+        return fail("login", str(exc) or "no input")
+    except KeyboardInterrupt:
+        return 130
+    who = account.get("name") or account.get("email") or email
+    print(f"signed in as {who}; the session is saved for project {project!r} at {endpoint}")
+    return 0
+
+
+def _password(from_stdin: bool) -> str:
+    if from_stdin:
+        line = sys.stdin.readline()
+        if not line:
+            raise CommandError("--password-stdin: standard input is empty", code=2)
+        return line.rstrip("\r\n")
+    if not sys.stdin.isatty():
+        raise CommandError(
+            "cannot ask for the password without a terminal; use --password-stdin", code=2
+        )
+    return getpass.getpass("password: ")
+
+
+def _logout(args: argparse.Namespace) -> int:
+    from .._client import Client
+    from .._exceptions import FrameportError
+
+    try:
+        endpoint, project = place(args)
+        with Client.from_saved(endpoint, project) as client:
+            client.logout()
+    except CommandError as exc:
+        return fail("logout", exc, exc.code)
+    except (FrameportError, OSError, ValueError) as exc:
+        return fail("logout", exc)
+    except KeyboardInterrupt:
+        return 130
+    print(f"signed out; the saved session for project {project!r} at {endpoint} is gone")
+    return 0
