@@ -132,3 +132,19 @@ def test_an_unknown_function_is_not_found(storage_client: Client, project: Path)
     with pytest.raises(NotFoundError) as caught:
         storage_client.function("nobody").deploy(project)
     assert caught.value.type == "function_not_found"
+
+
+def test_an_entrypoint_missing_from_the_directory_is_refused_before_uploading(
+    function: Function, project: Path
+):
+    with pytest.raises(ValueError, match=r"'src/main\.py' is not a file in .*main\.py"):
+        function.deploy(project, entrypoint="src/main.py")
+    with pytest.raises(ValueError, match="is not a file"):
+        function.deploy(project, entrypoint="pkg")  # a directory
+    assert function.deployments().empty
+
+
+def test_a_missing_source_is_file_not_found(function: Function, tmp_path: Path):
+    for missing in (tmp_path / "nowhere", tmp_path / "code.tar.gz"):
+        with pytest.raises(FileNotFoundError, match="check the path"):
+            function.deploy(missing)

@@ -51,6 +51,7 @@ from ._exceptions import (
     ImpersonationIgnoredWarning,
     NotFoundError,
     endpoint_version_hint,
+    jwt_hint,
     unknown_key_hint,
 )
 from ._functions import AsyncFunction, Function, create_function
@@ -132,9 +133,19 @@ def _refused_as_guest(error: APIError) -> bool:
     permission check that only callers without a valid key go through)."""
     if error.status != 401:
         return False
-    if error.type == "user_unauthorized":
-        return True
+    return error.type == "user_unauthorized" or _scope_refused_to_guest(error)
+
+
+def _scope_refused_to_guest(error: APIError) -> bool:
+    """Whether `error` refuses a scope to a caller the service took for a guest."""
     return error.type == "general_unauthorized_scope" and "(role: guests)" in error.message
+
+
+def _credentials_from_env() -> dict[str, str | None]:
+    """key= and jwt= from FRAMEPORT_KEY, else FRAMEPORT_JWT (the key wins when both are set,
+    as for the CLI, fsspec and dask workers)."""
+    key = os.environ.get(KEY_ENV) or None
+    return {"key": key, "jwt": None if key else os.environ.get(JWT_ENV) or None}
 
 
 def _user_agent() -> str:
@@ -211,15 +222,16 @@ class AsyncClient:
     @classmethod
     def from_env(cls, **options: Any) -> Self:
         """A client configured by FRAMEPORT_ENDPOINT, FRAMEPORT_PROJECT and, if set,
-        FRAMEPORT_KEY or FRAMEPORT_JWT. `options` are further constructor arguments."""
+        FRAMEPORT_KEY (preferred) or FRAMEPORT_JWT. `options` are further constructor
+        arguments; a key= or jwt= among them is used instead of the environment's."""
         missing = [name for name in (DEFAULT_ENDPOINT_ENV, PROJECT_ENV) if not os.environ.get(name)]
         if missing:
             raise ValueError(
                 f"Set {' and '.join(missing)} in the environment "
                 "(e.g. FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1, FRAMEPORT_PROJECT=demo)."
             )
-        options.setdefault("key", os.environ.get(KEY_ENV) or None)
-        options.setdefault("jwt", os.environ.get(JWT_ENV) or None)
+        if options.get("key") is None and options.get("jwt") is None:
+            options.update(_credentials_from_env())
         return cls(os.environ[DEFAULT_ENDPOINT_ENV], os.environ[PROJECT_ENV], **options)
 
     @classmethod
@@ -559,12 +571,19 @@ class AsyncClient:
 
     def _hint_for(self, error: APIError, *, authenticated: bool) -> str | None:
         """Advice on the likely cause of `error` when this client's settings explain it: an
-        endpoint without /v1, or an API key the service does not know (§2.4)."""
+        endpoint without /v1, an API key the service does not know (§2.4), or a JWT that
+        expired or whose session ended (§2.1)."""
         if error.type == "general_route_not_found":
             if not httpx.URL(self._endpoint).path.endswith("/v1"):
                 return endpoint_version_hint(self._endpoint)
         elif authenticated and self._credentials.key is not None and _refused_as_guest(error):
             return unknown_key_hint(self._project)
+        elif authenticated and self._credentials.jwt is not None:
+            if error.type == "user_jwt_invalid":
+                return jwt_hint(refused_as_guest=False)
+            # Not `user_unauthorized`: a signed-in user gets it too, for a row it may not read.
+            if _scope_refused_to_guest(error):
+                return jwt_hint(refused_as_guest=True)
         return None
 
     async def _request_json(self, method: str, path: str, **options: Any) -> Any:

@@ -175,6 +175,20 @@ def unknown_key_hint(project: str) -> str:
     )
 
 
+def jwt_hint(*, refused_as_guest: bool) -> str:
+    """The advice for a refused JWT: expired or invalid, or (taken as a guest) made from a
+    session that has since ended (never names the JWT)."""
+    cause = (
+        "The service took this JWT as a guest: the session it was made from has ended"
+        if refused_as_guest
+        else "The JWT has expired or is not valid for this service"
+    )
+    return (
+        f"{cause}; make a new one with create_jwt() on a signed-in client "
+        "(a JWT lasts 900 s unless created with duration=, at most 3600 s)."
+    )
+
+
 def _rebuild_error(cls: type[Exception], message: str, fields: dict[str, Any]) -> Exception:
     """Unpickle an error whose constructor takes keyword-only fields."""
     return cls(message, **fields)

@@ -182,7 +182,10 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         """The complete files named exactly `name`, newest first; else the file with ID `name`."""
         member = self.client.query_member_for(f"/storage/buckets/{bucket_id}/files")
         queries = [{"method": "equal", member: "name", "values": [name]}]
-        records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files", queries)
+        try:
+            records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files", queries)
+        except NotFoundError:
+            raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
         named = [r for r in records if r.get("name") == name and _complete(r)]
         if named or not _is_id(name):
             return named
@@ -301,10 +304,14 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
     def rm(
         self, path: str | list[str], recursive: bool = False, maxdepth: int | None = None
     ) -> None:
-        """Delete files; with `recursive`, every file under a folder or bucket (buckets stay)."""
+        """Delete files; with `recursive`, every file under a folder or bucket (buckets stay).
+        A path that names neither a file nor a folder raises FileNotFoundError."""
         for expanded in self.expand_path(path, recursive=recursive, maxdepth=maxdepth):
             bucket_id, name = self._split(expanded)
-            for record in self._find(bucket_id, name) if name else []:
+            found = self._find(bucket_id, name) if name else []
+            if not found and not self.isdir(expanded):
+                raise FileNotFoundError(f"{PROTOCOL}://{expanded}")
+            for record in found:
                 self._bucket(bucket_id).delete(record["$id"])
 
     def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:

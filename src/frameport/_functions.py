@@ -65,6 +65,20 @@ def pack_directory(directory: Path, archive: Path) -> list[str]:
     return members
 
 
+def _check_entrypoint(entrypoint: str | None, members: list[str], directory: Path) -> None:
+    """ValueError when `entrypoint` names no file packed from `directory` (before uploading)."""
+    if entrypoint is None:
+        return
+    files = [member for member in members if not (directory / member).is_dir()]
+    if entrypoint in files:
+        return
+    raise ValueError(
+        f"entrypoint {entrypoint!r} is not a file in {str(directory)!r}; give its path "
+        f"relative to that directory (files: {', '.join(files[:5]) or 'none'}"
+        f"{', ...' if len(files) > 5 else ''})."
+    )
+
+
 @dataclass(frozen=True)
 class Deployment:
     """A deployment of a function, as the service describes it; `record` is the whole record.
@@ -156,10 +170,16 @@ class AsyncFunction:
             verified=False,
         )
         path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(
+                f"deploy() found no directory or .tar.gz archive at {str(path)!r}; "
+                "check the path (a relative one starts at the working directory)."
+            )
         with tempfile.TemporaryDirectory(prefix="frameport-") as directory:
             if path.is_dir():
                 archive = Path(directory) / ARCHIVE_NAME
-                await asyncio.to_thread(pack_directory, path, archive)
+                members = await asyncio.to_thread(pack_directory, path, archive)
+                _check_entrypoint(entrypoint, members, path)
             elif path.name.endswith(ARCHIVE_SUFFIXES):
                 archive = path
             else:

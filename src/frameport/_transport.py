@@ -279,8 +279,8 @@ class Transport:
     """Sends requests to one service endpoint with retries, throttling and error translation.
 
     The httpx client (keep-alive pool, gzip accepted, finite timeouts) is created on first use,
-    inside the event loop that uses it; if that loop has ended (a second ``asyncio.run``), a new
-    one replaces it.
+    inside the event loop that uses it; if that loop has ended (a second ``asyncio.run``) or the
+    process has forked since, a new one replaces it.
     """
 
     def __init__(
@@ -297,6 +297,7 @@ class Transport:
         self._headers = dict(headers)
         self._http: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = os.getpid()
         self._closed = False
         self._service_warnings: set[str] = set()
         self.throttle = RateLimitThrottle()
@@ -305,6 +306,9 @@ class Transport:
         if self._closed:
             raise ValueError("This frameport client is closed; create a new client.")
         loop = asyncio.get_running_loop()
+        if self._pid != os.getpid():
+            # Forked: the pool's connections and event loop belong to the parent process.
+            self._http, self._loop, self._pid = None, None, os.getpid()
         if self._http is not None and self._loop is not loop:
             if self._loop is not None and not self._loop.is_closed():
                 raise RuntimeError(
