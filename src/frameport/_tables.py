@@ -237,7 +237,8 @@ class AsyncTableQuery:
     ) -> AsyncIterator[pd.DataFrame | pa.RecordBatch]:
         """The matching rows batch by batch: DataFrames, or RecordBatches with ``arrow=True``;
         as the pages come, or re-chunked to `rows` rows or about `bytes` bytes per batch.
-        Every batch has the same columns and dtypes. ``parallel=N`` reads ahead in N ranges
+        Every batch has the same columns and dtypes; there is no empty batch, so an empty
+        result yields nothing (its columns: `schema`). ``parallel=N`` reads ahead in N ranges
         of ``$sequence`` at once, in order, with bounded memory (see `_parallel`).
 
         >>> for frame in table.iter_batches(rows=50_000): ...          # doctest: +SKIP
