@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._client import Client
@@ -51,8 +51,19 @@ def add_place_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", default=None, help="default: $FRAMEPORT_PROJECT")
 
 
+def add_client_command(
+    commands: Any, name: str, job: Callable[[Connection, argparse.Namespace], str], **options: Any
+) -> argparse.ArgumentParser:
+    """A subcommand running `job` with a client (see `run_with_client`); the caller adds its
+    own arguments, then `add_connection_arguments`."""
+    parser: argparse.ArgumentParser = commands.add_parser(name, **options)
+    parser.set_defaults(run=lambda args: run_with_client(name, args, lambda c: job(c, args)))
+    return parser
+
+
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--endpoint, --project and --key."""
+    """--no-progress, --endpoint, --project and --key."""
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_place_arguments(parser)
     parser.add_argument("--key", default=None, help="default: $FRAMEPORT_KEY")
 

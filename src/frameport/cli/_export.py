@@ -10,16 +10,18 @@ from ._common import (
     CREDENTIALS_HELP,
     CommandError,
     Connection,
+    add_client_command,
     add_connection_arguments,
-    run_with_client,
 )
 
 PARQUET_CODECS = ("zstd", "snappy", "gzip", "brotli", "lz4", "none")
 
 
 def add_export_command(commands: Any) -> None:
-    export = commands.add_parser(
+    export = add_client_command(
+        commands,
         "export",
+        _write,
         help="export a table (or a filtered view of it) to a Parquet file",
         description=f"Stream a table's rows to a Parquet file. {CREDENTIALS_HELP}",
     )
@@ -37,13 +39,7 @@ def add_export_command(commands: Any) -> None:
         "--compression", default="zstd", choices=PARQUET_CODECS, help="Parquet codec (default zstd)"
     )
     export.add_argument("--collection", action="store_true", help="use the legacy interface")
-    export.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_connection_arguments(export)
-    export.set_defaults(run=_export)
-
-
-def _export(args: argparse.Namespace) -> int:
-    return run_with_client("export", args, lambda connection: _write(connection, args))
 
 
 def _write(connection: Connection, args: argparse.Namespace) -> str:

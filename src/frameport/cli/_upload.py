@@ -10,15 +10,17 @@ from ._common import (
     CREDENTIALS_HELP,
     CommandError,
     Connection,
+    add_client_command,
     add_connection_arguments,
     positive_int,
-    run_with_client,
 )
 
 
 def add_upload_command(commands: Any) -> None:
-    upload = commands.add_parser(
+    upload = add_client_command(
+        commands,
         "upload",
+        _send,
         help="upload files to a bucket (in 5 MiB parts, several at a time, resumable)",
         description=f"Upload files to a bucket and print each file's ID. {CREDENTIALS_HELP}",
     )
@@ -42,13 +44,7 @@ def add_upload_command(commands: Any) -> None:
     upload.add_argument(
         "--concurrency", type=positive_int, default=4, help="parts in flight (default 4)"
     )
-    upload.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_connection_arguments(upload)
-    upload.set_defaults(run=_upload)
-
-
-def _upload(args: argparse.Namespace) -> int:
-    return run_with_client("upload", args, lambda connection: _send(connection, args))
 
 
 def _send(connection: Connection, args: argparse.Namespace) -> str:
