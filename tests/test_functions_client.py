@@ -6,12 +6,11 @@ from __future__ import annotations
 import io
 import random
 import tarfile
-import time
 from pathlib import Path
 
 import pytest
 
-from frameport import ID, Client, NotFoundError
+from frameport import ID, Client, DeploymentError, NotFoundError
 from frameport._functions import Deployment, Function
 from storage_support import MIB
 
@@ -113,11 +112,7 @@ def test_deployments_are_listed_and_become_ready(function: Function, project: Pa
     assert listed["sourceSize"].dtype == "Int64"
     assert listed["$createdAt"].dtype == "datetime64[ms, UTC]"
     assert list(listed["activate"]) == [False, True]
-    deadline = time.monotonic() + 30
-    while function.deployment(second.id).status not in ("ready", "failed"):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    assert function.deployment(second.id).status == "ready"
+    assert function.wait(second.id, timeout=30).status == "ready"
     assert function.info()["deploymentId"] == second.id
 
 
@@ -148,3 +143,28 @@ def test_a_missing_source_is_file_not_found(function: Function, tmp_path: Path):
     for missing in (tmp_path / "nowhere", tmp_path / "code.tar.gz"):
         with pytest.raises(FileNotFoundError, match="check the path"):
             function.deploy(missing)
+
+
+def test_wait_returns_the_built_deployment(function: Function, project: Path):
+    deployment = function.wait(function.deploy(project).id, timeout=30)
+    assert deployment.status == "ready"
+    assert function.info()["deploymentId"] == deployment.id
+
+
+def test_wait_raises_with_the_build_log_when_the_build_fails(function: Function, tmp_path: Path):
+    archive = tmp_path / "broken.tar.gz"
+    archive.write_bytes(b"this is not a gzip archive" * 10)
+    deployment = function.deploy(archive)
+    with pytest.raises(DeploymentError) as failed:
+        function.wait(deployment.id, timeout=30)
+    assert failed.value.status == "failed" and failed.value.deployment_id == deployment.id
+    assert failed.value.build_logs and "deploy again" in str(failed.value)
+    assert function.deployment(deployment.id).status == "failed"
+
+
+def test_wait_refuses_a_negative_timeout_or_no_interval(function: Function, project: Path):
+    deployment = function.deploy(project)
+    with pytest.raises(ValueError, match="interval > 0"):
+        function.wait(deployment.id, interval=0)
+    with pytest.raises(ValueError, match="timeout >= 0"):
+        function.wait(deployment.id, timeout=-1)

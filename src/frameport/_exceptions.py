@@ -13,6 +13,7 @@
     │   └── ServerError             5xx
     ├── RowDecodeError (also ValueError)   rows cannot be turned into Arrow
     ├── FileFormatError (also ValueError)  a bucket file is not in the format it was read as
+    ├── DeploymentError                    a function deployment failed or was canceled
     └── VerificationError                  a transferred file differs from its source
         ├── UploadVerificationError
         └── DownloadVerificationError
@@ -233,6 +234,17 @@ class FileFormatError(FrameportError, ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_error, (type(self), str(self), {"file_id": self.file_id}))
+
+
+class DeploymentError(FrameportError):
+    """A function deployment ended `failed` or `canceled`; `deployment_id`, `status` and
+    `build_logs` (the service's build log) say which and why."""
+
+    def __init__(self, message: str, *, deployment_id: str, status: str, build_logs: str):
+        super().__init__(message)
+        self.deployment_id = deployment_id
+        self.status = status
+        self.build_logs = build_logs
 
 
 class VerificationError(FrameportError):

@@ -16,6 +16,7 @@ import asyncio
 import os
 import tarfile
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ._download import ResumableDownload
+from ._exceptions import DeploymentError
 from ._ids import ID
 from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
 from ._sync import SyncFacade, delegate, forward_property
@@ -206,6 +208,41 @@ class AsyncFunction:
         record = await self._client._request_json("GET", self._deployment_path(deployment_id))
         return Deployment.from_record(record)
 
+    async def wait(
+        self, deployment_id: str, *, timeout: float = 300.0, interval: float = 0.5
+    ) -> Deployment:
+        """The deployment once the service has built it (status ``ready``), asking every
+        `interval` seconds. Raises `DeploymentError` (with the build log) when it ends
+        ``failed`` or ``canceled``, and `TimeoutError` after `timeout` seconds.
+
+        >>> etl.wait(etl.deploy("./src").id).status                  # doctest: +SKIP
+        'ready'
+        """
+        if timeout < 0 or interval <= 0:
+            raise ValueError("wait() takes timeout >= 0 and interval > 0 (seconds).")
+        deadline = time.monotonic() + timeout
+        while True:
+            deployment = await self.deployment(deployment_id)
+            if deployment.status == "ready":
+                return deployment
+            if deployment.status in ("failed", "canceled"):
+                logs = str(deployment.record.get("buildLogs") or "")
+                raise DeploymentError(
+                    f"Deployment {deployment.id!r} of function {self._id!r} is "
+                    f"{deployment.status}: {_last_lines(logs) or 'the service gave no build log'}"
+                    ". Fix the source (see build_logs) and deploy again.",
+                    deployment_id=deployment.id,
+                    status=deployment.status,
+                    build_logs=logs,
+                )
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"Deployment {deployment.id!r} of function {self._id!r} is still "
+                    f"{deployment.status!r} after {timeout:g} s; wait longer (timeout=) or "
+                    "check it later with deployment()."
+                )
+            await asyncio.sleep(min(interval, max(deadline - time.monotonic(), 0.0)))
+
     async def download_deployment(
         self,
         deployment_id: str,
@@ -260,4 +297,11 @@ class Function(SyncFacade[AsyncFunction], wraps=AsyncFunction):
     deploy = delegate(AsyncFunction.deploy)
     deployments = delegate(AsyncFunction.deployments)
     deployment = delegate(AsyncFunction.deployment)
+    wait = delegate(AsyncFunction.wait)
     download_deployment = delegate(AsyncFunction.download_deployment)
+
+
+def _last_lines(text: str, count: int = 3) -> str:
+    """The last `count` non-empty lines of a build log, joined on one line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " / ".join(lines[-count:])
