@@ -141,11 +141,11 @@ def _scope_refused_to_guest(error: APIError) -> bool:
     return error.type == "general_unauthorized_scope" and "(role: guests)" in error.message
 
 
-def _credentials_from_env() -> dict[str, str | None]:
-    """key= and jwt= from FRAMEPORT_KEY, else FRAMEPORT_JWT (the key wins when both are set,
-    as for the CLI, fsspec and dask workers)."""
+def credentials_from_env() -> tuple[str | None, str | None]:
+    """(key, jwt) from FRAMEPORT_KEY, else FRAMEPORT_JWT: the key wins when both are set
+    (`from_env`, the CLI, the fsspec filesystem and dask workers all read them so)."""
     key = os.environ.get(KEY_ENV) or None
-    return {"key": key, "jwt": None if key else os.environ.get(JWT_ENV) or None}
+    return key, None if key else os.environ.get(JWT_ENV) or None
 
 
 def _user_agent() -> str:
@@ -231,7 +231,7 @@ class AsyncClient:
                 "(e.g. FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1, FRAMEPORT_PROJECT=demo)."
             )
         if options.get("key") is None and options.get("jwt") is None:
-            options.update(_credentials_from_env())
+            options["key"], options["jwt"] = credentials_from_env()
         return cls(os.environ[DEFAULT_ENDPOINT_ENV], os.environ[PROJECT_ENV], **options)
 
     @classmethod

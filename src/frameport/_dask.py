@@ -41,7 +41,6 @@ Decisions:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -50,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ._auth import Credentials, load_session
-from ._client import JWT_ENV, KEY_ENV, Client
+from ._client import JWT_ENV, KEY_ENV, Client, credentials_from_env
 from ._expr import Expr, col, parse
 from ._location import TableLocation
 from ._parallel import SEQUENCE, SequenceRange, sequence_bounds, split_ranges
@@ -104,8 +103,7 @@ class ClientReference:
         if self.source == "saved":
             client = Client.from_saved(self.endpoint, self.project, **options)
         elif self.source == "env":
-            key = os.environ.get(KEY_ENV) or None
-            jwt = None if key else os.environ.get(JWT_ENV) or None
+            key, jwt = credentials_from_env()
             if key is None and jwt is None:
                 raise ValueError(
                     f"This dask worker has neither {KEY_ENV} nor {JWT_ENV} in its environment; "
@@ -150,11 +148,11 @@ def client_reference(client: AsyncClient, choice: CredentialChoice = "auto") -> 
 
 
 def _secret_in_environment(credentials: Credentials) -> bool:
-    key, jwt = os.environ.get(KEY_ENV) or None, os.environ.get(JWT_ENV) or None
+    key, jwt = credentials_from_env()
     if credentials.key is not None:
         return key is not None and credentials.key.reveal() == key
     if credentials.jwt is not None:
-        return key is None and jwt is not None and credentials.jwt.reveal() == jwt
+        return jwt is not None and credentials.jwt.reveal() == jwt
     return False
 
 

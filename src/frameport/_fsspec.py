@@ -50,14 +50,13 @@ from fsspec.spec import AbstractBufferedFile, AbstractFileSystem
 
 from ._client import (
     DEFAULT_ENDPOINT_ENV,
-    JWT_ENV,
-    KEY_ENV,
     PROJECT_ENV,
     AsyncClient,
     Client,
+    credentials_from_env,
 )
 from ._exceptions import NotFoundError
-from ._ids import ID
+from ._ids import ID, is_valid_id
 from ._storage import Bucket, File
 from ._transport import queries_param
 
@@ -187,7 +186,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         except NotFoundError:
             raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
         named = [r for r in records if r.get("name") == name and _complete(r)]
-        if named or not _is_id(name):
+        if named or not is_valid_id(name):
             return named
         try:
             record = self._bucket(bucket_id).get(name).record
@@ -401,21 +400,12 @@ def _client_from_options(
             f"{DEFAULT_ENDPOINT_ENV} and {PROJECT_ENV}), plus key= or jwt=, or client=."
         )
     if key is None and jwt is None:
-        key = os.environ.get(KEY_ENV) or None
-        jwt = None if key else os.environ.get(JWT_ENV) or None
+        key, jwt = credentials_from_env()
     return Client(endpoint, project, key=key, jwt=jwt)
 
 
 def _complete(record: dict[str, Any]) -> bool:
     return bool(record.get("chunksUploaded") == record.get("chunksTotal"))
-
-
-def _is_id(text: str) -> bool:
-    try:
-        ID.custom(text)
-    except (ValueError, TypeError):
-        return False
-    return True
 
 
 def _position(value: int | None, size: int, *, default: int) -> int:

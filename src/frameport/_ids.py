@@ -14,6 +14,15 @@ import threading
 import time
 
 _ID_PATTERN = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}")
+ID_RULE = "1 to 36 characters from a-z, A-Z, 0-9, '.', '-' and '_', starting with a letter or digit"
+"""The service's rule for IDs, which column keys follow too, as a sentence."""
+
+
+def is_valid_id(text: object) -> bool:
+    """Whether `text` is a string the service takes as an ID (or a column key)."""
+    return isinstance(text, str) and _ID_PATTERN.fullmatch(text) is not None
+
+
 _MICROS_PER_SECOND = 1_000_000
 
 
@@ -59,9 +68,6 @@ class ID:
         """
         if not isinstance(id, str):
             raise TypeError(f"An ID is a string; got {type(id).__name__}.")
-        if not _ID_PATTERN.fullmatch(id):
-            raise ValueError(
-                f"{id!r} is not a valid ID: use 1 to 36 characters from a-z, A-Z, 0-9, "
-                "'.', '-' and '_', starting with a letter or digit (or call ID.unique())."
-            )
+        if not is_valid_id(id):
+            raise ValueError(f"{id!r} is not a valid ID: use {ID_RULE} (or call ID.unique()).")
         return id

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._exceptions import FilterError, RowDecodeError
+from ._ids import ID_RULE, is_valid_id
 from ._timefmt import format_service_datetime
 
 log = logging.getLogger(__name__)
@@ -338,7 +339,6 @@ _COLUMN_TYPE_BY_ARROW_KIND: tuple[tuple[Callable[[pa.DataType], bool], str], ...
     (pa.types.is_null, "string"),
 )
 _SIZED_TYPES = frozenset({"string", "varchar"})
-_COLUMN_KEY = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}")  # the service's key rule
 _KEY_CHARACTER = re.compile(r"[^a-zA-Z0-9._-]+")
 SERVICE_FIELDS = frozenset(SYSTEM_SCHEMA.names) | CONSTANT_FIELDS
 """The service's own fields a frame read back holds: never created as columns."""
@@ -417,7 +417,7 @@ def check_column_keys(keys: Iterable[object]) -> None:
     """
     for key in keys:
         name = str(key)
-        if name in SERVICE_FIELDS or _COLUMN_KEY.fullmatch(name):
+        if name in SERVICE_FIELDS or is_valid_id(name):
             continue
         if name.startswith("$"):
             problem = (
@@ -425,10 +425,7 @@ def check_column_keys(keys: Iterable[object]) -> None:
                 f"({', '.join(sorted(SERVICE_FIELDS))})"
             )
         else:
-            problem = (
-                "a key has 1 to 36 characters from a-z, A-Z, 0-9, '.', '-' and '_', "
-                "and does not start with '.', '-' or '_'"
-            )
+            problem = f"a key has {ID_RULE}"
         raise ValueError(
             f"The column name {name!r} cannot be a column key: {problem}. Rename it first, "
             f"e.g. df.rename(columns={{{name!r}: {_suggested_key(name)!r}}})."

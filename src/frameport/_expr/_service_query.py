@@ -13,12 +13,12 @@ objects, not strings, in `values`.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from frameport._exceptions import FilterError
+from frameport._ids import is_valid_id
 
 #: At most this many query strings per request.
 MAX_QUERIES_PER_REQUEST = 100
@@ -31,7 +31,6 @@ Member = Literal["column", "attribute"]
 JsonScalar: TypeAlias = str | int | float | bool
 
 _MEMBERS = ("column", "attribute")
-_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,35}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +126,6 @@ def offset_query(count: int) -> str:
 
 def cursor_after_query(row_id: str) -> str:
     """`cursorAfter` the row with ID `row_id`."""
-    if not isinstance(row_id, str) or not _ID_RULE.fullmatch(row_id):
+    if not is_valid_id(row_id):
         raise FilterError(f"{row_id!r} is not a row ID (1-36 of a-z A-Z 0-9 . - _).")
     return json_text({"method": "cursorAfter", "values": [row_id]})

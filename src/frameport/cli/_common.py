@@ -88,11 +88,11 @@ class Connection:
 
     def __init__(self, args: argparse.Namespace) -> None:
         from .._auth import load_session
-        from .._client import JWT_ENV, KEY_ENV, Client
+        from .._client import Client, credentials_from_env
 
         self.endpoint, self.project = place(args)
-        key = getattr(args, "key", None) or os.environ.get(KEY_ENV) or None
-        jwt = None if key else os.environ.get(JWT_ENV) or None
+        given = getattr(args, "key", None)
+        key, jwt = (given, None) if given else credentials_from_env()
         client = Client(self.endpoint, self.project, key=key, jwt=jwt)
         self.source: str | None = (
             "--key / FRAMEPORT_KEY" if key else "FRAMEPORT_JWT" if jwt else None
