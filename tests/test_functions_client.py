@@ -4,6 +4,7 @@ environments, node_modules), sent with the chunked uploader, and downloads ident
 from __future__ import annotations
 
 import io
+import pickle
 import random
 import tarfile
 from pathlib import Path
@@ -159,6 +160,12 @@ def test_wait_raises_with_the_build_log_when_the_build_fails(function: Function,
         function.wait(deployment.id, timeout=30)
     assert failed.value.status == "failed" and failed.value.deployment_id == deployment.id
     assert failed.value.build_logs and "deploy again" in str(failed.value)
+    copy = pickle.loads(pickle.dumps(failed.value))  # e.g. raised in a dask worker
+    assert (copy.deployment_id, copy.status, str(copy)) == (
+        deployment.id,
+        "failed",
+        str(failed.value),
+    )
     assert function.deployment(deployment.id).status == "failed"
 
 

@@ -246,6 +246,10 @@ class DeploymentError(FrameportError):
         self.status = status
         self.build_logs = build_logs
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = {"deployment_id": self.deployment_id, "status": self.status}
+        return (_rebuild_error, (type(self), str(self), {**fields, "build_logs": self.build_logs}))
+
 
 class VerificationError(FrameportError):
     """Raised when a transferred file differs from its source.
