@@ -16,7 +16,6 @@ import asyncio
 import os
 import tarfile
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +27,7 @@ import pandas as pd
 from ._download import ResumableDownload
 from ._exceptions import DeploymentError
 from ._ids import ID
+from ._polling import poll_until
 from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
 from ._sync import SyncFacade, delegate, forward_property
 from ._transfer import ProgressCallback
@@ -220,11 +220,9 @@ class AsyncFunction:
         """
         if timeout < 0 or interval <= 0:
             raise ValueError("wait() takes timeout >= 0 and interval > 0 (seconds).")
-        deadline = time.monotonic() + timeout
-        while True:
+
+        async def built() -> Deployment | None:
             deployment = await self.deployment(deployment_id)
-            if deployment.status == "ready":
-                return deployment
             if deployment.status in ("failed", "canceled"):
                 logs = str(deployment.record.get("buildLogs") or "")
                 raise DeploymentError(
@@ -235,13 +233,15 @@ class AsyncFunction:
                     status=deployment.status,
                     build_logs=logs,
                 )
-            if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"Deployment {deployment.id!r} of function {self._id!r} is still "
-                    f"{deployment.status!r} after {timeout:g} s; wait longer (timeout=) or "
-                    "check it later with deployment()."
-                )
-            await asyncio.sleep(min(interval, max(deadline - time.monotonic(), 0.0)))
+            return deployment if deployment.status == "ready" else None
+
+        def timed_out() -> TimeoutError:
+            return TimeoutError(
+                f"Deployment {deployment_id!r} of function {self._id!r} was not built after "
+                f"{timeout:g} s; wait longer (timeout=) or check it later with deployment()."
+            )
+
+        return await poll_until(built, timeout=timeout, delay=interval, timed_out=timed_out)
 
     async def download_deployment(
         self,

@@ -22,7 +22,6 @@ requests of at most 100 rows, several in flight at once:
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ import pandas as pd
 
 from ._exceptions import ConflictError, FrameportError, NotFoundError
 from ._ids import ID
+from ._polling import poll_until
 from ._progress import progress_bar
 from ._schema import SERVICE_FIELDS, check_column_keys, column_definitions, frame_to_rows
 
@@ -126,9 +126,8 @@ async def wait_for_columns(
     """Poll the table until the columns `keys` are ``available``; raise `FrameportError` when
     one failed, or when `timeout` seconds pass."""
     waiting = set(keys)
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while waiting:
+
+    async def all_available() -> bool | None:
         table = await client._request_json("GET", location.path)
         status = {str(c["key"]): c for c in table.get(location.columns_key, [])}
         for key in sorted(waiting):
@@ -140,14 +139,14 @@ async def wait_for_columns(
                 )
             if column.get("status") == "available":
                 waiting.discard(key)
-        if not waiting:
-            return
-        if time.monotonic() > deadline:
-            raise FrameportError(
-                f"columns {sorted(waiting)} of {location} were not available after {timeout:g} s"
-            )
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 1.0)
+        return True if not waiting else None
+
+    def timed_out() -> FrameportError:
+        return FrameportError(
+            f"columns {sorted(waiting)} of {location} were not available after {timeout:g} s"
+        )
+
+    await poll_until(all_available, timeout=timeout, delay=0.02, max_delay=1.0, timed_out=timed_out)
 
 
 # ---------------------------------------------------------------------------------------------
