@@ -20,20 +20,15 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pyarrow as pa
 
-from .._exceptions import BadRequestError
-from .._expr._service_query import cursor_after_query, limit_query, offset_query
 from .._pages import decode_page, last_row_id
-from .._paging import TOTAL_CAP
+from .._paging import TOTAL_CAP, fetch_page
 from .._schema import SYSTEM_SCHEMA, to_pandas
 from .._sync import run_sync
 from .._tables import _project
-from .._transport import queries_param
 
 if TYPE_CHECKING:
-    from .._plan import Plan
     from .._tables import AsyncTableQuery, TableQuery
 
-_ORDER_NULL = "database_query_order_null"
 MAX_REQUESTS_PER_PAGE = 10
 
 
@@ -99,7 +94,10 @@ class TablePager:
         after: str | None = position.after
         for _request in range(MAX_REQUESTS_PER_PAGE):
             limit = wanted - kept
-            body = await self._fetch(plan, limit, position.read + read, after)
+            body = await fetch_page(
+                self.query._client, self.query.location.rows_path, plan.requests[0], limit,
+                cursor=after, delivered=position.read + read,
+            )  # fmt: skip
             total, batch = plan.decode(body)
             if plan.inferred is not None:
                 batch = plan.inferred.conform(batch)
@@ -125,23 +123,6 @@ class TablePager:
             total_exact=exact,
             next_position=PagePosition(shown, position.read + read, after) if more else None,
         )
-
-    async def _fetch(self, plan: Plan, limit: int, offset: int, after: str | None) -> bytes:
-        """One request for `limit` rows after row `after` (or, refused, from `offset`)."""
-        query = self.query
-        queries = [*plan.requests[0], limit_query(limit)]
-        path = query.location.rows_path
-        try:
-            position = [] if after is None else [cursor_after_query(after)]
-            return await query._client._request_bytes(
-                "GET", path, params=queries_param([*queries, *position])
-            )
-        except BadRequestError as exc:
-            if exc.type != _ORDER_NULL:
-                raise
-            return await query._client._request_bytes(
-                "GET", path, params=queries_param([*queries, offset_query(offset)])
-            )
 
 
 def _frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
