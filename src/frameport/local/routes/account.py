@@ -218,6 +218,16 @@ def _clear_cookies(ctx: Context) -> None:
     ctx.response_headers["X-Fallback-Cookies"] = "[]"
 
 
+def _named_session(ctx: Context) -> str | None:
+    """The session ID of the path; ``current`` names the request's own session."""
+    wanted = ctx.path["sessionId"]
+    return ctx.caller.session_id if wanted == "current" else wanted
+
+
+def _session_not_found() -> ServiceError:
+    return ServiceError("user_session_not_found", "The current user session could not be found.")
+
+
 @route(
     "DELETE",
     "/v1/account/sessions/{sessionId}",
@@ -226,14 +236,13 @@ def _clear_cookies(ctx: Context) -> None:
 )
 def delete_session(ctx: Context) -> Reply:
     user = require_user(ctx)
-    wanted = ctx.path["sessionId"]
-    session_id = ctx.caller.session_id if wanted == "current" else wanted
+    session_id = _named_session(ctx)
     with ctx.store.write() as conn:
         deleted = conn.execute(
             "DELETE FROM sessions WHERE id = ? AND user_id = ?", (session_id, user["id"])
         ).rowcount
     if not deleted:
-        raise ServiceError("user_session_not_found", "The current user session could not be found.")
+        raise _session_not_found()
     if session_id == ctx.caller.session_id:
         _clear_cookies(ctx)
     return Reply(status=204)
@@ -275,15 +284,14 @@ def list_sessions(ctx: Context) -> Reply:
 def get_session(ctx: Context) -> Reply:
     """One session of the user; `current` names the request's own session."""
     user = require_user(ctx)
-    wanted = ctx.path["sessionId"]
-    session_id = ctx.caller.session_id if wanted == "current" else wanted
+    session_id = _named_session(ctx)
     with ctx.store.read() as conn:
         row = conn.execute(
             f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ? AND user_id = ? AND expire > ?",
             (session_id, user["id"], time.time()),
         ).fetchone()
     if row is None:
-        raise ServiceError("user_session_not_found", "The current user session could not be found.")
+        raise _session_not_found()
     return Reply(_session_reply(ctx, user, row))
 
 
@@ -308,5 +316,5 @@ def create_jwt(ctx: Context) -> Reply:
             "Creating a JWT from a JWT is not allowed. Sign in with a session first.",
         )
     if ctx.caller.session_id is None:
-        raise ServiceError("user_session_not_found", "The current user session could not be found.")
+        raise _session_not_found()
     return Reply({"jwt": mint_jwt(ctx.state, user["id"], ctx.caller.session_id, duration)}, 201)
