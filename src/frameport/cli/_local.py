@@ -29,6 +29,14 @@ def add_serve_command(commands: Any) -> None:
     serve.add_argument(
         "--max-file-size", type=positive_int, default=None, help="bytes (default 5 GiB)"
     )
+    serve.add_argument(
+        "--latency", default=None, metavar="MS[:JITTER_MS]",
+        help="delay every answer, as a service that far away (e.g. 50:10)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--bandwidth", type=float, default=None, metavar="MBIT",
+        help="cap each connection at this many megabits per second",
+    )  # fmt: skip
     serve.set_defaults(run=_serve)
 
 
@@ -57,28 +65,32 @@ def _port_in_use(host: str, port: int) -> OSError | None:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
+        from ..local._distance import check_distance
         from ..local._faults import parse_fault_spec
         from ..local._server import serve
         from ..local._state import ServiceConfig
     except ImportError as exc:  # the `local` extra is missing
         return fail("serve", f"{LOCAL_EXTRA} ({exc})", code=2)
-    try:
-        ID.custom(args.project)
-        if args.faults is not None:
-            parse_fault_spec(args.faults)
-    except ValueError as exc:
-        return fail("serve", exc, code=2)
-    busy = _port_in_use(args.host, args.port)
-    if busy is not None:
-        where = f"{args.host}:{args.port} ({busy.strerror or busy})"
-        return fail("serve", f"cannot listen on {where}; choose another --port (or --host)")
     config = ServiceConfig(
         data_dir=Path(args.data),
         project=args.project,
         key=args.key,
         rate_limits=not args.no_rate_limits,
         faults=args.faults,
+        latency=args.latency,
+        bandwidth=args.bandwidth,
     )
+    try:
+        ID.custom(args.project)
+        if args.faults is not None:
+            parse_fault_spec(args.faults)
+        check_distance(config)
+    except ValueError as exc:
+        return fail("serve", exc, code=2)
+    busy = _port_in_use(args.host, args.port)
+    if busy is not None:
+        where = f"{args.host}:{args.port} ({busy.strerror or busy})"
+        return fail("serve", f"cannot listen on {where}; choose another --port (or --host)")
     if args.max_file_size is not None:
         config.max_file_size = args.max_file_size
     try:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from ._app import build_app
+from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from ._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
 
@@ -23,13 +24,17 @@ if TYPE_CHECKING:
 
 
 def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
-    """The service's ASGI app, wrapped in fault injection when the config asks for it."""
+    """The service's ASGI app, wrapped in fault injection and a simulated distance when the
+    config asks for them."""
     app: ASGIApp = build_app(state)
-    if not state.config.faults:
-        return app, None
-    rate, seed = parse_fault_spec(state.config.faults)
-    injector = FaultInjector(app, rate, seed)
-    return injector, injector
+    injector = None
+    if state.config.faults:
+        rate, seed = parse_fault_spec(state.config.faults)
+        app = injector = FaultInjector(app, rate, seed)
+    latency, bandwidth = state.config.latency, state.config.bandwidth
+    if latency is not None or bandwidth is not None:
+        app = DistanceSimulator(app, parse_latency(latency or 0), bandwidth)
+    return app, injector
 
 
 def _uvicorn_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
@@ -48,6 +53,9 @@ class LocalService:
 
     `faults="0.2:7"` injects faults at 20 % with seed 7 (see `faults`);
     `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
+    `latency=50` (milliseconds, or `"50:10"` with 10 ms of jitter) delays every answer and
+    `bandwidth=100` caps each connection at 100 Mbit/s, as for a distant service (see
+    `_distance`).
     """
 
     def __init__(
@@ -60,6 +68,8 @@ class LocalService:
         rate_limit_overrides: Mapping[str, tuple[int, int]] | None = None,
         faults: str | None = None,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        latency: str | float | None = None,
+        bandwidth: float | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -75,7 +85,10 @@ class LocalService:
             rate_limit_overrides=dict(rate_limit_overrides or {}),
             faults=faults,
             max_file_size=max_file_size,
+            latency=latency,
+            bandwidth=bandwidth,
         )
+        check_distance(self.config)
         self._host, self._port = host, port
         self._state: ServiceState | None = None
         self._server: uvicorn.Server | None = None

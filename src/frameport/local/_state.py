@@ -31,6 +31,8 @@ class ServiceConfig:
     rate_limit_overrides: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     faults: str | None = None
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    latency: str | float | None = None  # milliseconds, "MS:JITTER_MS" (see `_distance`)
+    bandwidth: float | None = None  # megabits per second per connection
 
 
 class ServiceState:
