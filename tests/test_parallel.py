@@ -59,7 +59,7 @@ def people(key_client: Client) -> Table:
 
 
 def serial(query: TableQuery) -> pd.DataFrame:
-    return query.to_pandas(progress=False, page_size=PAGE)
+    return query.to_pandas(progress=False, page_size=PAGE, parallel=1)
 
 
 @pytest.mark.parametrize("name", QUERIES)
@@ -71,6 +71,64 @@ def test_parallel_to_pandas_is_the_serial_read(people: Table, name: str, paralle
     pd.testing.assert_frame_equal(read, expected)
 
 
+AUTO_SHAPES: dict[str, Callable[[Table], TableQuery]] = {
+    **QUERIES,
+    "sort by a column (stays serial)": lambda t: t.query("age > 70").sort("age", False),
+    "head within one page (stays serial)": lambda t: t.query("active").head(PAGE - 1),
+}
+
+
+@pytest.mark.parametrize("name", AUTO_SHAPES)
+def test_auto_reads_are_the_serial_read(people: Table, name: str, tmp_path: Path) -> None:
+    """The default, ``parallel="auto"``, against ``parallel=1`` for every terminal."""
+    query = AUTO_SHAPES[name](people)
+    expected = serial(query)
+    pd.testing.assert_frame_equal(query.to_pandas(progress=False, page_size=PAGE), expected)
+    assert query.to_arrow(progress=False, page_size=PAGE).equals(
+        query.to_arrow(progress=False, page_size=PAGE, parallel=1)
+    )
+    batches = list(query.iter_batches(rows=900, progress=False, page_size=PAGE))
+    joined = pd.concat(batches, ignore_index=True) if batches else expected.iloc[:0]
+    pd.testing.assert_frame_equal(joined, expected)
+    written = query.to_parquet(tmp_path / "auto.parquet", progress=False, page_size=PAGE)
+    query.to_parquet(tmp_path / "serial.parquet", progress=False, page_size=PAGE, parallel=1)
+    assert written == len(expected)
+    assert pq.read_table(tmp_path / "auto.parquet").equals(
+        pq.read_table(tmp_path / "serial.parquet")
+    )
+
+
+@pytest.mark.parametrize("size", [5_001, 10_000])
+def test_auto_reads_pages_of_the_default_size_like_the_serial_read(
+    key_client: Client, size: int
+) -> None:
+    table, _ = load(key_client, new_id("parallel"), sample_people(size, seed=size))
+    path = f"/tablesdb/{table.database_id}/tables/{table.id}/rows"
+    between = {"method": "between", "column": "$sequence", "values": [4_990, 5_010]}
+    key_client._request("DELETE", path, json={"queries": [json.dumps(between)]})
+    expected = table.to_pandas(progress=False, parallel=1)
+    assert len(expected) == size - len(range(4_990, min(size, 5_010) + 1))
+    pd.testing.assert_frame_equal(table.to_pandas(progress=False), expected)
+
+
+def test_auto_reads_a_distant_service_in_several_ranges_with_the_serial_result() -> None:
+    with LocalService(latency=15) as svc, svc.client() as client:
+        table, _ = load(client, new_id("parallel"), sample_people(3_000, seed=4))
+        query = table.query("age > 20")
+        expected = query.to_pandas(progress=False, page_size=100, parallel=1)
+        read = query.to_pandas(progress=False, page_size=100)
+        pd.testing.assert_frame_equal(read, expected)
+        assert "as many at once as keep the decoder busy" in query.explain(page_size=100)
+
+
+def test_explain_says_when_a_read_stays_serial_and_why(people: Table) -> None:
+    assert "Read serially: the rows are sorted by a column" in people.sort("age").explain()
+    assert "Read serially: parallel is 1" in people.explain(parallel=1)
+    assert "Read serially: the head fits in one page" in people.head(10).explain()
+    assert "4 at once" in people.explain(parallel=4)
+    assert "keep the decoder busy" in people.explain()
+
+
 def test_the_table_has_gaps_and_the_oracle_sees_them(people: Table) -> None:
     sequence = serial(people)["$sequence"]
     assert len(sequence) == ROWS - 2_500 - len(range(8_000, 9_000, 7))
@@ -80,7 +138,7 @@ def test_the_table_has_gaps_and_the_oracle_sees_them(people: Table) -> None:
 @pytest.mark.parametrize("parallel", [3, 8])
 def test_parallel_to_arrow_is_the_serial_read(people: Table, parallel: int) -> None:
     query = people.query("score < 40 or age > 80")
-    expected = query.to_arrow(progress=False, page_size=PAGE)
+    expected = query.to_arrow(progress=False, page_size=PAGE, parallel=1)
     read = query.to_arrow(progress=False, page_size=PAGE, parallel=parallel)
     assert read.schema == expected.schema
     assert read.equals(expected)
@@ -88,7 +146,7 @@ def test_parallel_to_arrow_is_the_serial_read(people: Table, parallel: int) -> N
 
 def test_parallel_to_parquet_writes_the_serial_file(people: Table, tmp_path: Path) -> None:
     query = people.query("city in ['Oslo', 'Tromsø'] or age < 25")
-    rows = query.to_parquet(tmp_path / "serial.parquet", progress=False, page_size=PAGE)
+    rows = query.to_parquet(tmp_path / "serial.parquet", progress=False, page_size=PAGE, parallel=1)
     parallel_rows = query.to_parquet(
         tmp_path / "parallel.parquet", progress=False, page_size=PAGE, parallel=4
     )
@@ -149,7 +207,7 @@ def test_which_queries_run_in_ranges(people: Table) -> None:
     assert "several requests" in str(reason(people.where(col("$id").isin(many_ids))))
 
 
-@pytest.mark.parametrize("wrong", [0, -2, 1.5, True, "4"])
+@pytest.mark.parametrize("wrong", [0, -2, 1.5, True, "4", "automatic"])
 def test_parallel_must_be_a_whole_number(people: Table, wrong: object) -> None:
     with pytest.raises(ValueError, match="parallel"):
         people.to_pandas(progress=False, parallel=wrong)  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import aclosing
@@ -37,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._adaptive import AdaptiveConcurrency, timed_work
 from ._exceptions import BadRequestError
 from ._expr._service_query import cursor_after_query, limit_query, offset_query
 from ._pages import last_row_id
@@ -104,14 +106,23 @@ _QueueItem = _Page | BaseException | None
 
 
 async def read_batches(
-    client: AsyncClient, read: PagedRead, decode: Decode, *, bar: tqdm[Any] | None = None
+    client: AsyncClient,
+    read: PagedRead,
+    decode: Decode,
+    *,
+    bar: tqdm[Any] | None = None,
+    concurrency: AdaptiveConcurrency | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The kept rows of every page of `read`, as non-empty batches in the service's order.
 
     `bar` (a progress bar) counts kept rows; its total is set from the first page when the
     service's count is exact (one request, every row kept, below `TOTAL_CAP`).
+    `concurrency` is told how long each page waited on the network and took to decode.
     """
-    async with aclosing(_decoded_pages(client, read, decode, bar)) as batches:
+    if concurrency is not None:
+        decode = timed_work(concurrency, decode)
+    pages = _decoded_pages(client, read, decode, bar, concurrency)
+    async with aclosing(pages) as batches:
         async for batch in up_to_head(batches, read.head, bar):
             yield batch
 
@@ -135,12 +146,16 @@ async def up_to_head(
 
 
 async def _decoded_pages(
-    client: AsyncClient, read: PagedRead, decode: Decode, bar: tqdm[Any] | None
+    client: AsyncClient,
+    read: PagedRead,
+    decode: Decode,
+    bar: tqdm[Any] | None,
+    concurrency: AdaptiveConcurrency | None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
     when there are several requests."""
     queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=PREFETCH_PAGES)
-    producer = asyncio.create_task(_fetch_pages(client, read, queue))
+    producer = asyncio.create_task(_fetch_pages(client, read, queue, concurrency))
     loop = asyncio.get_running_loop()
     seen = _SeenIds() if len(read.requests) > 1 else None
     try:
@@ -160,7 +175,10 @@ async def _decoded_pages(
 
 
 async def _fetch_pages(
-    client: AsyncClient, read: PagedRead, queue: asyncio.Queue[_QueueItem]
+    client: AsyncClient,
+    read: PagedRead,
+    queue: asyncio.Queue[_QueueItem],
+    concurrency: AdaptiveConcurrency | None,
 ) -> None:
     try:
         for number, queries in enumerate(read.requests):
@@ -173,10 +191,13 @@ async def _fetch_pages(
                     if limit < 1:
                         break
                 first = number == 0 and delivered == 0
+                started = time.perf_counter()
                 body = await fetch_page(
                     client, read.path, queries, limit, cursor=cursor, delivered=delivered,
                     with_total=first,
                 )  # fmt: skip
+                if concurrency is not None:
+                    concurrency.waited(time.perf_counter() - started, nbytes=len(body))
                 cursor = last_row_id(body)
                 await queue.put(_Page(body, first))
                 delivered += limit

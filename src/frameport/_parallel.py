@@ -25,6 +25,14 @@ How the rows are split (decided here; the issue left it open):
 * A range never asks for more rows than it has ``$sequence`` values, so a range without gaps
   ends without asking for an empty page; deleted rows only make ranges shorter.
 
+``parallel="auto"`` (the default) reads windowed ranges as streaming reads do, and lets an
+`AdaptiveConcurrency` choose how many run at once: each page reports how long it waited on
+the network and how long it took to decode, and as many ranges run as keep the decoder busy
+(up to `AUTO_CAP`, and no more page bodies in flight than `AUTO_BUDGET` bytes). A service
+on this machine answers about as fast as a page decodes, so the read stays close to one range
+at a time; a service 50 ms away gets several. A ``head`` that fits in one page is read
+serially (the bounds would cost a round trip for nothing).
+
 When the read stays serial (`serial_reason` says why): ``parallel`` is None or 1; a sort on
 anything but ``$sequence`` (the service sorts; merging sorted ranges would need the service's
 collation on the client, so the read is serial instead); a filter the DSL splits into several
@@ -51,6 +59,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
+from ._adaptive import AUTO, AdaptiveConcurrency, Auto
 from ._expr._service_query import (
     ServiceQuery,
     check_member,
@@ -60,7 +69,7 @@ from ._expr._service_query import (
 )
 from ._location import TableLocation
 from ._pages import decode_page
-from ._paging import TOTAL_CAP, fetch_page, up_to_head
+from ._paging import PREFETCH_PAGES, TOTAL_CAP, fetch_page, up_to_head
 from ._plan import Plan, plan_batches
 from ._schema import SYSTEM_SCHEMA
 
@@ -73,6 +82,16 @@ SEQUENCE = "$sequence"
 
 PAGES_PER_RANGE = 4
 """A range of a streaming read spans at most this many pages' worth of ``$sequence`` values."""
+
+AUTO_CAP = 16
+"""The most ranges ``parallel="auto"`` runs at once."""
+
+AUTO_BUDGET = 64 * 2**20
+"""Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once (fetched, queued,
+decoding)."""
+
+Parallel = int | Auto | None
+"""How a read runs: ``"auto"``, a fixed number of concurrent ranges, or None (serial)."""
 
 
 @dataclass(frozen=True)
@@ -109,12 +128,16 @@ class SequenceBounds:
     total: int
 
 
-def check_parallel(parallel: int | None) -> int:
-    """`parallel` as a number of concurrent ranges (None means 1)."""
+def check_parallel(parallel: Parallel) -> int | Auto:
+    """`parallel` as a number of concurrent ranges (None means 1) or ``"auto"``."""
     if parallel is None:
         return 1
+    if parallel == AUTO:
+        return AUTO
     if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
-        raise ValueError(f"parallel must be a whole number >= 1 or None (got {parallel!r}).")
+        raise ValueError(
+            f'parallel must be "auto", a whole number >= 1 or None (got {parallel!r}).'
+        )
     return parallel
 
 
@@ -134,10 +157,14 @@ def range_count(bounds: SequenceBounds, parallel: int, page_size: int, *, stream
     return max(parallel, -(-(bounds.last - bounds.first + 1) // widest))
 
 
-def serial_reason(plan: Plan, order: Sequence[tuple[str, bool]], parallel: int) -> str | None:
+def serial_reason(
+    plan: Plan, order: Sequence[tuple[str, bool]], parallel: int | Auto
+) -> str | None:
     """Why a read of `plan` stays serial, or None when it can run in ranges."""
     if parallel == 1:
         return "parallel is 1"
+    if parallel == AUTO and plan.head is not None and plan.head <= plan.page_size:
+        return "the head fits in one page"
     if order and order[0][0] != SEQUENCE:
         return "the rows are sorted by a column (the service sorts them in one read)"
     if len(plan.requests) > 1:
@@ -183,12 +210,12 @@ async def parallel_batches(
     order: Sequence[tuple[str, bool]],
     bar: Any,
     *,
-    parallel: int,
+    parallel: int | AdaptiveConcurrency,
     streaming: bool,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The result batches of `plan` read in ``$sequence`` ranges, `parallel` at a time, in
-    the order of the serial read. `order` is the query's sort (empty, or led by
-    ``$sequence``); `bar` counts the rows."""
+    """The result batches of `plan` read in ``$sequence`` ranges, `parallel` at a time (a
+    number, or as many as an `AdaptiveConcurrency` says), in the order of the serial read.
+    `order` is the query's sort (empty, or led by ``$sequence``); `bar` counts the rows."""
     if not plan.requests or plan.head == 0:
         return
     bounds = await sequence_bounds(client, location, plan.compiled.requests)
@@ -197,8 +224,10 @@ async def parallel_batches(
     if plan.every_row_kept and bounds.total < TOTAL_CAP and bar is not None:
         bar.total = bounds.total if plan.head is None else min(bounds.total, plan.head)
         bar.refresh()
-    windowed = streaming or plan.head is not None
-    count = range_count(bounds, parallel, plan.page_size, streaming=windowed)
+    adaptive = parallel if isinstance(parallel, AdaptiveConcurrency) else None
+    windowed = streaming or plan.head is not None or adaptive is not None
+    fixed = parallel if isinstance(parallel, int) else 1
+    count = range_count(bounds, fixed, plan.page_size, streaming=windowed)
     ranges = split_ranges(bounds.first, bounds.last, count)
     if order and not order[0][1]:
         ranges.reverse()
@@ -206,9 +235,12 @@ async def parallel_batches(
 
     def source(sequence_range: SequenceRange) -> Callable[[], AsyncGenerator[pa.RecordBatch]]:
         part = ranged_plan(plan, sequence_range, member)
-        return lambda: plan_batches(client, location, part, None, collect=not streaming)
+        return lambda: plan_batches(
+            client, location, part, None, collect=not streaming, concurrency=adaptive
+        )
 
-    async with aclosing(in_order([source(r) for r in ranges], parallel)) as batches:
+    window = adaptive if adaptive is not None else fixed
+    async with aclosing(in_order([source(r) for r in ranges], window)) as batches:
         async for batch in up_to_head(batches, plan.head, bar):
             yield batch
 
@@ -221,17 +253,40 @@ def query_batches(
     bar: Any,
     *,
     collect: bool,
-    parallel: int | None,
+    parallel: Parallel,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan`: read in ``$sequence`` ranges when `parallel` asks for it
     and the query allows it (`serial_reason`), else by the serial engine. `collect` says the
     caller keeps every batch (no need to bound memory)."""
     concurrency = check_parallel(parallel)
     if serial_reason(plan, order, concurrency) is None:
+        ranges = concurrency if isinstance(concurrency, int) else read_concurrency()
         return parallel_batches(
-            client, location, plan, order, bar, parallel=concurrency, streaming=not collect
+            client, location, plan, order, bar, parallel=ranges, streaming=not collect
         )
     return plan_batches(client, location, plan, bar, collect=collect)
+
+
+def read_concurrency() -> AdaptiveConcurrency:
+    """The controller of one ``parallel="auto"`` read: two ranges to start with (the first
+    pages measure the wait and the decoding), then as many as `AdaptiveConcurrency` says."""
+    return AdaptiveConcurrency(
+        cap=AUTO_CAP, budget=AUTO_BUDGET, start=2, units_per_slot=PREFETCH_PAGES + 2
+    )
+
+
+def read_mode(plan: Plan, order: Sequence[tuple[str, bool]], parallel: Parallel) -> str:
+    """How a read of `plan` runs, in a sentence (for `explain`)."""
+    concurrency = check_parallel(parallel)
+    reason = serial_reason(plan, order, concurrency)
+    if reason is not None:
+        return f"Read serially: {reason}."
+    if concurrency == AUTO:
+        return (
+            "Read in ranges of $sequence, as many at once as keep the decoder busy (at most "
+            f"{AUTO_CAP}), handed on in order; parallel=1 reads serially."
+        )
+    return f"Read in ranges of $sequence, {concurrency} at once, handed on in order."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,12 +310,12 @@ class _Failed:
 
 
 async def in_order(
-    sources: Sequence[Callable[[], AsyncGenerator[T, None]]], window: int
+    sources: Sequence[Callable[[], AsyncGenerator[T, None]]], window: int | Callable[[], int]
 ) -> AsyncGenerator[T, None]:
     """Every item of every source, source after source; up to `window` sources run at once
-    (each started as the one `window` places before it finishes), and the items of sources
-    ahead of the current one wait in memory. A failure in any running source is raised at
-    once; leaving early cancels the sources still running.
+    (a number, or asked again whenever a source could start), counted from the current one,
+    and the items of sources ahead of the current one wait in memory. A failure in any
+    running source is raised at once; leaving early cancels the sources still running.
 
     >>> async for batch in in_order([lambda: read(r) for r in ranges], window=4): ...
     ... # doctest: +SKIP
@@ -270,16 +325,20 @@ async def in_order(
     finished: set[int] = set()
     running: dict[int, asyncio.Task[None]] = {}
 
-    def start(index: int) -> None:
-        if index < len(sources):
-            waiting[index] = collections.deque()
-            running[index] = asyncio.create_task(_run_source(index, sources[index](), events))
+    width = window if callable(window) else lambda: window
+    started = 0
+
+    def start_up_to(current: int) -> None:
+        nonlocal started
+        while started < len(sources) and started < current + max(1, width()):
+            waiting[started] = collections.deque()
+            running[started] = asyncio.create_task(_run_source(started, sources[started](), events))
+            started += 1
 
     try:
-        for index in range(min(window, len(sources))):
-            start(index)
         current = 0
         while current < len(sources):
+            start_up_to(current)
             queued = waiting[current]
             if queued:
                 yield queued.popleft()
@@ -287,7 +346,6 @@ async def in_order(
             if current in finished:
                 del waiting[current]
                 running.pop(current, None)
-                start(current + window)
                 current += 1
                 continue
             event = await events.get()

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
+from ._adaptive import AdaptiveConcurrency
 from ._exceptions import AuthenticationError, BadRequestError, FilterError
 from ._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
 from ._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
@@ -166,11 +167,18 @@ async def _service_accepts(
 
 
 async def plan_batches(
-    client: AsyncClient, location: TableLocation, plan: Plan, bar: Any, *, collect: bool
+    client: AsyncClient,
+    location: TableLocation,
+    plan: Plan,
+    bar: Any,
+    *,
+    collect: bool,
+    concurrency: AdaptiveConcurrency | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan`: paged, stabilised (inferred types), sorted on the client
     when needed, projected to the output columns. `collect` says the caller keeps every batch
-    anyway, so inferred types may be settled over all rows."""
+    anyway, so inferred types may be settled over all rows; `concurrency` hears how each page
+    went (see `_adaptive`)."""
     if not plan.requests or plan.head == 0:
         if plan.inferred is not None:
             await learn_columns(client, location, plan)
@@ -182,7 +190,8 @@ async def plan_batches(
         head=None if plan.client_order else plan.head,
         every_row_kept=plan.every_row_kept,
     )
-    async with aclosing(read_batches(client, read, plan.decode, bar=bar)) as pages:
+    pages = read_batches(client, read, plan.decode, bar=bar, concurrency=concurrency)
+    async with aclosing(pages):
         batches: AsyncIterator[pa.RecordBatch] = pages
         if plan.inferred is not None:
             hold = math.inf if collect or plan.client_order else HOLD_BACK_ROWS

@@ -33,9 +33,10 @@ Decisions:
   fit raises the `FilterError` an API-key read raises. A result without rows learns its
   columns from rows read without the filter (`_plan.learn_columns`), so it has the dtypes
   of a read that has rows; a table without rows gives only the ``$`` fields.
-* ``parallel=N`` on the reading terminals reads ranges of ``$sequence`` concurrently and
-  hands them on in order, with the serial read's result (`_parallel`); `to_dask` builds a dask
-  DataFrame of such ranges, read on dask's workers (`_dask`).
+* The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
+  with the serial read's result (`_parallel`): ``parallel="auto"`` (the default) runs as many
+  as keep the decoder busy, ``parallel=N`` fixes it, ``parallel=1`` reads serially;
+  `to_dask` builds a dask DataFrame of such ranges, read on dask's workers (`_dask`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from ._expr._service_query import order_query, select_query
 from ._location import TableLocation
 from ._pages import decode_page
 from ._paging import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page, rechunk
-from ._parallel import query_batches
+from ._parallel import AUTO, Parallel, query_batches, read_mode
 from ._plan import Plan, QuerySpec, column_models, learn_columns, make_plan, result_schema
 from ._plan import project as _project
 from ._progress import progress_bar
@@ -196,10 +197,11 @@ class AsyncTableQuery:
         progress: bool | None = None,
         *,
         page_size: int | None = None,
-        parallel: int | None = None,
+        parallel: Parallel = AUTO,
     ) -> pa.Table:
         """Every matching row as one Arrow table (the same schema for an empty result).
-        ``parallel=N`` reads N ranges of ``$sequence`` at once (see `_parallel`)."""
+        ``parallel="auto"`` reads as many ranges of ``$sequence`` at once as keep the decoder
+        busy, ``parallel=N`` reads N, ``parallel=1`` one after the other (see `_parallel`)."""
         plan = await self._plan(page_size)
         with self._bar(progress) as bar:
             stream = self._stream(plan, bar, collect=True, parallel=parallel)
@@ -212,12 +214,13 @@ class AsyncTableQuery:
         progress: bool | None = None,
         *,
         page_size: int | None = None,
-        parallel: int | None = None,
+        parallel: Parallel = AUTO,
     ) -> pd.DataFrame:
         """Every matching row as a DataFrame with frameport's read dtypes: ``Int64``,
         ``boolean``, ``float64``, ``str``, ``datetime64[ms, UTC]``, lists as ``object``; or
-        ``ArrowDtype`` columns with ``dtype_backend="pyarrow"``. ``parallel=N`` reads N ranges
-        of ``$sequence`` at once, with the same result (see `_parallel`).
+        ``ArrowDtype`` columns with ``dtype_backend="pyarrow"``. Ranges of ``$sequence`` are
+        read concurrently, as many as keep the decoder busy (``parallel="auto"``), or N with
+        ``parallel=N``, with the serial read's result (see `_parallel`).
 
         >>> df = table.query("age > 30").to_pandas(parallel=4)        # doctest: +SKIP
         """
@@ -233,13 +236,13 @@ class AsyncTableQuery:
         dtype_backend: DtypeBackend = None,
         progress: bool | None = None,
         page_size: int | None = None,
-        parallel: int | None = None,
+        parallel: Parallel = AUTO,
     ) -> AsyncIterator[pd.DataFrame | pa.RecordBatch]:
         """The matching rows batch by batch: DataFrames, or RecordBatches with ``arrow=True``;
         as the pages come, or re-chunked to `rows` rows or about `bytes` bytes per batch.
         Every batch has the same columns and dtypes; there is no empty batch, so an empty
-        result yields nothing (its columns: `schema`). ``parallel=N`` reads ahead in N ranges
-        of ``$sequence`` at once, in order, with bounded memory (see `_parallel`).
+        result yields nothing (its columns: `schema`). Reads ahead in ranges of ``$sequence``
+        (``parallel="auto"`` or N at once), in order, with bounded memory (see `_parallel`).
 
         >>> for frame in table.iter_batches(rows=50_000): ...          # doctest: +SKIP
         """
@@ -260,13 +263,13 @@ class AsyncTableQuery:
         *,
         progress: bool | None = None,
         page_size: int | None = None,
-        parallel: int | None = None,
+        parallel: Parallel = AUTO,
     ) -> int:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
         return the row count. Memory stays flat however large the table; the file appears
         only when complete (a failed export leaves no partial file at `path`).
-        ``parallel=N`` fetches N ranges of ``$sequence`` at once and writes them in order,
-        holding at most N ranges of a few pages each (see `_parallel`).
+        Ranges of ``$sequence`` are fetched concurrently (``parallel="auto"`` or N at once)
+        and written in order, holding a few pages per range (see `_parallel`).
 
         >>> table.query("age > 30").to_parquet("adults.parquet")       # doctest: +SKIP
         """
@@ -323,8 +326,9 @@ class AsyncTableQuery:
             rows += len(batch)
         return rows
 
-    async def explain(self, page_size: int | None = None) -> str:
-        """What a read sends and what the client does with the answers.
+    async def explain(self, page_size: int | None = None, parallel: Parallel = AUTO) -> str:
+        """What a read sends and what the client does with the answers, and whether it runs
+        in concurrent ranges (and if not, why).
 
         >>> print(table.query("age > 30").explain())                   # doctest: +SKIP
         """
@@ -347,6 +351,8 @@ class AsyncTableQuery:
             lines.append(f"The read stops after {plan.head} rows.")
         if plan.output is None:
             lines.append("The column types are inferred from the rows (no access to columns).")
+        if plan.requests:
+            lines.append(read_mode(plan, self._spec.order, parallel))
         return "\n".join(lines)
 
     async def preview_html(self, rows: int = PREVIEW_ROWS) -> str:
@@ -380,7 +386,7 @@ class AsyncTableQuery:
         return await make_plan(self._client, self._location, self._spec, page_size)
 
     def _stream(
-        self, plan: Plan, bar: Any, *, collect: bool, parallel: int | None = None
+        self, plan: Plan, bar: Any, *, collect: bool, parallel: Parallel
     ) -> AsyncGenerator[pa.RecordBatch]:
         return query_batches(
             self._client, self._location, plan, self._spec.order, bar,

@@ -1,0 +1,130 @@
+"""How much to keep in flight: concurrency chosen from what the transfer itself shows.
+
+A read hands pages from the network to a decoder; an upload hands parts from a reader (which
+hashes them) to the network. Each unit (a page, a part) has a *wait*, the time it spends on
+the network (the request sent, the answer in), and *work*, the time the client's own CPU
+spends on it (decoding, reading and hashing). One unit in flight keeps the CPU busy when
+the wait is no longer than the work; a service far away needs about ``wait / work`` of them.
+`AdaptiveConcurrency` keeps that estimate:
+
+* **target** — ``ceil(HEADROOM × fastest wait / typical work)``: the fastest wait seen is the
+  round trip without queueing (the distance), the typical work a moving average;
+* **queueing** — when recent waits grow past `QUEUEING` times the fastest one, the service
+  (or the CPU serving it) is the limit and more in flight only queues: the ceiling drops by
+  one; after `RECOVERY` waits without queueing it rises by one again;
+* **bounds** — never above `cap`, and never more units in flight than `budget` bytes hold
+  (``budget // (largest unit × units_per_slot)``), never below 1.
+
+Reads use it for their number of concurrent ``$sequence`` ranges (`_parallel`), uploads
+for their number of parts in flight (`_upload`).
+
+>>> concurrency = AdaptiveConcurrency(cap=16, budget=2**30)
+>>> concurrency.waited(0.070, nbytes=1_000_000); concurrency.worked(0.017)
+>>> concurrency()
+6
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+Auto = Literal["auto"]
+AUTO: Auto = "auto"
+
+HEADROOM = 1.25
+"""Units in flight beyond the bare ``wait / work``, for waits that vary."""
+
+QUEUEING = 2.0
+"""A recent wait this many times the fastest one means requests queue at the service."""
+
+RECOVERY = 4
+"""Waits without queueing after which a lowered ceiling rises by one."""
+
+SMOOTHING = 0.3
+"""Weight of the newest sample in the moving averages."""
+
+
+class AdaptiveConcurrency:
+    """The number of units to keep in flight, re-estimated with every wait and work measured;
+    starts at `start`. Thread-safe: work is often measured in a worker thread.
+
+    `units_per_slot` is how many units one slot may hold at once (a read range buffers a few
+    page bodies), for the memory `budget`.
+    """
+
+    def __init__(self, *, cap: int, budget: int, start: int = 1, units_per_slot: int = 1) -> None:
+        self.cap = cap
+        self.budget = budget
+        self.units_per_slot = units_per_slot
+        self._limit = max(1, min(start, cap))
+        self._ceiling = cap
+        self._fastest_wait = math.inf
+        self._recent_wait: float | None = None
+        self._work: float | None = None
+        self._largest_unit = 0
+        self._calm = 0
+        self._lock = threading.Lock()
+        self.history: list[int] = [self._limit]
+        """Every limit taken, in order (what `explain`-like reports and tests look at)."""
+
+    def __call__(self) -> int:
+        """How many units to keep in flight now."""
+        return self._limit
+
+    def waited(self, seconds: float, *, nbytes: int = 0) -> None:
+        """One unit of `nbytes` spent `seconds` on the network."""
+        with self._lock:
+            self._largest_unit = max(self._largest_unit, nbytes)
+            self._fastest_wait = min(self._fastest_wait, seconds)
+            self._recent_wait = _smoothed(self._recent_wait, seconds)
+            if self._recent_wait > QUEUEING * self._fastest_wait:
+                self._ceiling = max(1, min(self._ceiling, self._limit) - 1)
+                self._calm = 0
+            else:
+                self._calm += 1
+                if self._calm >= RECOVERY:
+                    self._ceiling = min(self.cap, self._ceiling + 1)
+                    self._calm = 0
+            self._update()
+
+    def worked(self, seconds: float) -> None:
+        """The client's CPU spent `seconds` on one unit."""
+        with self._lock:
+            self._work = _smoothed(self._work, seconds)
+            self._update()
+
+    def _update(self) -> None:
+        if self._work is None or math.isinf(self._fastest_wait):
+            return
+        target = math.ceil(HEADROOM * self._fastest_wait / max(self._work, 1e-6))
+        limit = min(target, self._ceiling, self.cap)
+        if self._largest_unit:
+            limit = min(limit, self.budget // (self._largest_unit * self.units_per_slot))
+        limit = max(1, limit)
+        if limit != self._limit:
+            self._limit = limit
+            self.history.append(limit)
+
+
+def _smoothed(average: float | None, sample: float) -> float:
+    return sample if average is None else (1 - SMOOTHING) * average + SMOOTHING * sample
+
+
+def timed_work(concurrency: AdaptiveConcurrency, work: Callable[[A], R]) -> Callable[[A], R]:
+    """`work` reporting its time to `concurrency` (`AdaptiveConcurrency.worked`)."""
+
+    def run(argument: A) -> R:
+        started = time.perf_counter()
+        try:
+            return work(argument)
+        finally:
+            concurrency.worked(time.perf_counter() - started)
+
+    return run
