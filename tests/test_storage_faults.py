@@ -13,7 +13,7 @@ import pytest
 from frameport import ID
 from frameport._storage import Bucket
 from frameport.local import LocalService
-from storage_support import MIB, local_storage_service
+from storage_support import CREATE_FILE_ROUTE, MIB, local_storage_service
 
 pytest_plugins = ["storage_fixtures"]
 pytestmark = pytest.mark.usefixtures("checkpoint_dir")
@@ -50,6 +50,27 @@ def test_dataframes_and_listings_survive_faults(bucket: Bucket):
     uploaded = bucket.upload_dataframe(frame, "frame.parquet")
     pd.testing.assert_frame_equal(bucket.read_parquet(uploaded.id), frame)
     assert uploaded.id in set(bucket.list_files()["$id"])
+
+
+def test_an_adaptive_upload_to_a_distant_faulty_service_reads_back_identical(
+    tmp_path: Path,
+) -> None:
+    data = random.Random(41).randbytes(41 * MIB)
+    path = tmp_path / "source.bin"
+    path.write_bytes(data)
+    with (
+        LocalService(
+            rate_limit_overrides={CREATE_FILE_ROUTE: (10_000, 60)},
+            faults="0.2:11",
+            latency="20:5",
+        ) as svc,
+        svc.client() as client,
+    ):
+        bucket = client.create_bucket(ID.unique(), "adaptive")
+        uploaded = bucket.upload_file(path, concurrency="auto")
+        assert uploaded.complete and uploaded.size == len(data)
+        assert bucket.download(uploaded.id) == data
+        assert len(svc.faults) > 0
 
 
 def test_faults_were_injected(faulty_service: LocalService):

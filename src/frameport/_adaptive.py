@@ -26,6 +26,7 @@ for their number of parts in flight (`_upload`).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 import time
@@ -128,3 +129,54 @@ def timed_work(concurrency: AdaptiveConcurrency, work: Callable[[A], R]) -> Call
             concurrency.worked(time.perf_counter() - started)
 
     return run
+
+
+class AdaptiveSlots:
+    """Like `asyncio.Semaphore`, with as many slots as `window` says whenever one is wanted
+    (an `AdaptiveConcurrency`): a lowered window lets the units in flight finish and holds
+    new ones back.
+
+    >>> slots = AdaptiveSlots(concurrency)
+    >>> await slots.acquire(); ...; slots.release()             # doctest: +SKIP
+    """
+
+    def __init__(self, window: Callable[[], int]) -> None:
+        self._window = window
+        self._taken = 0
+        self._freed = asyncio.Event()
+
+    async def acquire(self) -> None:
+        while self._taken >= max(1, self._window()):
+            self._freed.clear()
+            await self._freed.wait()
+        self._taken += 1
+
+    def release(self) -> None:
+        self._taken -= 1
+        self._freed.set()
+
+
+# ---------------------------------------------------------------------------------------------
+# Uploads
+
+AUTO_PARTS = 12
+"""The most parts ``concurrency="auto"`` keeps in flight."""
+
+AUTO_BUDGET = 48 * 2**20
+"""Bytes of parts ``concurrency="auto"`` keeps in flight at most."""
+
+
+def check_concurrency(concurrency: int | Auto) -> int | Auto:
+    """`concurrency` if it is ``"auto"`` or a whole number of parts >= 1."""
+    if concurrency == AUTO:
+        return AUTO
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(
+            f'concurrency must be "auto" or a whole number >= 1 (got {concurrency!r}).'
+        )
+    return concurrency
+
+
+def upload_concurrency() -> AdaptiveConcurrency:
+    """The controller of one ``concurrency="auto"`` upload (parts after the first)."""
+    return AdaptiveConcurrency(cap=AUTO_PARTS, budget=AUTO_BUDGET, start=2)

@@ -28,6 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._adaptive import AUTO, Auto
 from ._checkpoint import CheckpointStore, UploadCheckpoint
 from ._download import RANGE_SPAN, ResumableDownload
 from ._exceptions import (
@@ -131,7 +132,7 @@ class _Options:
     permissions: Sequence[str] | None
     progress: bool | None
     on_progress: ProgressCallback | None
-    concurrency: int
+    concurrency: int | Auto
 
 
 def _check_range(start: int, end: int) -> None:
@@ -203,12 +204,13 @@ class AsyncBucket:
         resume: bool = False,
         progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
-        concurrency: int = 4,
+        concurrency: int | Auto = AUTO,
     ) -> File:
         """Upload the file at `path` (as `name`, default its file name); returns the File.
 
-        Files over 5 MiB go in 5 MiB parts, `concurrency` at a time, and are checked (every
-        part, size and MD5) when complete. Each acknowledged part is written down in a
+        Files over 5 MiB go in 5 MiB parts, `concurrency` at a time ("auto": as many as keep
+        the network busy, see `_adaptive`), and are checked (every part, size and MD5) when
+        complete. Each acknowledged part is written down in a
         checkpoint (see `_checkpoint`), so after a crash ``resume=True`` sends only the parts
         the service has not acknowledged, unless the source changed (size or modification
         time): then the upload starts over under a new ID. An unfinished upload of the same
@@ -260,7 +262,7 @@ class AsyncBucket:
         permissions: Sequence[str] | None = None,
         progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
-        concurrency: int = 4,
+        concurrency: int | Auto = AUTO,
     ) -> File:
         """Upload `data` as a file called `name`; like `upload_file`, without resuming.
 
@@ -281,7 +283,7 @@ class AsyncBucket:
         permissions: Sequence[str] | None = None,
         progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
-        concurrency: int = 4,
+        concurrency: int | Auto = AUTO,
         **writer_options: Any,
     ) -> File:
         """Write `frame` as Parquet, CSV or Feather to a temporary file, upload it as `name`,

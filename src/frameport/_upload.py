@@ -5,6 +5,10 @@ parts of exactly 5 MiB (the last one shorter), each a multipart form with
 ``Content-Range: bytes <start>-<end>/<size>`` and the upload's client-made ID in
 ``X-Service-ID`` (and in ``fileId`` for files): the first part alone, so that the service
 creates the record once, then the others with at most `concurrency` requests under way.
+By default (``concurrency="auto"``) that number follows the upload (`_adaptive`): each part
+reports how long it waited on the network and how long reading and hashing it took, so more
+parts are in flight when they wait on a distant service, fewer when requests queue at the
+service; within a cap and a memory budget (`_adaptive.upload_concurrency`).
 The service stores a part it already holds only once, so every part is idempotent: the
 transport retries it after a failure, and a resumed upload may send a part a second time.
 The part that completes the file can be any of them; its answer carries the finished record.
@@ -26,12 +30,22 @@ import contextlib
 import hashlib
 import io
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import httpx
 
+from ._adaptive import (
+    AUTO,
+    AdaptiveConcurrency,
+    AdaptiveSlots,
+    Auto,
+    check_concurrency,
+    timed_work,
+    upload_concurrency,
+)
 from ._exceptions import ConflictError, FrameportError, UploadVerificationError
 from ._transfer import ProgressCallback, TransferProgress
 
@@ -189,13 +203,12 @@ class ChunkedUpload:
         label: str,
         progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
-        concurrency: int = 4,
+        concurrency: int | Auto = AUTO,
         acknowledged: set[int] | None = None,
         record_exists: bool = False,
         on_acknowledged: Callable[[frozenset[int]], None] | None = None,
     ) -> None:
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be a whole number >= 1 (got {concurrency!r}).")
+        check_concurrency(concurrency)
         self._client = client
         self._target = target
         self._source = source
@@ -210,6 +223,7 @@ class ChunkedUpload:
         self._on_acknowledged = on_acknowledged
         self._progress: TransferProgress  # made by run()
         self._final: dict[str, Any] | None = None
+        self._adaptive: AdaptiveConcurrency | None = None  # made by run() for "auto"
 
     async def run(self) -> dict[str, Any]:
         """Send the parts not yet acknowledged; return the final record (checked for files).
@@ -243,12 +257,19 @@ class ChunkedUpload:
         return dict(record)
 
     async def _send_parts(self, reader: HashingReader, parts: list[Part]) -> None:
-        slots = asyncio.Semaphore(self._concurrency)
+        slots: asyncio.Semaphore | AdaptiveSlots
+        read: Callable[[Part], bytes] = reader.read
+        if isinstance(self._concurrency, int):
+            slots = asyncio.Semaphore(self._concurrency)
+        else:
+            self._adaptive = upload_concurrency()
+            slots = AdaptiveSlots(self._adaptive)
+            read = timed_work(self._adaptive, reader.read)
         alone = not self._record_exists
         async with asyncio.TaskGroup() as group:
             for part in parts:
                 # Read (and hash) the next part while `concurrency` others are under way.
-                data = await asyncio.to_thread(reader.read, part)
+                data = await asyncio.to_thread(read, part)
                 if part.index in self.acknowledged:
                     continue  # read for the MD5 only
                 await slots.acquire()
@@ -267,13 +288,14 @@ class ChunkedUpload:
         *,
         ranged: bool,
         first: bool = False,
-        slots: asyncio.Semaphore | None = None,
+        slots: asyncio.Semaphore | AdaptiveSlots | None = None,
     ) -> None:
         headers = {self._client._header("ID"): self.upload_id}
         if ranged:
             headers["Content-Range"] = part.content_range(self._size)
         body = PartBody(data)
         del data
+        started = time.perf_counter()
         try:
             response = await self._client._request(
                 "POST",
@@ -289,6 +311,8 @@ class ChunkedUpload:
             body.close()
             if slots is not None:
                 slots.release()
+        if self._adaptive is not None:
+            self._adaptive.waited(time.perf_counter() - started, nbytes=part.size)
         self._accept(part, response, first=first)
 
     def _accept(self, part: Part, response: httpx.Response, *, first: bool) -> None:

@@ -42,7 +42,10 @@ def add_upload_command(commands: Any) -> None:
         help="continue an interrupted upload of the same file from its last acknowledged part",
     )
     upload.add_argument(
-        "--concurrency", type=positive_int, default=4, help="parts in flight (default 4)"
+        "--concurrency",
+        type=positive_int,
+        default=None,
+        help="parts in flight (default: chosen as the upload goes)",
     )
     add_connection_arguments(upload)
 
@@ -64,7 +67,7 @@ def _send(connection: Connection, args: argparse.Namespace) -> str:
             permissions=args.permission,
             resume=args.resume,
             progress=False if args.no_progress else None,
-            concurrency=args.concurrency,
+            concurrency=args.concurrency or "auto",
         )
         said.append(
             f"uploaded {path} to bucket {args.bucket} as file {uploaded.id} "
