@@ -26,9 +26,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from read import (
     RECORDED_ROWS,
     best_rate,
     frameport_table,
+    peak_growth,
     record,
     replay_server,
 )
@@ -59,14 +59,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def local_service(data: Path) -> Iterator[str]:
-    """``frameport serve`` in a subprocess; yields its endpoint once it answers."""
+def local_service(data: Path, extra: Sequence[str] = ()) -> Iterator[str]:
+    """``frameport serve`` in a subprocess (with the options `extra`); yields its endpoint
+    once it answers."""
     import httpx
 
     port = free_port()
     command = [
         str(Path(sys.executable).with_name("frameport")), "serve", "--port", str(port),
         "--data", str(data), "--project", PROJECT, "--key", BENCH_KEY, "--no-rate-limits",
+        *extra,
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}/v1"
@@ -134,28 +136,16 @@ def print_rates(title: str, rates: dict[str, dict[int | None, float]]) -> None:
 
 
 def parquet_memory(endpoint: str, rows: int, parallel: int | None) -> float:
-    """Peak RSS growth (bytes) of one to_parquet, sampled every millisecond."""
-    import psutil
-
-    process = psutil.Process()
+    """Peak RSS growth (bytes) of one to_parquet."""
     client, table = frameport_table(endpoint, rows)
     table.head(1).to_pandas(progress=False)  # imports, connections and the loop are warm
-    baseline = peak = process.memory_info().rss
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.wait(0.001):
-            peak = max(peak, process.memory_info().rss)
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
     with tempfile.TemporaryDirectory() as out:
-        table.to_parquet(Path(out) / "out.parquet", progress=False, parallel=parallel)
-    done.set()
-    sampler.join()
+        path = Path(out) / "out.parquet"
+        _, _, growth = peak_growth(
+            lambda: table.to_parquet(path, progress=False, parallel=parallel)
+        )
     client.close()
-    return float(peak - baseline)
+    return growth
 
 
 def measure_parquet_memory(endpoint: str, rows: int, parallel: int | None) -> float:

@@ -33,8 +33,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
+
+T = TypeVar("T")
 
 PAGE_ROWS = 5000
 RECORDED_ROWS = 100_000
@@ -256,15 +258,13 @@ def best_rate(run: Callable[[], int], repeat: int) -> float:
 # Memory, one case per subprocess
 
 
-def memory_case(case: str, endpoint: str, rows: int) -> dict[str, float]:
-    """Peak RSS growth (bytes) of one read, sampled every millisecond from a thread."""
+def peak_growth(run: Callable[[], T]) -> tuple[T, float, float]:
+    """`run()`'s result, its seconds and the peak growth (bytes) of this process's RSS while
+    it ran, sampled every millisecond from a thread."""
     import psutil
 
     process = psutil.Process()
-    client, table = frameport_table(endpoint, rows)
-    table.head(1).to_pandas(progress=False)  # imports, connections and the loop are warm
-    baseline = process.memory_info().rss
-    peak = baseline
+    baseline = peak = process.memory_info().rss
     done = threading.Event()
 
     def sample() -> None:
@@ -274,17 +274,30 @@ def memory_case(case: str, endpoint: str, rows: int) -> dict[str, float]:
 
     sampler = threading.Thread(target=sample)
     sampler.start()
+    started = time.perf_counter()
+    try:
+        result = run()
+    finally:
+        elapsed = time.perf_counter() - started
+        done.set()
+        sampler.join()
+    return result, elapsed, float(max(peak, process.memory_info().rss) - baseline)
+
+
+def memory_case(case: str, endpoint: str, rows: int) -> dict[str, float]:
+    """Peak RSS growth (bytes) of one read."""
+    client, table = frameport_table(endpoint, rows)
+    table.head(1).to_pandas(progress=False)  # imports, connections and the loop are warm
     result: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as directory:
         if case == "pandas":
-            frame = table.to_pandas(progress=False)
+            frame, _, growth = peak_growth(lambda: table.to_pandas(progress=False))
             result["frame_bytes"] = float(frame.memory_usage(deep=True).sum())
         else:
-            table.to_parquet(Path(directory) / "out.parquet", progress=False)
-    done.set()
-    sampler.join()
+            path = Path(directory) / "out.parquet"
+            _, _, growth = peak_growth(lambda: table.to_parquet(path, progress=False))
     client.close()
-    result["peak_growth"] = float(max(peak, process.memory_info().rss) - baseline)
+    result["peak_growth"] = growth
     return result
 
 
