@@ -9,9 +9,13 @@ ranges of ``$sequence`` on page boundaries and the one-row requests for the firs
 row. Printed, in one run:
 
 * rows/s of (a) a naive loop: httpx + json.loads per page, one ``pd.DataFrame`` at the end;
-  (b) frameport ``to_pandas``; (c) frameport ``to_parquet``; (d) the parse-only floor:
-  ``decode_page`` (Arrow's ``read_json``) over the recorded bytes in a loop; and the ratios
-  (b)/(a) (goal ≥ 6) and (b)/(d) (goal ≥ 0.8);
+  (b) frameport ``to_pandas`` (its default, ``parallel="auto"``) and serial (``parallel=1``);
+  (c) frameport ``to_parquet``; (d) the parse limit: every recorded page parsed by Arrow's
+  JSON reader with the explicit schema (``decode_page``), on every core at once, no HTTP;
+  and the ratios (b)/(a) (goal ≥ 6) and (b)/(d) (goal ≥ 0.8);
+* where a serial read's time goes, per page: fetching the body (httpx, no parsing),
+  decoding it on one core, assembling the frame (``Table.from_batches`` + ``to_pandas``),
+  against the serial read's and the parse limit's time per page;
 * peak memory of ``to_pandas`` against the final frame's size (goal ≤ 2×), and the peak RSS
   growth of ``to_parquet`` for 100,000 and 1,000,000 rows (goals: ≤ 150 MB, and the 1M figure
   ≤ 1.25× the 100k one), each measured in a fresh subprocess.
@@ -31,6 +35,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -231,27 +236,83 @@ def frameport_parquet(endpoint: str, rows: int) -> int:
         return int(table.to_parquet(Path(directory) / "out.parquet", progress=False))
 
 
-def parse_floor(directory: Path, rows: int) -> int:
-    """Arrow's JSON reader (through `decode_page`) over the recorded bytes, nothing else."""
+def frameport_serial(endpoint: str, rows: int) -> int:
+    client, table = frameport_table(endpoint, rows)
+    with client:
+        return len(table.to_pandas(progress=False, parallel=1))
+
+
+def parse_limit(directory: Path, rows: int) -> int:
+    """Arrow's JSON reader (through `decode_page`) over the recorded bytes on every core at
+    once (one thread per core; the reader releases the GIL), nothing else."""
     from frameport._pages import decode_page
     from frameport._schema import arrow_schema
 
     replay = Replay(directory)
     schema = arrow_schema(json.loads(replay.model)["columns"])
-    decoded = 0
-    for number in range(rows // PAGE_ROWS):
-        decoded += decode_page(replay.pages[number % len(replay.pages)][0], schema)[1].num_rows
-    return decoded
+    bodies = [replay.pages[number % len(replay.pages)][0] for number in range(rows // PAGE_ROWS)]
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return sum(
+            batch.num_rows for _, batch in pool.map(lambda b: decode_page(b, schema), bodies)
+        )
+
+
+def page_costs(endpoint: str, directory: Path, rows: int) -> dict[str, float]:
+    """Milliseconds per page of each step of a serial read, measured apart (best of 3)."""
+    import httpx
+    import pyarrow as pa
+
+    from frameport._pages import decode_page, last_row_id
+    from frameport._schema import arrow_schema, to_pandas
+
+    pages = rows // PAGE_ROWS
+    replay = Replay(directory)
+    schema = arrow_schema(json.loads(replay.model)["columns"])
+
+    def fetch() -> int:
+        cursor: str | None = None
+        with httpx.Client(base_url=endpoint) as http:
+            for _ in range(pages):
+                queries = [json.dumps({"method": "limit", "values": [PAGE_ROWS]})]
+                if cursor is not None:
+                    queries.append(json.dumps({"method": "cursorAfter", "values": [cursor]}))
+                cursor = last_row_id(
+                    http.get(rows_path(rows), params={"queries[]": queries}).content
+                )
+        return pages
+
+    bodies = [replay.pages[number % len(replay.pages)][0] for number in range(pages)]
+    batches = [decode_page(body, schema)[1] for body in bodies]
+    steps: dict[str, Callable[[], object]] = {
+        "fetch (httpx, body only)": fetch,
+        "decode (one core)": lambda: [decode_page(body, schema) for body in bodies],
+        "assemble (from_batches + to_pandas)": lambda: to_pandas(pa.Table.from_batches(batches)),
+        "serial to_pandas, all steps": lambda: frameport_serial(endpoint, rows),
+        "parse limit (every core)": lambda: parse_limit(directory, rows),
+    }
+    return {name: 1e3 * best_seconds(run, 3) / pages for name, run in steps.items()}
+
+
+def best_seconds(run: Callable[[], object], repeat: int) -> float:
+    """The seconds of the fastest of `repeat` runs."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def best_rate(run: Callable[[], int], repeat: int) -> float:
     """Rows per second of the fastest of `repeat` runs."""
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
+    rows = 0
+
+    def counted() -> None:
+        nonlocal rows
         rows = run()
-        best = min(best, time.perf_counter() - started)
-    return rows / best
+
+    seconds = best_seconds(counted, repeat)
+    return rows / seconds
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,23 +396,32 @@ def main() -> None:
                 "frameport to_pandas": best_rate(
                     lambda: frameport_pandas(endpoint, rows), args.repeat
                 ),
+                "frameport to_pandas, parallel=1": best_rate(
+                    lambda: frameport_serial(endpoint, rows), args.repeat
+                ),
                 "frameport to_parquet": best_rate(
                     lambda: frameport_parquet(endpoint, rows), args.repeat
                 ),
-                "parse-only floor (read_json)": best_rate(
-                    lambda: parse_floor(directory, rows), args.repeat
+                "parse limit (read_json, every core)": best_rate(
+                    lambda: parse_limit(directory, rows), args.repeat
                 ),
             }
+            costs = page_costs(endpoint, directory, rows)
             pandas_memory = measure_memory("pandas", endpoint, rows)
             parquet_small = measure_memory("parquet", endpoint, 100_000)
             parquet_large = measure_memory("parquet", endpoint, 1_000_000)
     naive, to_pandas = rates["naive loop (httpx + json + DataFrame)"], rates["frameport to_pandas"]
-    floor = rates["parse-only floor (read_json)"]
+    floor = rates["parse limit (read_json, every core)"]
     print(f"\nthroughput over {rows:,} rows (best of {args.repeat}):")
     for name, rate in rates.items():
         print(f"  {name:40} {rate:12,.0f} rows/s")
     print(f"  to_pandas / naive loop         {to_pandas / naive:6.2f}x   (goal >= 6)")
-    print(f"  to_pandas / parse-only floor   {to_pandas / floor:6.2f}x   (goal >= 0.8)")
+    print(f"  to_pandas / parse limit        {to_pandas / floor:6.2f}x   (goal >= 0.8)")
+    print(
+        f"\nwhere a serial read's time goes, per page of {PAGE_ROWS} rows ({os.cpu_count()} cores):"
+    )
+    for name, milliseconds in costs.items():
+        print(f"  {name:40} {milliseconds:7.2f} ms")
     mib = 2**20
     peak, frame = pandas_memory["peak_growth"], pandas_memory["frame_bytes"]
     print("\nmemory (peak RSS growth, fresh subprocess per case):")

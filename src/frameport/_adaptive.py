@@ -11,7 +11,8 @@ the wait is no longer than the work; a service far away needs about ``wait / wor
   round trip without queueing (the distance), the typical work a moving average;
 * **queueing** — when recent waits grow past `QUEUEING` times the fastest one, the service
   (or the CPU serving it) is the limit and more in flight only queues: the ceiling drops by
-  one; after `RECOVERY` waits without queueing it rises by one again;
+  one, at most once per window of units (the waits that follow still show the queue that
+  was); after `RECOVERY` waits without queueing it rises by one again;
 * **bounds** — never above `cap`, and never more units in flight than `budget` bytes hold
   (``budget // (largest unit × units_per_slot)``), never below 1.
 
@@ -71,6 +72,7 @@ class AdaptiveConcurrency:
         self._work: float | None = None
         self._largest_unit = 0
         self._calm = 0
+        self._since_lowered = 0
         self._lock = threading.Lock()
         self.history: list[int] = [self._limit]
         """Every limit taken, in order (what `explain`-like reports and tests look at)."""
@@ -85,8 +87,11 @@ class AdaptiveConcurrency:
             self._largest_unit = max(self._largest_unit, nbytes)
             self._fastest_wait = min(self._fastest_wait, seconds)
             self._recent_wait = _smoothed(self._recent_wait, seconds)
+            self._since_lowered += 1
             if self._recent_wait > QUEUEING * self._fastest_wait:
-                self._ceiling = max(1, min(self._ceiling, self._limit) - 1)
+                if self._since_lowered >= self._limit:
+                    self._ceiling = max(1, min(self._ceiling, self._limit) - 1)
+                    self._since_lowered = 0
                 self._calm = 0
             else:
                 self._calm += 1

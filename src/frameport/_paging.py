@@ -154,7 +154,9 @@ async def _decoded_pages(
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
     when there are several requests."""
-    queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=PREFETCH_PAGES)
+    # Concurrent ranges (`concurrency`) overlap fetching among themselves: one page ahead each.
+    ahead = PREFETCH_PAGES if concurrency is None else 1
+    queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=ahead)
     producer = asyncio.create_task(_fetch_pages(client, read, queue, concurrency))
     loop = asyncio.get_running_loop()
     seen = _SeenIds() if len(read.requests) > 1 else None

@@ -69,7 +69,7 @@ from ._expr._service_query import (
 )
 from ._location import TableLocation
 from ._pages import decode_page
-from ._paging import PREFETCH_PAGES, TOTAL_CAP, fetch_page, up_to_head
+from ._paging import TOTAL_CAP, fetch_page, up_to_head
 from ._plan import Plan, plan_batches
 from ._schema import SYSTEM_SCHEMA
 
@@ -86,7 +86,7 @@ PAGES_PER_RANGE = 4
 AUTO_CAP = 16
 """The most ranges ``parallel="auto"`` runs at once."""
 
-AUTO_BUDGET = 64 * 2**20
+AUTO_BUDGET = 32 * 2**20
 """Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once (fetched, queued,
 decoding)."""
 
@@ -269,10 +269,10 @@ def query_batches(
 
 def read_concurrency() -> AdaptiveConcurrency:
     """The controller of one ``parallel="auto"`` read: two ranges to start with (the first
-    pages measure the wait and the decoding), then as many as `AdaptiveConcurrency` says."""
-    return AdaptiveConcurrency(
-        cap=AUTO_CAP, budget=AUTO_BUDGET, start=2, units_per_slot=PREFETCH_PAGES + 2
-    )
+    pages measure the wait and the decoding), then as many as `AdaptiveConcurrency` says.
+    A range holds up to two page bodies: one arriving, one waiting for the decoder (which
+    holds one more, whichever range it came from)."""
+    return AdaptiveConcurrency(cap=AUTO_CAP, budget=AUTO_BUDGET, start=2, units_per_slot=2)
 
 
 def read_mode(plan: Plan, order: Sequence[tuple[str, bool]], parallel: Parallel) -> str:
