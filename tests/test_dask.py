@@ -25,7 +25,7 @@ from conftest import UserLogin
 from frameport._client import Client
 from frameport._dask import client_reference
 from frameport._demo import sample_people
-from frameport._tables import Table, TableQuery
+from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import load, new_id
 

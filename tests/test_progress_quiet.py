@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from frameport import ID, Client, Table, _progress
-from frameport._progress import progress_bar
+from frameport._core._progress import progress_bar
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 
-from ._auth import (
+from ._core._auth import (
     AuthenticationMethod,
     Credentials,
     Secret,
@@ -43,6 +43,15 @@ from ._auth import (
     load_session,
     save_session,
     updated_session,
+)
+from ._core._sync import SyncFacade, delegate, forward_property
+from ._core._transport import (
+    IDEMPOTENT_METHODS,
+    KeyThrottle,
+    ReadBack,
+    RetryPolicy,
+    Transport,
+    is_secret_param,
 )
 from ._exceptions import (
     APIError,
@@ -56,17 +65,8 @@ from ._exceptions import (
 )
 from ._functions import AsyncFunction, Function, create_function
 from ._storage import AsyncBucket, Bucket, create_bucket
-from ._sync import SyncFacade, delegate, forward_property
-from ._tables import AsyncTable, Table
-from ._transport import (
-    IDEMPOTENT_METHODS,
-    KeyThrottle,
-    ReadBack,
-    RetryPolicy,
-    Transport,
-    is_secret_param,
-)
-from ._writes import create_table
+from ._tables._query import AsyncTable, Table
+from ._tables._writes import create_table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -48,19 +48,19 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from ._auth import Credentials, load_session
 from ._client import JWT_ENV, KEY_ENV, Client, credentials_from_env
+from ._core._auth import Credentials, load_session
 from ._expr import Expr, col, parse
-from ._location import TableLocation
-from ._parallel import SEQUENCE, SequenceRange, sequence_bounds, split_ranges
-from ._plan import make_plan
 from ._schema import SYSTEM_SCHEMA, RowDecodeError, to_pandas
+from ._tables._location import TableLocation
+from ._tables._parallel import SEQUENCE, SequenceRange, sequence_bounds, split_ranges
+from ._tables._plan import make_plan
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
 
     from ._client import AsyncClient
-    from ._tables import AsyncTableQuery
+    from ._tables._query import AsyncTableQuery
 
 CredentialSource = Literal["env", "saved", "embedded", "none"]
 CredentialChoice = Literal["auto", "env", "saved", "embedded"]

@@ -55,10 +55,10 @@ from ._client import (
     Client,
     credentials_from_env,
 )
+from ._core._ids import ID, is_valid_id
+from ._core._transport import queries_param
 from ._exceptions import NotFoundError
-from ._ids import ID, is_valid_id
 from ._storage import Bucket, File
-from ._transport import queries_param
 
 PROTOCOL = "frameport"
 

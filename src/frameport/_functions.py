@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._download import ResumableDownload
+from ._core._ids import ID
+from ._core._polling import poll_until
+from ._core._sync import SyncFacade, delegate, forward_property
 from ._exceptions import DeploymentError
-from ._ids import ID
-from ._polling import poll_until
 from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
-from ._sync import SyncFacade, delegate, forward_property
-from ._transfer import ProgressCallback
-from ._upload import ChunkedUpload, UploadTarget
+from ._transfer._download import ResumableDownload
+from ._transfer._progress import ProgressCallback
+from ._transfer._upload import ChunkedUpload, UploadTarget
 
 if TYPE_CHECKING:
     from ._client import AsyncClient

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
-from ._pages import decode_page, last_row_id
+from ._core._transport import queries_param
 from ._schema import TIMESTAMP, to_pandas
-from ._transport import queries_param
+from ._tables._pages import decode_page, last_row_id
 
 if TYPE_CHECKING:
     from ._client import AsyncClient

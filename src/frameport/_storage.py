@@ -28,8 +28,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ._checkpoint import CheckpointStore, UploadCheckpoint
-from ._download import RANGE_SPAN, ResumableDownload
+from ._core._ids import ID
+from ._core._sync import SyncFacade, delegate, forward_property
 from ._exceptions import (
     ConflictError,
     FileFormatError,
@@ -37,11 +37,11 @@ from ._exceptions import (
     NotFoundError,
     UploadVerificationError,
 )
-from ._ids import ID
 from ._records import FILE_SCHEMA, create_record, list_frame, parse_time
-from ._sync import SyncFacade, delegate, forward_property
-from ._transfer import ProgressCallback
-from ._upload import CHUNK_SIZE, ChunkedUpload, UploadTarget, plan_parts
+from ._transfer._checkpoint import CheckpointStore, UploadCheckpoint
+from ._transfer._download import RANGE_SPAN, ResumableDownload
+from ._transfer._progress import ProgressCallback
+from ._transfer._upload import CHUNK_SIZE, ChunkedUpload, UploadTarget, plan_parts
 
 if TYPE_CHECKING:
     from ._client import AsyncClient

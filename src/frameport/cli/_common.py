@@ -87,8 +87,8 @@ class Connection:
     the service refuses it)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from .._auth import load_session
         from .._client import Client, credentials_from_env
+        from .._core._auth import load_session
 
         self.endpoint, self.project = place(args)
         given = getattr(args, "key", None)

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pyarrow as pa
 
-from .._pages import decode_page, last_row_id
-from .._paging import TOTAL_CAP, fetch_page
+from .._core._sync import run_sync
 from .._schema import SYSTEM_SCHEMA, to_pandas
-from .._sync import run_sync
-from .._tables import _project
+from .._tables._pager import TOTAL_CAP, fetch_page
+from .._tables._pages import decode_page, last_row_id
+from .._tables._query import _project
 
 if TYPE_CHECKING:
-    from .._tables import AsyncTableQuery, TableQuery
+    from .._tables._query import AsyncTableQuery, TableQuery
 
 MAX_REQUESTS_PER_PAGE = 10
 

@@ -37,15 +37,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._exceptions import BadRequestError
-from ._expr._service_query import cursor_after_query, limit_query, offset_query
+from .._core._queries import cursor_after_query, limit_query, offset_query
+from .._core._transport import queries_param
+from .._exceptions import BadRequestError
 from ._pages import last_row_id
-from ._transport import queries_param
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-    from ._client import AsyncClient
+    from .._client import AsyncClient
 
 DEFAULT_PAGE_SIZE = 5000
 """Rows asked for per page unless the table handle (`client.table(..., page_size=)`) or the

@@ -51,21 +51,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from ._expr._service_query import (
+from .._core._queries import (
     ServiceQuery,
     check_member,
     order_query,
     render_query,
     select_query,
 )
+from .._schema import SYSTEM_SCHEMA
 from ._location import TableLocation
+from ._pager import TOTAL_CAP, fetch_page, up_to_head
 from ._pages import decode_page
-from ._paging import TOTAL_CAP, fetch_page, up_to_head
 from ._plan import Plan, plan_batches
-from ._schema import SYSTEM_SCHEMA
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from .._client import AsyncClient
 
 T = TypeVar("T")
 

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import httpx
 
-from ._exceptions import DownloadVerificationError, FrameportError, TransportError
-from ._transfer import ProgressCallback, TransferProgress
+from .._exceptions import DownloadVerificationError, FrameportError, TransportError
+from ._progress import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from .._client import AsyncClient
 
 #: Bytes asked for per Range request: below the 20 MB at which the service shortens a range.
 RANGE_SPAN = 16 * 1024 * 1024

@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import httpx
 
-from ._exceptions import ConflictError, FrameportError, UploadVerificationError
-from ._transfer import ProgressCallback, TransferProgress
+from .._exceptions import ConflictError, FrameportError, UploadVerificationError
+from ._progress import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from .._client import AsyncClient
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from frameport._core._ids import is_valid_id
 from frameport._exceptions import FilterError
-from frameport._ids import is_valid_id
 
 #: At most this many query strings per request.
 MAX_QUERIES_PER_REQUEST = 100

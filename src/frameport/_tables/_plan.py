@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
-from ._exceptions import AuthenticationError, BadRequestError, FilterError
-from ._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
-from ._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
-from ._expr._service_query import order_query, select_query
+from .._core._queries import order_query, select_query
+from .._exceptions import AuthenticationError, BadRequestError, FilterError
+from .._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
+from .._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
+from .._schema import SYSTEM_SCHEMA, InferredSchema, RowDecodeError, arrow_schema, to_pandas
 from ._location import TableLocation
-from ._pages import decode_page, decode_page_inferring
-from ._paging import (
+from ._pager import (
     DEFAULT_PAGE_SIZE,
     READ_POOL,
     Decode,
@@ -47,10 +47,10 @@ from ._paging import (
     read_batches,
     sort_table,
 )
-from ._schema import SYSTEM_SCHEMA, InferredSchema, RowDecodeError, arrow_schema, to_pandas
+from ._pages import decode_page, decode_page_inferring
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from .._client import AsyncClient
 
 HOLD_BACK_ROWS = 100_000
 """Rows a streaming read with inferred types holds back while a column has shown no value."""

@@ -50,27 +50,27 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from ._exceptions import AuthenticationError
+from .._core._progress import progress_bar
+from .._core._queries import order_query, select_query
+from .._core._sync import SyncFacade, delegate, forward_property
+from .._exceptions import AuthenticationError
+from .._expr import Expr, parse
+from .._schema import SYSTEM_SCHEMA, to_pandas
 from ._export import write_parquet
-from ._expr import Expr, parse
-from ._expr._service_query import order_query, select_query
 from ._location import TableLocation
+from ._pager import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page, rechunk
 from ._pages import decode_page
-from ._paging import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page, rechunk
 from ._parallel import query_batches
 from ._plan import Plan, QuerySpec, column_models, learn_columns, make_plan, result_schema
 from ._plan import project as _project
-from ._progress import progress_bar
-from ._schema import SYSTEM_SCHEMA, to_pandas
-from ._sync import SyncFacade, delegate, forward_property
 from ._writes import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
     from tqdm import tqdm
 
-    from ._client import AsyncClient
-    from ._dask import CredentialChoice
+    from .._client import AsyncClient
+    from .._dask import CredentialChoice
 
 DtypeBackend = Literal["pyarrow"] | None
 
@@ -298,7 +298,7 @@ class AsyncTableQuery:
         >>> ddf = table.query("age > 30").to_dask(partitions=8)         # doctest: +SKIP
         >>> ddf.groupby("city").age.mean().compute()                     # doctest: +SKIP
         """
-        from ._dask import to_dask
+        from .._dask import to_dask
 
         return await to_dask(
             self, partitions, credentials=credentials, dtype_backend=dtype_backend,

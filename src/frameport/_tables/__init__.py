@@ -1,0 +1,1 @@
+"""Table reads and writes."""
