@@ -163,8 +163,8 @@ def judge_reads(matrix: dict[str, dict[str, dict[str, float]]]) -> bool:
 async def reference_upload(endpoint: str, path: Path) -> None:
     """The reference client's pattern: parts read from the file, the first POSTed alone,
     then `REFERENCE_PARTS` at a time; no retries."""
-    from frameport._ids import ID
-    from frameport._upload import plan_parts
+    from frameport import ID
+    from frameport._transfer._upload import plan_parts
 
     headers = {"X-Service-Project": PROJECT, "X-Service-Key": BENCH_KEY}
     size, file_id = path.stat().st_size, ID.unique()
@@ -207,8 +207,8 @@ async def raw_floor(endpoint: str, bodies: Sequence[tuple[bytes, dict[str, str]]
 
 
 def upload_figures(endpoint: str, path: Path, repeat: int, *, floor: bool) -> dict[str, float]:
+    from frameport import ID
     from frameport._client import Client
-    from frameport._ids import ID
 
     figures: dict[str, float] = {}
     with Client(endpoint, PROJECT, key=BENCH_KEY) as client:

@@ -3,7 +3,7 @@ on the network, fewer when waits grow from queueing, within the cap and the memo
 
 from __future__ import annotations
 
-from frameport._adaptive import AdaptiveConcurrency
+from frameport._core._adaptive import AdaptiveConcurrency
 
 MB = 1_000_000
 

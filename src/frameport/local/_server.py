@@ -176,6 +176,9 @@ def serve(config: ServiceConfig, host: str, port: int) -> None:
     print(f"  project: {config.project}")
     print(f"  API key: {state.key}")
     print(f"  data:    {config.data_dir}")
+    if config.latency is not None or config.bandwidth is not None:
+        cap = "no cap" if config.bandwidth is None else f"{config.bandwidth:g} Mbit/s a connection"
+        print(f"  distance: {config.latency or 0} ms latency, {cap}")
     try:
         uvicorn.Server(_uvicorn_config(app, host, port)).run()
     finally:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import httpx
 
-from ._adaptive import (
+from .._core._adaptive import (
     AUTO,
     AdaptiveConcurrency,
     AdaptiveSlots,
@@ -46,11 +46,11 @@ from ._adaptive import (
     timed_work,
     upload_concurrency,
 )
-from ._exceptions import ConflictError, FrameportError, UploadVerificationError
-from ._transfer import ProgressCallback, TransferProgress
+from .._exceptions import ConflictError, FrameportError, UploadVerificationError
+from ._progress import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from .._core import Requester
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class ChunkedUpload:
 
     def __init__(
         self,
-        client: AsyncClient,
+        requester: Requester,
         target: UploadTarget,
         source: BinaryIO,
         size: int,
@@ -209,7 +209,7 @@ class ChunkedUpload:
         on_acknowledged: Callable[[frozenset[int]], None] | None = None,
     ) -> None:
         check_concurrency(concurrency)
-        self._client = client
+        self._requester = requester
         self._target = target
         self._source = source
         self._size = size
@@ -251,7 +251,9 @@ class ChunkedUpload:
                     raise _unwrap(group) from None
         record = self._final
         if record is None:
-            record = await self._client._request_json("GET", self._target.record_of(self.upload_id))
+            record = await self._requester.request_json(
+                "GET", self._target.record_of(self.upload_id)
+            )
         if self._target.verified:
             await self._verify(record, reader.hexdigest())
         return dict(record)
@@ -290,14 +292,14 @@ class ChunkedUpload:
         first: bool = False,
         slots: asyncio.Semaphore | AdaptiveSlots | None = None,
     ) -> None:
-        headers = {self._client._header("ID"): self.upload_id}
+        headers = {self._requester.header("ID"): self.upload_id}
         if ranged:
             headers["Content-Range"] = part.content_range(self._size)
         body = PartBody(data)
         del data
         started = time.perf_counter()
         try:
-            response = await self._client._request(
+            response = await self._requester.request(
                 "POST",
                 self._target.create_path,
                 data=self._target.form(self.upload_id),
@@ -325,7 +327,7 @@ class ChunkedUpload:
                     status=409,
                     type="storage_file_already_exists",
                     method="POST",
-                    url=self._client.endpoint + self._target.create_path,
+                    url=self._requester.endpoint + self._target.create_path,
                 )
             if record.get("chunksUploaded") == record.get("chunksTotal"):
                 self._final = record
@@ -342,7 +344,7 @@ class ChunkedUpload:
         except UploadVerificationError:
             log.warning("deleting file %r: it does not match its source", self.upload_id)
             with contextlib.suppress(FrameportError):
-                await self._client._request("DELETE", self._target.record_of(self.upload_id))
+                await self._requester.request("DELETE", self._target.record_of(self.upload_id))
             raise
 
 
