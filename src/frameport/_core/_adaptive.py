@@ -9,7 +9,8 @@ the wait is no longer than the work; a service far away needs about ``wait / wor
 
 * **target** — ``ceil(HEADROOM × fastest wait / typical work)``: the fastest wait seen is the
   round trip without queueing (the distance), the typical work a moving average;
-* **queueing** — when recent waits grow past `QUEUEING` times the fastest one, the service
+* **queueing** — the units waiting at the service are estimated as ``limit × (1 − fastest
+  wait / recent wait)`` (as TCP Vegas does); when more than `QUEUED` wait there, the service
   (or the CPU serving it) is the limit and more in flight only queues: the ceiling drops by
   one, at most once per window of units (the waits that follow still show the queue that
   was); after `RECOVERY` waits without queueing it rises by one again;
@@ -43,8 +44,9 @@ AUTO: Auto = "auto"
 HEADROOM = 1.25
 """Units in flight beyond the bare ``wait / work``, for waits that vary."""
 
-QUEUEING = 2.0
-"""A recent wait this many times the fastest one means requests queue at the service."""
+QUEUED = 4.0
+"""More units than this waiting at the service (on top of the round trip) mean it is the
+limit: a few keep it busy, more only hold memory."""
 
 RECOVERY = 4
 """Waits without queueing after which a lowered ceiling rises by one."""
@@ -88,7 +90,8 @@ class AdaptiveConcurrency:
             self._fastest_wait = min(self._fastest_wait, seconds)
             self._recent_wait = _smoothed(self._recent_wait, seconds)
             self._since_lowered += 1
-            if self._recent_wait > QUEUEING * self._fastest_wait:
+            queued = self._limit * (1 - self._fastest_wait / self._recent_wait)
+            if queued > QUEUED:
                 if self._since_lowered >= self._limit:
                     self._ceiling = max(1, min(self._ceiling, self._limit) - 1)
                     self._since_lowered = 0
