@@ -273,6 +273,30 @@ def test_in_order_hands_on_items_source_by_source_whatever_finishes_first() -> N
     assert asyncio.run(run()) == [f"{i}.{j}" for i in range(5) for j in range(3)]
 
 
+def test_in_order_follows_a_window_that_changes_while_it_runs() -> None:
+    running: set[int] = set()
+    widest: list[int] = []
+    window = iter([1, 1, 1, 3, 3, 3, 3, 3, 3, 1])
+
+    def width() -> int:
+        return next(window, 1)
+
+    async def source(index: int) -> AsyncGenerator[str, None]:
+        running.add(index)
+        widest.append(len(running))
+        for item in range(2):
+            await asyncio.sleep(0.01 * (6 - index))
+            yield f"{index}.{item}"
+        running.discard(index)
+
+    async def run() -> list[str]:
+        sources = [lambda i=i: source(i) for i in range(6)]
+        return [item async for item in in_order(sources, window=width)]
+
+    assert asyncio.run(run()) == [f"{i}.{j}" for i in range(6) for j in range(2)]
+    assert widest[0] == 1 and max(widest) == 3
+
+
 def test_in_order_raises_a_later_sources_failure_at_once() -> None:
     started: list[int] = []
 
