@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -135,16 +135,24 @@ def prebuilt_chunk_bodies(data: bytes, file_id: str) -> list[tuple[bytes, dict[s
     return bodies
 
 
-async def post_raw_chunks(endpoint: str, bodies: list[tuple[bytes, dict[str, str]]]) -> None:
-    """The floor: the prebuilt chunks POSTed with httpx, first alone, then 4 at a time."""
-    headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
-    slots = asyncio.Semaphore(CONCURRENCY)
+async def post_raw_chunks(
+    endpoint: str,
+    bodies: Sequence[tuple[bytes, dict[str, str]]],
+    *,
+    concurrency: int = CONCURRENCY,
+    key: str = KEY,
+    bucket: str = BUCKET,
+) -> None:
+    """The floor: the prebuilt chunks POSTed with httpx, first alone, then `concurrency` at a
+    time."""
+    headers = {"X-Service-Project": PROJECT, "X-Service-Key": key}
+    slots = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(base_url=endpoint, headers=headers, timeout=600) as http:
 
         async def post(body: bytes, chunk_headers: dict[str, str]) -> None:
             async with slots:
                 response = await http.post(
-                    f"/storage/buckets/{BUCKET}/files", content=body, headers=chunk_headers
+                    f"/storage/buckets/{bucket}/files", content=body, headers=chunk_headers
                 )
                 response.raise_for_status()
 

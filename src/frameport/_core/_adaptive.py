@@ -122,6 +122,16 @@ class AdaptiveConcurrency:
             self.history.append(limit)
 
 
+def check_concurrency(value: object, name: str = "concurrency", *, also: str = "") -> int | Auto:
+    """`value` if it is ``"auto"`` or a whole number >= 1; else ValueError naming the argument
+    `name` and what it takes (`also`: further choices, e.g. ``", None"``)."""
+    if value == AUTO:
+        return AUTO
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f'{name} must be "auto"{also} or a whole number >= 1 (got {value!r}).')
+    return value
+
+
 def _smoothed(average: float | None, sample: float) -> float:
     return sample if average is None else (1 - SMOOTHING) * average + SMOOTHING * sample
 
@@ -172,17 +182,6 @@ AUTO_PARTS = 12
 
 AUTO_BUDGET = 48 * 2**20
 """Bytes of parts ``concurrency="auto"`` keeps in flight at most."""
-
-
-def check_concurrency(concurrency: int | Auto) -> int | Auto:
-    """`concurrency` if it is ``"auto"`` or a whole number of parts >= 1."""
-    if concurrency == AUTO:
-        return AUTO
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(
-            f'concurrency must be "auto" or a whole number >= 1 (got {concurrency!r}).'
-        )
-    return concurrency
 
 
 def upload_concurrency() -> AdaptiveConcurrency:

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 
-from .._core._adaptive import AUTO, AdaptiveConcurrency, Auto
+from .._core._adaptive import AUTO, AdaptiveConcurrency, Auto, check_concurrency
 from .._core._queries import (
     ServiceQuery,
     check_member,
@@ -130,15 +130,7 @@ class SequenceBounds:
 
 def check_parallel(parallel: Parallel) -> int | Auto:
     """`parallel` as a number of concurrent ranges (None means 1) or ``"auto"``."""
-    if parallel is None:
-        return 1
-    if parallel == AUTO:
-        return AUTO
-    if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
-        raise ValueError(
-            f'parallel must be "auto", a whole number >= 1 or None (got {parallel!r}).'
-        )
-    return parallel
+    return 1 if parallel is None else check_concurrency(parallel, "parallel", also=", None")
 
 
 def split_ranges(first: int, last: int, parts: int) -> list[SequenceRange]:
