@@ -163,6 +163,11 @@ def _is_forwarded_property(member: object) -> bool:
     return isinstance(member, property) and getattr(member.fget, "_frameport_delegate", False)
 
 
+def async_twin(face: SyncFacade[A]) -> A:
+    """The async object behind a sync face (for code that runs several of its calls at once)."""
+    return face._async
+
+
 def to_sync(value: Any) -> Any:
     """`value`, or its registered sync face if it is an async object with one."""
     face = _faces.get(type(value))
