@@ -67,6 +67,7 @@ from ._writes import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
+    import polars as pl
     from tqdm import tqdm
 
     from .._client import AsyncClient
@@ -554,6 +555,24 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
     explain = delegate(AsyncTableQuery.explain)
     preview_html = delegate(AsyncTableQuery.preview_html)
     _repr_html_ = delegate(AsyncTableQuery.preview_html)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The rows as an Arrow C stream (PyCapsule), fetched page by page as the consumer
+        reads: ``pa.table(q)``, ``pl.DataFrame(q)``, ``duckdb.sql("... from q")``."""
+        from ._stream import record_batch_reader
+
+        return record_batch_reader(self._async).__arrow_c_stream__(requested_schema)
+
+    def to_polars(self, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
+        """The rows as a polars DataFrame, or with ``lazy=True`` a LazyFrame whose columns,
+        filters and row limits reach the service (see `frameport.explain_scans`). Needs the
+        ``polars`` extra.
+
+        >>> people.to_polars(lazy=True).filter(pl.col("age") > 30).collect()  # doctest: +SKIP
+        """
+        from ._polars_scan import to_polars
+
+        return to_polars(self._async, lazy=lazy)
 
 
 class Table(TableQuery, wraps=AsyncTable):
