@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 from ._client import AsyncClient, Client
 from ._core._ids import ID
@@ -35,6 +36,7 @@ from ._exceptions import (
     RateLimitError,
     RowDecodeError,
     ServerError,
+    SQLError,
     TransportError,
     UploadVerificationError,
     VerificationError,
@@ -42,12 +44,21 @@ from ._exceptions import (
 from ._expr import Expr, col
 from ._functions import AsyncFunction, Deployment, Function
 from ._schema import DTYPE_TABLE
+from ._sql import scan_table, sql
 from ._storage import AsyncBucket, Bucket, File
+from ._tables._polars_scan import explain_scans
 from ._tables._query import AsyncTable, AsyncTableQuery, Table, TableQuery
 
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = ("local", "widgets")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext frameport``: adds the ``%%fpsql`` cell magic (see `frameport._ipython`)."""
+    from ._ipython import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __getattr__(name: str) -> ModuleType:
@@ -88,6 +99,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "RowDecodeError",
+    "SQLError",
     "ServerError",
     "Table",
     "TableQuery",
@@ -96,4 +108,8 @@ __all__ = [
     "VerificationError",
     "__version__",
     "col",
+    "explain_scans",
+    "load_ipython_extension",
+    "scan_table",
+    "sql",
 ]

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, cast
 import pyarrow as pa
 
 from .._core._sync import iterate_sync, run_sync
-from ._polars_predicate import Pushdown, split_predicate
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from ._polars_predicate import Pushdown
     from ._query import AsyncTableQuery
 
 
@@ -90,6 +90,8 @@ class _ScanSource:
     def _pushed_query(
         self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None
     ) -> tuple[AsyncTableQuery, Pushdown]:
+        from ._polars_predicate import Pushdown, split_predicate
+
         query = self._query
         pushdown = Pushdown(None, ())
         if predicate is not None:

@@ -49,12 +49,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 import pyarrow as pa
+from pandas.api.typing import Expression as PandasExpression
 
 from .._core._progress import progress_bar
 from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
+from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import SYSTEM_SCHEMA, to_pandas
 from ._export import write_parquet
 from ._location import TableLocation
@@ -128,15 +130,18 @@ class AsyncTableQuery:
                 f"call {method}() first, then head()."
             )
 
-    def where(self, condition: Expr) -> AsyncTableQuery:
-        """Keep the rows where `condition` holds (combined with earlier filters by ``&``).
+    def where(self, condition: Expr | PandasExpression) -> AsyncTableQuery:
+        """Keep the rows where `condition` holds (combined with earlier filters by ``&``);
+        pandas 3 ``pd.col(...)`` expressions are read as the same filters (`_pandas_expr`).
 
         >>> table.where((col("age") > 30) & col("city").isin(["Oslo"]))   # doctest: +SKIP
         """
+        if is_pandas_expression(condition):
+            condition = from_pandas_expression(condition)
         if not isinstance(condition, Expr):
             raise TypeError(
-                "where() takes a condition built with col(), e.g. col('age') > 30; "
-                "for a query string use query()."
+                "where() takes a condition built with col() or pandas' pd.col(), e.g. "
+                "col('age') > 30; for a query string use query()."
             )
         self._refuse_after_head("where")
         previous = self._spec.condition
@@ -521,7 +526,7 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
 
     location = forward_property("location")
 
-    def where(self, condition: Expr) -> TableQuery:
+    def where(self, condition: Expr | PandasExpression) -> TableQuery:
         """Keep the rows where `condition` holds; see `AsyncTableQuery.where`."""
         return TableQuery._from_async(self._async.where(condition))
 
