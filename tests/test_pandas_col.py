@@ -15,7 +15,10 @@ from tables_support import assert_same_rows, load, new_id
 CASES = [
     (pd.col("age") > 40, "age > 40"),
     ((pd.col("age") <= 30) | (pd.col("city") == "Oslo"), "age <= 30 or city == 'Oslo'"),
-    (pd.col("city").isin(["Bergen", "Tromsø"]) & ~pd.col("active"), "city in ['Bergen', 'Tromsø'] and not active"),
+    (
+        pd.col("city").isin(["Bergen", "Tromsø"]) & ~pd.col("active"),
+        "city in ['Bergen', 'Tromsø'] and not active",
+    ),
     (pd.col("score").between(20, 60), "score.between(20, 60)"),
     (pd.col("age").isna() | (pd.col("score") < 20.0), "age.isna() or score < 20.0"),
     (pd.col("name").str.startswith("A"), "name.str.startswith('A')"),
