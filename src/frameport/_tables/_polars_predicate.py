@@ -33,6 +33,7 @@ import polars as pl
 import pyarrow as pa
 
 from .._expr import Expr, col
+from ._plan import filter_columns
 
 _INT64 = (-(2**63), 2**63 - 1)
 _EXACT_FLOAT_INT = 2**53
@@ -66,7 +67,10 @@ class _Untranslatable(Exception):
 def split_predicate(predicate: pl.Expr, schema: pa.Schema) -> Pushdown:
     """Split `predicate` (on a table of `schema`) into what the service can do and the rest."""
     tree = json.loads(predicate.meta.serialize(format="json"))
-    kinds = {item.name: _kind(item.type) for item in schema}
+    columns = filter_columns(schema)  # the service's fields and list columns stay with polars
+    kinds: dict[str, str | None] = {
+        name: spec.kind for name, spec in columns.items() if not spec.array
+    }
     pushed: list[Expr] = []
     local: list[str] = []
     for part in _conjuncts(tree):
@@ -89,20 +93,6 @@ def _conjuncts(node: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _as_polars(node: dict[str, Any]) -> pl.Expr:
     return pl.Expr.deserialize(io.StringIO(json.dumps(node)), format="json")
-
-
-def _kind(kind: pa.DataType) -> str | None:
-    if pa.types.is_boolean(kind):
-        return "boolean"
-    if pa.types.is_integer(kind):
-        return "integer"
-    if pa.types.is_floating(kind):
-        return "float"
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return "string"
-    if pa.types.is_timestamp(kind) and kind.tz is not None:
-        return "datetime"
-    return None  # lists and the rest stay with polars
 
 
 class _Translator:
