@@ -83,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    os.environ["FRAMEPORT_PROGRESS"] = "0"  # no bars between the figures (to_polars, streams)
 
     import polars as pl
     import pyarrow as pa
