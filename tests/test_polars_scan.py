@@ -3,6 +3,7 @@ in the rows the local service sent), and results equal polars on the fully read 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 
 import pandas as pd
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import frameport as fp
-from frameport._client import Client
+from frameport._client import AsyncClient, Client
 from frameport._demo import sample_people
 from frameport._tables._query import Table
 from frameport.local import LocalService
@@ -195,3 +196,16 @@ def test_the_lazy_scan_equals_polars_on_the_full_frame(
     table, full = edges
     got = table.to_polars(lazy=True).filter(predicate).collect()
     assert by_sequence(got).equals(by_sequence(full.filter(predicate))), str(predicate)
+
+
+def test_the_async_face_reads_eagerly_and_refuses_a_lazy_scan(
+    async_client: AsyncClient, people: Table, full: pl.DataFrame
+) -> None:
+    async def read() -> pl.DataFrame | pl.LazyFrame:
+        table = async_client.table(people.database_id, people.id)
+        eager = await table.to_polars()
+        with pytest.raises(RuntimeError, match="synchronous Client"):
+            await table.to_polars(lazy=True)
+        return eager
+
+    assert asyncio.run(read()).equals(full)

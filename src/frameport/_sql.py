@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._exceptions import SQLError
-from ._tables._polars_scan import scan
 from ._tables._query import TableQuery
 
 if TYPE_CHECKING:
@@ -72,7 +71,11 @@ def scan_table(client: Client, database_id: str, table_id: str) -> pl.LazyFrame:
     >>> lf = fp.scan_table(client, "crm", "people")                      # doctest: +SKIP
     >>> lf.filter(pl.col("age") > 30).group_by("city").len().collect()    # doctest: +SKIP
     """
-    return scan(client.table(database_id, table_id)._async)
+    import polars as pl
+
+    frame = client.table(database_id, table_id).to_polars(lazy=True)
+    assert isinstance(frame, pl.LazyFrame)
+    return frame
 
 
 def as_frame(table: Any) -> Any:

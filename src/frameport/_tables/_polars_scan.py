@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, cast
 
 import pyarrow as pa
 
-from .._core._sync import iterate_sync, run_sync
+from .._core._sync import iterate_sync, on_loop_thread, run_sync
 
 if TYPE_CHECKING:
     import polars as pl
@@ -34,22 +34,28 @@ if TYPE_CHECKING:
     from ._query import AsyncTableQuery
 
 
-def to_polars(query: AsyncTableQuery, *, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
+async def to_polars(query: AsyncTableQuery, *, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
     """The query's rows as a polars DataFrame, or a LazyFrame that reads them on `collect`."""
     import polars as pl
 
     if lazy:
-        return scan(query)
-    frame = pl.from_arrow(run_sync(query.to_arrow()))
+        if not on_loop_thread():
+            raise RuntimeError(
+                "A lazy polars scan reads through frameport's own loop thread: make it with "
+                "the synchronous Client (client.table(...).to_polars(lazy=True) or "
+                "fp.scan_table), or read eagerly with await query.to_polars()."
+            )
+        return scan(query, await query.schema())
+    frame = pl.from_arrow(await query.to_arrow())
     assert isinstance(frame, pl.DataFrame)
     return frame
 
 
-def scan(query: AsyncTableQuery) -> pl.LazyFrame:
-    """A polars LazyFrame over the query, with columns, filters and row limits pushed down."""
+def scan(query: AsyncTableQuery, arrow_schema: pa.Schema) -> pl.LazyFrame:
+    """A polars LazyFrame over the query (whose result schema is `arrow_schema`), with
+    columns, filters and row limits pushed down."""
     from polars.io.plugins import register_io_source
 
-    arrow_schema = run_sync(query.schema())
     source = _ScanSource(query, arrow_schema)
     return register_io_source(
         io_source=source,
