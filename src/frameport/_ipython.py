@@ -29,7 +29,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ._client import Client
 from ._sql import run_sql
-from ._tables._query import TableQuery
+from ._tables import TableQuery
 
 # A table named after FROM or JOIN: db.table, or "db.table" in double quotes.
 _TABLE_REFERENCE = re.compile(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._exceptions import SQLError
-from ._tables._query import TableQuery
+from ._tables import TableQuery
 
 if TYPE_CHECKING:
     import polars as pl
