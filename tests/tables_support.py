@@ -25,6 +25,10 @@ SYSTEM_DTYPES = {
     "$permissions": "object",
 }
 
+BOUNDS_ROWS = 2
+"""Rows a ``parallel="auto"`` read (the default) asks for besides its result: the first and
+the last row under the filter, the bounds its ranges are cut from."""
+
 
 def new_id(prefix: str) -> str:
     """A fresh table or database ID (tests share one service)."""
