@@ -32,10 +32,13 @@ def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
     return injector, injector
 
 
-def _uvicorn_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
+def _uvicorn_config(
+    app: ASGIApp, host: str, port: int, *, access_log: bool = False
+) -> uvicorn.Config:
+    """uvicorn's settings; `access_log` prints uvicorn's line per request on stdout."""
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
-        timeout_keep_alive=30,
+        app, host=host, port=port, log_level="info" if access_log else "warning",
+        access_log=access_log, lifespan="off", timeout_keep_alive=30,
     )  # fmt: skip
 
 
@@ -155,8 +158,9 @@ class LocalService:
         self.stop()
 
 
-def serve(config: ServiceConfig, host: str, port: int) -> None:
-    """Run the service in the foreground until interrupted (`frameport serve`)."""
+def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = False) -> None:
+    """Run the service in the foreground until interrupted (`frameport serve`); with
+    `access_log`, one line per request."""
     state = ServiceState(config)
     app, _ = make_app(state)
     print(f"frameport local service on http://{host}:{port}/v1")
@@ -164,6 +168,6 @@ def serve(config: ServiceConfig, host: str, port: int) -> None:
     print(f"  API key: {state.key}")
     print(f"  data:    {config.data_dir}")
     try:
-        uvicorn.Server(_uvicorn_config(app, host, port)).run()
+        uvicorn.Server(_uvicorn_config(app, host, port, access_log=access_log)).run()
     finally:
         state.close()
