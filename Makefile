@@ -34,7 +34,7 @@ browser-deps: $(STAMP)
 
 # The documentation site, built strictly (a warning, a broken link or reference fails) into site/.
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint docs browser-deps
 	$(BIN)/pytest
