@@ -24,8 +24,8 @@ demo: $(DEMO_STAMP)
 	$(BIN)/frameport demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks docs/hooks
 	$(BIN)/mypy
 
 # Debian's chromium for the browser test (tests/browser/); a no-op once installed.

@@ -46,6 +46,7 @@ from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
 from ._transport import RetryPolicy
 
 __version__ = "0.1.0"
+"""This package's version (`frameport --version` prints it too)."""
 
 _LAZY_SUBMODULES = ("local", "widgets")
 

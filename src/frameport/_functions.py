@@ -101,6 +101,7 @@ class Deployment:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Deployment:
+        """A Deployment from the service's deployment record (as JSON)."""
         return cls(
             id=str(record["$id"]),
             function_id=str(record.get("resourceId") or ""),

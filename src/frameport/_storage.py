@@ -96,6 +96,7 @@ class File:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> File:
+        """A File from the service's file record (as JSON)."""
         return cls(
             id=str(record["$id"]),
             bucket_id=str(record.get("bucketId", "")),

@@ -91,6 +91,7 @@ class LocalService:
 
     @property
     def project(self) -> str:
+        """The project the service serves (default "demo")."""
         return self.config.project
 
     @property
@@ -102,6 +103,7 @@ class LocalService:
 
     @property
     def data_dir(self) -> Path:
+        """Where the SQLite file and the uploaded files are kept."""
         return self.config.data_dir
 
     @property
@@ -110,6 +112,7 @@ class LocalService:
         return [] if self._injector is None else list(self._injector.injected)
 
     def start(self) -> LocalService:
+        """Start serving in a background thread; returns once requests are answered."""
         self._state = ServiceState(self.config)
         app, self._injector = make_app(self._state)
         # proto IPPROTO_TCP: asyncio sets TCP_NODELAY only then (else Nagle adds ~40 ms).
@@ -131,6 +134,7 @@ class LocalService:
         return self
 
     def stop(self) -> None:
+        """Stop serving, close the database and remove a temporary data directory."""
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
