@@ -2,14 +2,17 @@
 executed, in order and in one namespace, against a fresh local service.
 
 Each page gets `client`, an API-key client for its own service (FRAMEPORT_ENDPOINT,
-FRAMEPORT_PROJECT and FRAMEPORT_KEY name it too), and runs in an empty working directory.
+FRAMEPORT_PROJECT and FRAMEPORT_KEY name it too), runs in an empty working directory, and
+finds the `frameport` command on PATH.
 Blocks fenced as ```py are shown but not run (they need a real service or a secret).
 """
 
 from __future__ import annotations
 
 import linecache
+import os
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +40,9 @@ def page_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lo
         monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
         monkeypatch.setenv("FRAMEPORT_CACHE_DIR", str(tmp_path / "cache"))
         monkeypatch.setenv("FRAMEPORT_CONFIG_DIR", str(tmp_path / "config"))
+        # The `frameport` command installed beside this interpreter, as in an activated venv.
+        scripts = str(Path(sys.executable).parent)
+        monkeypatch.setenv("PATH", scripts + os.pathsep + os.environ.get("PATH", ""))
         work = tmp_path / "work"
         work.mkdir()
         monkeypatch.chdir(work)
