@@ -1,5 +1,5 @@
-"""The examples of the documentation run: every ```python block of a page under docs/ is
-executed, in order and in one namespace, against a fresh local service.
+"""The examples of the documentation run: every ```python block of the README and of each
+page under docs/ is executed, in order and in one namespace, against a fresh local service.
 
 Each page gets `client`, an API-key client for its own service (FRAMEPORT_ENDPOINT,
 FRAMEPORT_PROJECT and FRAMEPORT_KEY name it too), runs in an empty working directory, and
@@ -20,7 +20,8 @@ import pytest
 
 from frameport.local import LocalService
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
@@ -28,7 +29,7 @@ def runnable_blocks(page: Path) -> list[str]:
     return PYTHON_BLOCK.findall(page.read_text(encoding="utf-8"))
 
 
-PAGES = sorted(p for p in DOCS.rglob("*.md") if runnable_blocks(p))
+PAGES = [REPO / "README.md", *sorted(p for p in DOCS.rglob("*.md") if runnable_blocks(p))]
 
 
 @pytest.fixture
@@ -50,15 +51,15 @@ def page_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lo
 
 
 def test_the_guides_have_examples_to_run() -> None:
-    assert {p.name for p in PAGES} >= {"getting-started.md", "tables.md", "filters.md"}
+    assert {p.name for p in PAGES} >= {"README.md", "getting-started.md", "tables.md", "filters.md"}
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def test_page_examples_run(page: Path, page_service: LocalService) -> None:
     with page_service.client() as client:
         namespace: dict[str, object] = {"__name__": "__docs__", "client": client}
         for number, block in enumerate(runnable_blocks(page), start=1):
-            name = f"{page.relative_to(DOCS)} (block {number})"
+            name = f"{page.relative_to(REPO)} (block {number})"
             linecache.cache[name] = (len(block), None, block.splitlines(True), name)
             code = compile(block, name, "exec")
             exec(code, namespace)
