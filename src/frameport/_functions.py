@@ -216,7 +216,7 @@ class AsyncFunction:
         `interval` seconds. Raises `DeploymentError` (with the build log) when it ends
         ``failed`` or ``canceled``, and `TimeoutError` after `timeout` seconds.
 
-        >>> etl.wait(etl.deploy("./src").id).status                  # doctest: +SKIP
+        >>> etl.wait(etl.deploy("./src").id).status
         'ready'
         """
         if timeout < 0 or interval <= 0:

@@ -47,7 +47,8 @@ class LocalService:
 
     >>> with LocalService() as svc:
     ...     client = svc.client()
-    ...     client.account  # doctest: +SKIP
+    ...     client.endpoint == svc.endpoint
+    True
 
     `faults="0.2:7"` injects faults at 20 % with seed 7 (see `faults`);
     `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
