@@ -26,6 +26,7 @@ demo: $(DEMO_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks docs/hooks
 	$(BIN)/ruff format --check src tests benchmarks docs/hooks
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
 
 # Debian's chromium for the browser test (tests/browser/); a no-op once installed.

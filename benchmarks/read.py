@@ -51,7 +51,7 @@ def record(directory: Path) -> None:
     import httpx
 
     from frameport._demo import sample_people
-    from frameport._pages import last_row_id
+    from frameport._tables._pages import last_row_id
     from frameport.local import LocalService
 
     with LocalService() as service, service.client() as client:
@@ -86,7 +86,7 @@ class Replay:
     """The recorded pages, served by cursor for a table of any multiple of 5000 rows."""
 
     def __init__(self, directory: Path) -> None:
-        from frameport._pages import last_row_id
+        from frameport._tables._pages import last_row_id
 
         self.model = (directory / "table.json").read_bytes()
         self.pages: list[tuple[bytes, int]] = []
@@ -231,8 +231,8 @@ def frameport_parquet(endpoint: str, rows: int) -> int:
 
 def parse_floor(directory: Path, rows: int) -> int:
     """Arrow's JSON reader (through `decode_page`) over the recorded bytes, nothing else."""
-    from frameport._pages import decode_page
     from frameport._schema import arrow_schema
+    from frameport._tables._pages import decode_page
 
     replay = Replay(directory)
     schema = arrow_schema(json.loads(replay.model)["columns"])

@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from frameport._client import Client
-from frameport._ids import ID
-from frameport._upload import CHUNK_SIZE, plan_parts
+from frameport._core._ids import ID
+from frameport._transfer._upload import CHUNK_SIZE, plan_parts
 
 KEY = "standard_benchmark"
 PROJECT = "bench"

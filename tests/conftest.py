@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from frameport._client import AsyncClient, Client
-from frameport._ids import ID
+from frameport._core._ids import ID
 from frameport.local import LocalService
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from frameport._client import Client
-from frameport._ids import ID
-from frameport._tables import Table
+from frameport._core._ids import ID
+from frameport._tables._query import Table
 
 #: The read dtypes of the sample people (`frameport._demo.sample_people`).
 PEOPLE_DTYPES = {

@@ -13,7 +13,7 @@ import pytest
 from conftest import UserLogin
 from frameport import Permission, Role
 from frameport._client import Client
-from frameport._ids import ID
+from frameport._core._ids import ID
 from frameport.cli import main
 from frameport.local import LocalService
 

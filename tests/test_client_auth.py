@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from frameport._auth import Session, credential_file, session_cookie_names
 from frameport._client import Client
+from frameport._core._auth import Session, credential_file, session_cookie_names
 from frameport._exceptions import (
     AuthenticationError,
     ImpersonationIgnoredWarning,

@@ -12,6 +12,8 @@ import httpx
 import pytest
 
 from frameport._client import AsyncClient, Client
+from frameport._core._ids import ID
+from frameport._core._transport import RetryPolicy
 from frameport._exceptions import (
     APIError,
     AuthenticationError,
@@ -25,8 +27,6 @@ from frameport._exceptions import (
     TransportError,
     api_error_class,
 )
-from frameport._ids import ID
-from frameport._transport import RetryPolicy
 from frameport.local import LocalService
 
 MakeUser = Callable[..., Any]  # conftest.make_user

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from frameport import AuthenticationError, Client
-from frameport._ids import ID
+from frameport._core._ids import ID
 from frameport.local import LocalService
 
 

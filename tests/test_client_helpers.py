@@ -9,11 +9,11 @@ import certifi
 import httpx
 import pytest
 
-from frameport._auth import config_dir
 from frameport._client import AsyncClient, Client
-from frameport._ids import ID
-from frameport._permissions import Permission, Role
-from frameport._transport import RetryPolicy, _shared_ssl_context, queries_param, redact_url
+from frameport._core._auth import config_dir
+from frameport._core._ids import ID
+from frameport._core._permissions import Permission, Role
+from frameport._core._transport import RetryPolicy, _shared_ssl_context, queries_param, redact_url
 
 
 def test_unique_ids_have_the_service_format_and_are_time_ordered() -> None:

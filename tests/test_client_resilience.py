@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from frameport._client import Client
+from frameport._core._ids import ID
 from frameport._exceptions import FrameportError, RateLimitError, ServerError, TransportError
-from frameport._ids import ID
 from frameport.local import LocalService
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from frameport._client import AsyncClient, Client
+from frameport._core._sync import SyncFacade, delegate, forward_property, iterate_sync, run_sync
 from frameport._exceptions import NotFoundError
-from frameport._sync import SyncFacade, delegate, forward_property, iterate_sync, run_sync
 from frameport.local import LocalService
 
 MakeUser = Callable[..., Any]  # conftest.make_user

@@ -218,7 +218,7 @@ def test_filter_error_is_a_value_error() -> None:
         "frameport._expr._values",
         "frameport._expr._render",
         "frameport._expr._parser",
-        "frameport._expr._service_query",
+        "frameport._core._queries",
         "frameport._expr._evaluate",
     ],
 )

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from frameport._core._queries import ServiceQuery
+from frameport._core._transport import queries_param
 from frameport._expr import (
     MAX_QUERY_LENGTH,
     ColumnSpec,
@@ -29,8 +31,6 @@ from frameport._expr import (
 from frameport._expr._compiler import pandas_null_value
 from frameport._expr._fitting import MAX_FILTER_URL_LENGTH, Part, fit_requests
 from frameport._expr._nodes import IsIn, Leaf, Not
-from frameport._expr._service_query import ServiceQuery
-from frameport._transport import queries_param
 
 SCHEMA = {
     "age": ColumnSpec("integer"),

@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 
 from frameport._client import Client
 from frameport._expr import ColumnKind, Expr, col
-from frameport._tables import Table
+from frameport._tables._query import Table
 from tables_support import assert_same_rows, load, new_id
 
 SEED = 20240607

@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from frameport._client import Client
+from frameport._core._ids import ID
 from frameport._fsspec import FrameportFileSystem
-from frameport._ids import ID
 from frameport._storage import Bucket
 from frameport.local import LocalService
 

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from frameport._client import Client
+from frameport._core._ids import ID
 from frameport._fsspec import FrameportFileSystem
-from frameport._ids import ID
 from frameport._storage import Bucket
 from frameport.local import LocalService
 

@@ -15,9 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frameport._pages import batch_from_rows, decode_page, decode_page_inferring, last_row_id
-from frameport._paging import _rows_at_most
 from frameport._schema import TIMESTAMP, InferredSchema, RowDecodeError, arrow_schema
+from frameport._tables._pager import rows_at_most
+from frameport._tables._pages import (
+    batch_from_rows,
+    decode_page,
+    decode_page_inferring,
+    last_row_id,
+)
 
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 100},
@@ -37,7 +42,7 @@ SCHEMA = arrow_schema(COLUMNS)
 
 @contextmanager
 def pages_log() -> Iterator[list[logging.LogRecord]]:
-    """The records `frameport._pages` logs meanwhile, DEBUG included."""
+    """The records `frameport._tables._pages` logs meanwhile, DEBUG included."""
     records: list[logging.LogRecord] = []
 
     class Collect(logging.Handler):
@@ -45,7 +50,7 @@ def pages_log() -> Iterator[list[logging.LogRecord]]:
             records.append(record)
 
     handler = Collect(logging.DEBUG)
-    logger = logging.getLogger("frameport._pages")
+    logger = logging.getLogger("frameport._tables._pages")
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
@@ -160,7 +165,7 @@ def test_last_row_id_is_the_id_of_the_decoded_last_row(
 @given(pages())
 def test_rows_at_most_counts_every_quoted_id_key(page: tuple[bytes, list[dict[str, Any]]]) -> None:
     body, rows = page
-    assert len(rows) <= _rows_at_most(body) == body.count(b'"$id"')
+    assert len(rows) <= rows_at_most(body) == body.count(b'"$id"')
 
 
 def test_last_row_id_skips_nested_rows_and_ids_inside_values() -> None:

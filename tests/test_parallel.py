@@ -24,11 +24,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frameport._client import AsyncClient, Client
+from frameport._core._sync import run_sync
 from frameport._demo import sample_people
 from frameport._expr import col
-from frameport._parallel import in_order, serial_reason, split_ranges
-from frameport._sync import run_sync
-from frameport._tables import Table, TableQuery
+from frameport._tables._parallel import in_order, serial_reason, split_ranges
+from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import load, new_id
 

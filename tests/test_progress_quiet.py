@@ -9,8 +9,9 @@ import time
 import pandas as pd
 import pytest
 
-from frameport import ID, Client, Table, _progress
-from frameport._progress import progress_bar
+from frameport import ID, Client, Table
+from frameport._core import _progress
+from frameport._core._progress import progress_bar
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from frameport._core._timefmt import format_service_datetime
 from frameport._exceptions import FilterError
-from frameport._pages import decode_page
 from frameport._schema import (
     DTYPE_TABLE,
     SYSTEM_SCHEMA,
@@ -34,7 +34,7 @@ from frameport._schema import (
     to_json_value,
     to_pandas,
 )
-from frameport._timefmt import format_service_datetime
+from frameport._tables._pages import decode_page
 
 OSLO = timezone(timedelta(hours=2))
 

@@ -22,7 +22,7 @@ from frameport import (
     UploadVerificationError,
 )
 from frameport._storage import Bucket
-from frameport._upload import CHUNK_SIZE, plan_parts, verify_file_record
+from frameport._transfer._upload import CHUNK_SIZE, plan_parts, verify_file_record
 from storage_support import MIB, random_file
 
 pytest_plugins = ["storage_fixtures"]

@@ -10,11 +10,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from frameport._client import Client
+from frameport._core._transport import RetryPolicy
 from frameport._demo import sample_people
 from frameport._exceptions import FrameportError
 from frameport._schema import to_pandas
-from frameport._tables import Table
-from frameport._transport import RetryPolicy
+from frameport._tables._query import Table
 from frameport.local import LocalService
 from tables_support import load, new_id
 

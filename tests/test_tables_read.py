@@ -12,7 +12,7 @@ import pytest
 from frameport._client import Client
 from frameport._demo import sample_people
 from frameport._expr import col
-from frameport._tables import Table
+from frameport._tables._query import Table
 from tables_support import PEOPLE_DTYPES, assert_same_rows, load, new_id
 
 SIZES = (0, 1, 4999, 5000, 5001, 60_000)

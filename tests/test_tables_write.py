@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from frameport._client import Client
+from frameport._core._transport import RetryPolicy
 from frameport._demo import sample_people
 from frameport._exceptions import ConflictError
 from frameport._schema import DTYPE_TABLE, DtypeMapping, column_type_name
-from frameport._transport import RetryPolicy
 from frameport.local import LocalService
 from tables_support import assert_same_rows, load, new_id
 

@@ -10,7 +10,7 @@ from PIL import Image
 
 import frameport.widgets as fpw
 from frameport._client import Client
-from frameport._ids import ID
+from frameport._core._ids import ID
 from frameport._storage import Bucket
 from frameport.local import LocalService
 

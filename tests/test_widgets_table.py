@@ -10,9 +10,9 @@ import pytest
 
 import frameport.widgets as fpw
 from frameport._client import Client
+from frameport._core._ids import ID
 from frameport._demo import sample_people
-from frameport._ids import ID
-from frameport._tables import Table, TableQuery
+from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 
 ROWS = 57

@@ -15,6 +15,9 @@ import importlib
 from types import ModuleType
 
 from ._client import AsyncClient, Client
+from ._core._ids import ID
+from ._core._permissions import Permission, Role
+from ._core._transport import RetryPolicy
 from ._exceptions import (
     APIError,
     AuthenticationError,
@@ -38,12 +41,9 @@ from ._exceptions import (
 )
 from ._expr import Expr, col
 from ._functions import AsyncFunction, Deployment, Function
-from ._ids import ID
-from ._permissions import Permission, Role
 from ._schema import DTYPE_TABLE
 from ._storage import AsyncBucket, Bucket, File
-from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
-from ._transport import RetryPolicy
+from ._tables._query import AsyncTable, AsyncTableQuery, Table, TableQuery
 
 __version__ = "0.1.0"
 """This package's version (`frameport --version` prints it too)."""

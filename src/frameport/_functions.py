@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._download import ResumableDownload
+from ._core._ids import ID
+from ._core._polling import poll_until
+from ._core._sync import SyncFacade, delegate, forward_property
 from ._exceptions import DeploymentError
-from ._ids import ID
-from ._polling import poll_until
 from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
-from ._sync import SyncFacade, delegate, forward_property
-from ._transfer import ProgressCallback
-from ._upload import ChunkedUpload, UploadTarget
+from ._transfer._download import ResumableDownload
+from ._transfer._progress import ProgressCallback
+from ._transfer._upload import ChunkedUpload, UploadTarget
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from ._core import Requester
 
 #: Directories never packed into a deployment (besides any holding a ``pyvenv.cfg``).
 SKIPPED_DIRECTORIES = frozenset({".git", "__pycache__", "node_modules", ".venv", "venv"})
@@ -119,8 +119,8 @@ class AsyncFunction:
     """One function of the project; every I/O method is a coroutine. Get it with
     ``client.function(function_id)`` or ``await client.create_function(...)``."""
 
-    def __init__(self, client: AsyncClient, function_id: str) -> None:
-        self._client = client
+    def __init__(self, requester: Requester, function_id: str) -> None:
+        self._requester = requester
         self._id = ID.custom(function_id)
         self._path = f"/functions/{self._id}"
 
@@ -138,7 +138,7 @@ class AsyncFunction:
 
     async def info(self) -> dict[str, Any]:
         """The function's record (name, runtime, entrypoint, ...)."""
-        record: dict[str, Any] = await self._client._request_json("GET", self._path)
+        record: dict[str, Any] = await self._requester.request_json("GET", self._path)
         return record
 
     async def deploy(
@@ -191,7 +191,7 @@ class AsyncFunction:
                 )
             with archive.open("rb") as stream:
                 upload = ChunkedUpload(
-                    self._client, target, stream, os.fstat(stream.fileno()).st_size, ID.unique(),
+                    self._requester, target, stream, os.fstat(stream.fileno()).st_size, ID.unique(),
                     label=f"deploy {self._id}", progress=progress, on_progress=on_progress,
                     concurrency=concurrency,
                 )  # fmt: skip
@@ -201,12 +201,12 @@ class AsyncFunction:
         """Every deployment of the function, one row each, oldest first (columns named as the
         service names them: ``$id``, ``status``, ``sourceSize``, ``$createdAt``, ...)."""
         return await list_frame(
-            self._client, f"{self._path}/deployments", "deployments", DEPLOYMENT_SCHEMA
+            self._requester, f"{self._path}/deployments", "deployments", DEPLOYMENT_SCHEMA
         )
 
     async def deployment(self, deployment_id: str) -> Deployment:
         """The service's record of one deployment."""
-        record = await self._client._request_json("GET", self._deployment_path(deployment_id))
+        record = await self._requester.request_json("GET", self._deployment_path(deployment_id))
         return Deployment.from_record(record)
 
     async def wait(
@@ -258,7 +258,7 @@ class AsyncFunction:
         """
         deployment = await self.deployment(deployment_id)
         download = ResumableDownload(
-            self._client,
+            self._requester,
             self._deployment_path(deployment_id, "download"),
             Path(path),
             size=deployment.source_size,
@@ -271,7 +271,7 @@ class AsyncFunction:
 
 
 async def create_function(
-    client: AsyncClient,
+    requester: Requester,
     function_id: str,
     name: str,
     runtime: str,
@@ -285,8 +285,8 @@ async def create_function(
         body["entrypoint"] = entrypoint
     if commands is not None:
         body["commands"] = commands
-    record = await create_record(client, "/functions", body, function_id)
-    return AsyncFunction(client, str(record["$id"]))
+    record = await create_record(requester, "/functions", body, function_id)
+    return AsyncFunction(requester, str(record["$id"]))
 
 
 class Function(SyncFacade[AsyncFunction], wraps=AsyncFunction):

@@ -13,14 +13,7 @@ age > 30 and city in ['Oslo', 'Bergen']
 city in ['Oslo', 'Bergen']
 """
 
-from frameport._exceptions import FilterError
-from frameport._expr._builder import Expr, StringMethods, col
-from frameport._expr._columns import INTERNAL_COLUMNS, ColumnKind, ColumnSpec
-from frameport._expr._compiler import CompiledFilter, compile_filter
-from frameport._expr._evaluate import evaluate
-from frameport._expr._fitting import MAX_FILTER_QUERIES, MAX_REQUESTS
-from frameport._expr._parser import parse
-from frameport._expr._service_query import (
+from frameport._core._queries import (
     MAX_QUERIES_PER_REQUEST,
     MAX_QUERY_LENGTH,
     MAX_VALUES_PER_QUERY,
@@ -30,6 +23,13 @@ from frameport._expr._service_query import (
     order_query,
     select_query,
 )
+from frameport._exceptions import FilterError
+from frameport._expr._builder import Expr, StringMethods, col
+from frameport._expr._columns import INTERNAL_COLUMNS, ColumnKind, ColumnSpec
+from frameport._expr._compiler import CompiledFilter, compile_filter
+from frameport._expr._evaluate import evaluate
+from frameport._expr._fitting import MAX_FILTER_QUERIES, MAX_REQUESTS
+from frameport._expr._parser import parse
 
 __all__ = [
     "INTERNAL_COLUMNS",

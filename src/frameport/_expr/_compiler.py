@@ -59,6 +59,16 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from frameport._core._queries import (
+    MAX_QUERY_LENGTH,
+    MAX_VALUES_PER_QUERY,
+    JsonScalar,
+    ServiceQuery,
+    and_query,
+    check_member,
+    or_query,
+)
+from frameport._core._timefmt import format_service_datetime
 from frameport._exceptions import FilterError
 from frameport._expr._builder import Expr
 from frameport._expr._columns import ColumnKind, ColumnSpec, column_spec
@@ -83,22 +93,12 @@ from frameport._expr._nodes import (
     push_negation,
 )
 from frameport._expr._render import render
-from frameport._expr._service_query import (
-    MAX_QUERY_LENGTH,
-    MAX_VALUES_PER_QUERY,
-    JsonScalar,
-    ServiceQuery,
-    and_query,
-    check_member,
-    or_query,
-)
 from frameport._expr._values import (
     INT64_MAX,
     INT64_MIN,
     Scalar,
     parse_datetime_literal,
 )
-from frameport._timefmt import format_service_datetime
 
 __all__ = ["CompiledFilter", "compile_filter", "pandas_null_value"]
 

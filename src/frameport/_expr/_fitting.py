@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from frameport._exceptions import FilterError
-from frameport._expr._service_query import (
+from frameport._core._queries import (
     MAX_QUERIES_PER_REQUEST,
     MAX_QUERY_LENGTH,
     MAX_VALUES_PER_QUERY,
@@ -34,6 +33,7 @@ from frameport._expr._service_query import (
     or_query,
     render_query,
 )
+from frameport._exceptions import FilterError
 
 #: Filter query strings per request by default, leaving room for select/order/limit/cursor.
 MAX_FILTER_QUERIES = MAX_QUERIES_PER_REQUEST - 10

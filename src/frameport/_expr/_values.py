@@ -18,8 +18,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from frameport._core._timefmt import format_service_datetime
 from frameport._exceptions import FilterError
-from frameport._timefmt import format_service_datetime
 
 Scalar = str | int | float | bool
 

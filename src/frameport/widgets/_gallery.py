@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 import pandas as pd
 
+from .._core import run_sync
 from .._exceptions import FrameportError
-from .._sync import run_sync
 from ._display import StaticViews
 from ._html import image_html, message_html
 from ._messages import describe_failure

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from .._exceptions import FrameportError
-from .._paging import TOTAL_CAP
+from .._tables import TOTAL_CAP, PagePosition, TablePage, TablePager
 from ._display import StaticViews
 from ._html import frame_html, frame_text, message_html
 from ._messages import describe_failure
-from ._table_pages import PagePosition, TablePage, TablePager
 
 if TYPE_CHECKING:
     from .._tables import TableQuery

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import httpx
 
-from ._exceptions import DownloadVerificationError, FrameportError, TransportError
-from ._transfer import ProgressCallback, TransferProgress
+from .._exceptions import DownloadVerificationError, FrameportError, TransportError
+from ._progress import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from .._core import Requester
 
 #: Bytes asked for per Range request: below the 20 MB at which the service shortens a range.
 RANGE_SPAN = 16 * 1024 * 1024
@@ -61,7 +61,7 @@ class ResumableDownload:
 
     def __init__(
         self,
-        client: AsyncClient,
+        requester: Requester,
         path: str,
         destination: Path,
         *,
@@ -71,7 +71,7 @@ class ResumableDownload:
         progress: bool | None,
         on_progress: ProgressCallback | None = None,
     ) -> None:
-        self._client = client
+        self._requester = requester
         self._path = path
         self.destination = destination
         self._partial = partial_path(destination)
@@ -109,7 +109,7 @@ class ResumableDownload:
         self, out: BinaryIO, offset: int, digest: hashlib._Hash, progress: TransferProgress
     ) -> None:
         """Request ranges until every byte is on disk, resuming responses cut short."""
-        policy = self._client._transport.retry
+        policy = self._requester.retry
         stalled = 0
         answered = 0 < offset == self._size  # a complete .part needs no request
         while not answered or offset < self._size:
@@ -125,7 +125,7 @@ class ResumableDownload:
                     f"Download of {self._label!r} stopped at byte {offset} "
                     f"({failure or 'no bytes came'}); call download() again to continue.",
                     method="GET",
-                    url=self._client.endpoint + self._path,
+                    url=self._requester.endpoint + self._path,
                 ) from failure
             if failure is not None:
                 await asyncio.sleep(policy.backoff_delay(stalled))
@@ -139,7 +139,7 @@ class ResumableDownload:
         if offset:
             end = min(start + RANGE_SPAN, self._size) - 1
             headers["Range"] = f"bytes={start}-{end}"
-        async with self._client._stream("GET", self._path, headers=headers) as response:
+        async with self._requester.stream("GET", self._path, headers=headers) as response:
             if response.status_code == 206:
                 sent_range = response.headers.get("content-range", "")
                 if not sent_range.startswith(f"bytes {start}-"):

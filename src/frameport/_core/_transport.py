@@ -34,7 +34,7 @@ from urllib.parse import unquote
 
 import httpx
 
-from ._exceptions import APIError, RateLimitError, TransportError, api_error_class
+from .._exceptions import APIError, RateLimitError, TransportError, api_error_class
 
 logger = logging.getLogger("frameport")
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from frameport._core._ids import is_valid_id
 from frameport._exceptions import FilterError
-from frameport._ids import is_valid_id
 
 #: At most this many query strings per request.
 MAX_QUERIES_PER_REQUEST = 100
@@ -108,6 +108,11 @@ def order_query(column: str, ascending: bool = True, member: str = "column") -> 
         raise FilterError(f"sort() takes a column name, got {column!r}.")
     method = "orderAsc" if ascending else "orderDesc"
     return json_text({"method": method, check_member(member): column})
+
+
+def equal_query(column: str, values: Sequence[JsonScalar], member: str = "column") -> str:
+    """`equal`: the column's value is one of `values`."""
+    return json_text({"method": "equal", check_member(member): column, "values": list(values)})
 
 
 def limit_query(count: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._ids import ID
+from .._core._ids import ID
 
 
 @dataclass(frozen=True)

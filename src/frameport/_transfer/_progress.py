@@ -13,7 +13,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
-from ._progress import progress_bar
+from .._core._progress import progress_bar
 
 #: ``on_progress(done_bytes, total_bytes)``, called as a transfer advances.
 ProgressCallback = Callable[[int, int], Any]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from ._schema import SYSTEM_SCHEMA, InferredSchema, RowDecodeError, infer_batch
+from .._schema import SYSTEM_SCHEMA, InferredSchema, RowDecodeError, infer_batch
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ the last row it read, until it holds `size` rows or the rows end (at most
 `MAX_REQUESTS_PER_PAGE` requests). Where the service refuses a cursor (its row has null in a
 sort column) the rows are asked for by ``offset`` instead, as the engine does.
 
-This reaches into the query's plan (the compiled filter, select and sort, and the decoder),
-the same way `TableQuery.preview_html` does for its single page.
+It reads the query's plan (the compiled filter, select and sort, and the decoder), the same
+way `TableQuery.preview_html` does for its single page. The table widget shows these pages.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pyarrow as pa
 
-from .._pages import decode_page, last_row_id
-from .._paging import TOTAL_CAP, fetch_page
+from .._core import run_sync
 from .._schema import SYSTEM_SCHEMA, to_pandas
-from .._sync import run_sync
-from .._tables import _project
+from ._pager import TOTAL_CAP, fetch_page
+from ._pages import decode_page, last_row_id
+from ._plan import project
 
 if TYPE_CHECKING:
-    from .._tables import AsyncTableQuery, TableQuery
+    from ._query import AsyncTableQuery, TableQuery
 
 MAX_REQUESTS_PER_PAGE = 10
 
@@ -95,14 +95,14 @@ class TablePager:
         for _request in range(MAX_REQUESTS_PER_PAGE):
             limit = wanted - kept
             body = await fetch_page(
-                self.query._client, self.query.location.rows_path, plan.requests[0], limit,
+                self.query._requester, self.query.location.rows_path, plan.requests[0], limit,
                 cursor=after, delivered=position.read + read,
             )  # fmt: skip
             total, batch = plan.decode(body)
             if plan.inferred is not None:
                 batch = plan.inferred.conform(batch)
             fetched = batch.num_rows if plan.every_row_kept else _row_count(body, self.query)
-            batches.append(_project(plan, batch))
+            batches.append(project(plan, batch))
             kept, read = kept + batch.num_rows, read + fetched
             after = last_row_id(body) if fetched == limit else None
             if after is None or kept >= wanted:

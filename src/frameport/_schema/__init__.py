@@ -1,0 +1,65 @@
+"""Service column types, Arrow types and pandas dtypes: one table, both ways.
+
+Reading (`_reading`): the column models of a table give the Arrow schema of its row batches
+(`arrow_schema`); `to_pandas` turns batches into a DataFrame with pandas 3 dtypes.
+Writing (`_writing`): a DataFrame's dtypes give the columns to create (`column_definitions`),
+and `frame_to_rows` turns its rows into the JSON values the service stores.
+Inference (`_inference`): when the columns cannot be read (session users), `InferredSchema`
+settles the schema page by page.
+
+`DTYPE_TABLE` is the published write → read table; the documentation is written from it.
+
+>>> arrow_schema([{"key": "age", "type": "integer", "array": False}]).field("age").type
+DataType(int64)
+"""
+
+from .._exceptions import RowDecodeError
+from ._inference import InferredSchema, infer_batch
+from ._reading import (
+    DTYPE_TABLE,
+    SYSTEM_SCHEMA,
+    TIMESTAMP,
+    DtypeMapping,
+    arrow_schema,
+    column_arrow_type,
+    column_type_name,
+    dtype_table_markdown,
+    to_pandas,
+)
+from ._writing import (
+    SERVICE_FIELDS,
+    NewColumn,
+    check_column_keys,
+    column_definitions,
+    column_types,
+    frame_to_rows,
+    new_column,
+    parse_column_type,
+    string_size,
+    to_json_value,
+)
+
+__all__ = [
+    "DTYPE_TABLE",
+    "SERVICE_FIELDS",
+    "SYSTEM_SCHEMA",
+    "TIMESTAMP",
+    "DtypeMapping",
+    "InferredSchema",
+    "NewColumn",
+    "RowDecodeError",
+    "arrow_schema",
+    "check_column_keys",
+    "column_arrow_type",
+    "column_definitions",
+    "column_type_name",
+    "column_types",
+    "dtype_table_markdown",
+    "frame_to_rows",
+    "infer_batch",
+    "new_column",
+    "parse_column_type",
+    "string_size",
+    "to_json_value",
+    "to_pandas",
+]

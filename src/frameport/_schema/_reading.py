@@ -1,0 +1,268 @@
+"""Service column types → Arrow types → pandas dtypes, and the published dtype table."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .._exceptions import FilterError
+
+log = logging.getLogger(__name__)
+
+TIMESTAMP = pa.timestamp("ms", tz="UTC")
+"""The Arrow type of every service datetime: milliseconds, UTC."""
+
+SYSTEM_SCHEMA = pa.schema(
+    [
+        ("$id", pa.string()),
+        ("$sequence", pa.int64()),
+        ("$createdAt", TIMESTAMP),
+        ("$updatedAt", TIMESTAMP),
+        ("$permissions", pa.list_(pa.string())),
+    ]
+)
+"""The internal fields every row batch starts with (the service returns them even with a select)."""
+
+CONSTANT_FIELDS = frozenset({"$tableId", "$databaseId", "$collectionId"})
+"""Internal fields that are the same in every row of a table; row batches leave them out."""
+
+ARROW_BY_COLUMN_TYPE: Mapping[str, pa.DataType] = {
+    **dict.fromkeys(
+        ("string", "varchar", "text", "mediumtext", "longtext", "email", "ip", "url", "enum"),
+        pa.string(),
+    ),
+    "integer": pa.int64(),
+    "float": pa.float64(),
+    "boolean": pa.bool_(),
+    "datetime": TIMESTAMP,
+}
+"""Service column type (as `column_type_name` names it) → Arrow type of one value."""
+
+_FORMATTED_STRING_TYPES = frozenset({"email", "ip", "url", "enum"})
+_UNUSABLE_STATUSES = frozenset({"failed", "stuck", "deleting"})
+
+DEFAULT_STRING_SIZE = 255
+"""Size of a string column created for short texts; longer texts get the next power of two."""
+MAX_STRING_SIZE = 1_073_741_824
+MAX_ENUM_ELEMENTS = 100
+MAX_ENUM_ELEMENT_LENGTH = 255
+
+WIRE_DATETIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$")
+WIRE_DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"  # Arrow's %S carries the milliseconds
+
+
+# ---------------------------------------------------------------------------------------------
+# Column models → Arrow
+
+
+def column_type_name(column: Mapping[str, Any]) -> str:
+    """The create-endpoint name of a column model's type.
+
+    >>> column_type_name({"type": "string", "format": "email"})
+    'email'
+    >>> column_type_name({"type": "double"})
+    'float'
+    """
+    kind = str(column.get("type"))
+    if kind == "string" and column.get("format") in _FORMATTED_STRING_TYPES:
+        return str(column["format"])
+    return "float" if kind == "double" else kind
+
+
+def column_arrow_type(column: Mapping[str, Any]) -> pa.DataType | None:
+    """The Arrow type of a column model's values, or None for types frameport does not read
+    (relationships, geometry)."""
+    value_type = ARROW_BY_COLUMN_TYPE.get(column_type_name(column))
+    if value_type is None:
+        return None
+    return pa.list_(value_type) if column.get("array") else value_type
+
+
+def arrow_schema(
+    columns: Iterable[Mapping[str, Any]], *, select: Sequence[str] | None = None
+) -> pa.Schema:
+    """The Arrow schema of a row batch: `SYSTEM_SCHEMA`, then the table's columns.
+
+    Columns that are failed, stuck or being deleted, and columns of types frameport does not
+    read, are left out (logged at DEBUG). With `select`, only the selected columns follow the
+    internal fields, in the order selected; ``"*"`` selects all. Selecting an internal field
+    is allowed and changes nothing; selecting an unknown column raises `FilterError`.
+
+    >>> arrow_schema([{"key": "tags", "type": "string", "array": True}]).names
+    ['$id', '$sequence', '$createdAt', '$updatedAt', '$permissions', 'tags']
+    """
+    fields: dict[str, pa.DataType] = {}
+    known: set[str] = set()
+    for column in columns:
+        key = str(column["key"])
+        known.add(key)
+        if column.get("status") in _UNUSABLE_STATUSES:
+            log.debug("column %r left out: status %s", key, column.get("status"))
+            continue
+        value_type = column_arrow_type(column)
+        if value_type is None:
+            log.debug("column %r left out: type %r is not read", key, column.get("type"))
+            continue
+        fields[key] = value_type
+    if select is not None and "*" not in select:
+        chosen: dict[str, pa.DataType] = {}
+        for key in select:
+            if key in SYSTEM_SCHEMA.names or key in CONSTANT_FIELDS:
+                continue
+            if key not in known:
+                raise FilterError(f"select names an unknown column {key!r}", text=key)
+            if key in fields:
+                chosen[key] = fields[key]
+        fields = chosen
+    return pa.schema([*SYSTEM_SCHEMA, *(pa.field(k, t) for k, t in fields.items())])
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow → pandas
+
+_STR_DTYPE = pd.StringDtype(na_value=np.nan)  # pandas 3's default "str"
+_NULLABLE_BY_ARROW: Mapping[pa.DataType, Any] = {
+    pa.int8(): pd.Int8Dtype(),
+    pa.int16(): pd.Int16Dtype(),
+    pa.int32(): pd.Int32Dtype(),
+    pa.int64(): pd.Int64Dtype(),
+    pa.uint8(): pd.UInt8Dtype(),
+    pa.uint16(): pd.UInt16Dtype(),
+    pa.uint32(): pd.UInt32Dtype(),
+    pa.uint64(): pd.UInt64Dtype(),
+    pa.bool_(): pd.BooleanDtype(),
+    pa.string(): _STR_DTYPE,
+    pa.large_string(): _STR_DTYPE,
+    pa.string_view(): _STR_DTYPE,
+}
+
+
+def to_pandas(
+    data: pa.Table | pa.RecordBatch,
+    *,
+    dtype_backend: Literal["pyarrow"] | None = None,
+    memory_pool: pa.MemoryPool | None = None,
+) -> pd.DataFrame:
+    """A DataFrame with frameport's read dtypes, the same for empty data.
+
+    Default backend: integers → ``Int64`` (nulls stay integers), booleans → ``boolean``,
+    floats → ``float64``, strings → ``str``, datetimes → ``datetime64[ms, UTC]``, arrays →
+    ``object`` holding Python lists (None for null). ``dtype_backend="pyarrow"``: an
+    ``ArrowDtype`` for every column. Arrow's allocations come from `memory_pool` (default:
+    Arrow's default pool).
+
+    >>> to_pandas(pa.table({"n": pa.array([1, None])})).dtypes["n"]
+    Int64Dtype()
+    """
+    if dtype_backend == "pyarrow":
+        return data.to_pandas(types_mapper=pd.ArrowDtype, memory_pool=memory_pool)
+    if dtype_backend is not None:
+        raise ValueError(f"dtype_backend must be None or 'pyarrow', not {dtype_backend!r}")
+    lists = [
+        f.name for f in data.schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
+    ]
+    # List columns are converted once, straight to Python lists (not to numpy arrays first).
+    plain = data.drop_columns(lists)
+    frame = plain.to_pandas(types_mapper=_NULLABLE_BY_ARROW.get, memory_pool=memory_pool)
+    if len(frame.index) != data.num_rows:  # every column was a list
+        frame = pd.DataFrame(index=pd.RangeIndex(data.num_rows))
+    for name in lists:
+        with _cyclic_gc_paused():
+            values = data.column(name).to_pylist()
+        frame.insert(
+            data.schema.get_field_index(name),
+            name,
+            pd.Series(values, index=frame.index, dtype=object),
+        )
+    return frame
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off, while building one Python list per row: lists of
+    plain values form no cycles, and their sheer number would set off full collections, each
+    scanning every object of the process (most of the cost of a list column)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# ---------------------------------------------------------------------------------------------
+# The published write → read table
+
+
+class DtypeMapping(NamedTuple):
+    """One row of the write → read table: a DataFrame column written with dtype `written`
+    (holding values like `example`) creates a `column_type` column and reads back as `arrow`,
+    then as pandas dtype `read`."""
+
+    written: str
+    example: tuple[Any, ...]
+    column_type: str
+    arrow: pa.DataType
+    read: str
+
+
+DTYPE_TABLE: tuple[DtypeMapping, ...] = (
+    DtypeMapping("int64", (1, -2), "integer", pa.int64(), "Int64"),
+    DtypeMapping("int32", (1, -2), "integer", pa.int64(), "Int64"),
+    DtypeMapping("Int64", (1, None), "integer", pa.int64(), "Int64"),
+    DtypeMapping("float64", (1.5, None), "float", pa.float64(), "float64"),
+    DtypeMapping("float32", (1.5, None), "float", pa.float64(), "float64"),
+    DtypeMapping("Float64", (1.5, None), "float", pa.float64(), "float64"),
+    DtypeMapping("bool", (True, False), "boolean", pa.bool_(), "boolean"),
+    DtypeMapping("boolean", (True, None), "boolean", pa.bool_(), "boolean"),
+    DtypeMapping("str", ("a", None), "string", pa.string(), "str"),
+    DtypeMapping("string", ("a", None), "string", pa.string(), "str"),
+    DtypeMapping("object", ("a", None), "string", pa.string(), "str"),
+    DtypeMapping("category", ("a", "b", None), "enum", pa.string(), "str"),
+    DtypeMapping(
+        "datetime64[ns]",
+        (datetime(2020, 10, 15, 6, 38), None),
+        "datetime",
+        TIMESTAMP,
+        "datetime64[ms, UTC]",
+    ),
+    DtypeMapping(
+        "datetime64[ns, UTC]",
+        (datetime(2020, 10, 15, 6, 38, tzinfo=UTC), None),
+        "datetime",
+        TIMESTAMP,
+        "datetime64[ms, UTC]",
+    ),
+    DtypeMapping(
+        "datetime64[us, Europe/Oslo]",
+        (datetime(2020, 10, 15, 6, 38, tzinfo=UTC), None),
+        "datetime",
+        TIMESTAMP,
+        "datetime64[ms, UTC]",
+    ),
+    DtypeMapping("object", (["a", "b"], None), "string[]", pa.list_(pa.string()), "object"),
+    DtypeMapping("object", ([1, 2], []), "integer[]", pa.list_(pa.int64()), "object"),
+)
+"""What a DataFrame column becomes in the service, and how it reads back (default backend).
+Datetimes are stored in UTC with millisecond precision; naive ones are taken as UTC."""
+
+
+def dtype_table_markdown() -> str:
+    """DTYPE_TABLE as a Markdown table (the documentation writes it with this at build time)."""
+    lines = [
+        "| pandas dtype written | service column | Arrow type | pandas dtype read |",
+        "|---|---|---|---|",
+    ]
+    for row in DTYPE_TABLE:
+        lines.append(f"| `{row.written}` | `{row.column_type}` | `{row.arrow}` | `{row.read}` |")
+    return "\n".join(lines)

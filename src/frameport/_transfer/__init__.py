@@ -1,0 +1,1 @@
+"""Chunked uploads and downloads."""
