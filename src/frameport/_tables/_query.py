@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
+from .._core._frames import user_frame_depth
 from .._core._progress import progress_bar
 from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
@@ -148,11 +149,12 @@ class AsyncTableQuery:
         """Keep the rows matching `expr`, written as for `pandas.DataFrame.query`.
 
         ``@name`` takes the caller's variable `name` (or `local_dict`'s); a wrapper
-        around this method passes ``level=1`` for each frame it adds.
+        around this method passes ``level=1`` for each frame it adds (frames of frameport's
+        own, such as the synchronous `TableQuery.query`, are skipped).
 
         >>> table.query("age > @minimum and city in ['Oslo', 'Bergen']")  # doctest: +SKIP
         """
-        return self.where(parse(expr, local_dict=local_dict, level=level + 1))
+        return self.where(parse(expr, local_dict=local_dict, level=level + user_frame_depth()))
 
     def select(self, *columns: str) -> AsyncTableQuery:
         """Read only these columns (after the service's ``$`` fields), in this order."""
@@ -525,30 +527,11 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
 
     location = forward_property("location")
 
-    def where(self, condition: Expr) -> TableQuery:
-        """Keep the rows where `condition` holds; see `AsyncTableQuery.where`."""
-        return TableQuery._from_async(self._async.where(condition))
-
-    def query(
-        self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
-    ) -> TableQuery:
-        """Keep the rows matching `expr` (pandas query grammar); see `AsyncTableQuery.query`."""
-        return TableQuery._from_async(
-            self._async.query(expr, local_dict=local_dict, level=level + 1)
-        )
-
-    def select(self, *columns: str) -> TableQuery:
-        """Read only these columns; see `AsyncTableQuery.select`."""
-        return TableQuery._from_async(self._async.select(*columns))
-
-    def sort(self, by: str | Sequence[str], ascending: bool | Sequence[bool] = True) -> TableQuery:
-        """Order the rows; see `AsyncTableQuery.sort`."""
-        return TableQuery._from_async(self._async.sort(by, ascending))
-
-    def head(self, n: int = 5) -> TableQuery:
-        """At most the first `n` rows; see `AsyncTableQuery.head`."""
-        return TableQuery._from_async(self._async.head(n))
-
+    where = delegate(AsyncTableQuery.where, lambda: TableQuery)
+    query = delegate(AsyncTableQuery.query, lambda: TableQuery)
+    select = delegate(AsyncTableQuery.select, lambda: TableQuery)
+    sort = delegate(AsyncTableQuery.sort, lambda: TableQuery)
+    head = delegate(AsyncTableQuery.head, lambda: TableQuery)
     schema = delegate(AsyncTableQuery.schema)
     to_arrow = delegate(AsyncTableQuery.to_arrow)
     to_pandas = delegate(AsyncTableQuery.to_pandas)
