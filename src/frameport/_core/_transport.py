@@ -1,7 +1,7 @@
 """HTTP exchange with the service: timeouts, retries with backoff, rate-limit throttling, logging,
 and the one place where httpx errors and error statuses become frameport exceptions.
 
-`Transport.send` is used by `AsyncClient._request`; nothing else talks to httpx directly.
+`Transport.send` is used by `Connection.request`; nothing else talks to httpx directly.
 
 Every attempt is logged at DEBUG on the ``frameport`` logger as
 ``"<METHOD> <redacted path> -> <status> (<seconds> s)"``; the record also carries the attributes
@@ -114,7 +114,7 @@ def queries_param(queries: Iterable[str | Mapping[str, Any]]) -> dict[str, list[
     >>> queries_param([{"method": "limit", "values": [10]}])
     {'queries[]': ['{"method":"limit","values":[10]}']}
 
-    Merge it into `params` of `AsyncClient._request`; httpx repeats the name for each item.
+    Merge it into `params` of `Connection.request`; httpx repeats the name for each item.
     """
     encoded = [
         query
@@ -383,7 +383,7 @@ class Transport:
 
         `path` is relative to the endpoint (``"/account"``). With ``stream=True`` the body of the
         returned response is not read: the caller must close it. Raises `APIError` (a subclass
-        by status) or `TransportError`; see `AsyncClient._request` for the retry rules.
+        by status) or `TransportError`; see `Connection.request` for the retry rules.
         """
         http = self._client()
         retry = 0
