@@ -89,7 +89,7 @@ def read_cell(endpoint: str, setting: str) -> dict[str, float]:
 def measure_read(endpoint: str, setting: str, repeat: int) -> dict[str, float]:
     """The fastest of `repeat` reads, each in a fresh subprocess; its memory is the largest
     seen."""
-    runs = []
+    runs: list[dict[str, float]] = []
     for _ in range(repeat):
         output = subprocess.run(
             [sys.executable, __file__, "read", endpoint, setting],

@@ -97,6 +97,7 @@ class File:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> File:
+        """A File from the service's file record (as JSON)."""
         return cls(
             id=str(record["$id"]),
             bucket_id=str(record.get("bucketId", "")),
@@ -266,7 +267,7 @@ class AsyncBucket:
     ) -> File:
         """Upload `data` as a file called `name`; like `upload_file`, without resuming.
 
-        >>> bucket.upload_bytes(b"a,b\\n1,2\\n", "tiny.csv").size   # doctest: +SKIP
+        >>> bucket.upload_bytes(b"a,b\\n1,2\\n", "tiny.csv").size
         8
         """
         stream = io.BytesIO(data)
@@ -275,6 +276,7 @@ class AsyncBucket:
 
     async def upload_dataframe(
         self,
+        /,
         frame: pd.DataFrame,
         name: str,
         format: DataFrameFormat = "parquet",
@@ -462,7 +464,7 @@ class AsyncBucket:
         `start` and `end` are byte offsets from the start of the file, both >= 0 (a negative
         one raises ValueError); ``end <= start`` gives ``b""``.
 
-        >>> bucket.read_range(f.id, 0, 4)                            # doctest: +SKIP
+        >>> bucket.read_range(f.id, 0, 4)
         b'PAR1'
         """
         _check_range(start, end)
@@ -498,12 +500,13 @@ class AsyncBucket:
         return body[start - first : stop - first]
 
     async def read_parquet(
-        self, file_id: str, columns: Sequence[str] | None = None, **reader_options: Any
+        self, /, file_id: str, columns: Sequence[str] | None = None, **reader_options: Any
     ) -> pd.DataFrame:
         """A Parquet file of the bucket as a DataFrame (``pandas.read_parquet``); raises
         `FileFormatError` when the file is not Parquet.
 
-        >>> bucket.read_parquet(f.id, columns=["name", "age"])   # doctest: +SKIP
+        >>> bucket.read_parquet(f.id, columns=["name", "age"]).columns.tolist()
+        ['name', 'age']
         """
         data = await self._bytes(file_id)
         chosen = None if columns is None else list(columns)
@@ -511,23 +514,23 @@ class AsyncBucket:
             _read_parquet_bytes, data, file_id, chosen, dict(reader_options)
         )
 
-    async def read_csv(self, file_id: str, **reader_options: Any) -> pd.DataFrame:
+    async def read_csv(self, /, file_id: str, **reader_options: Any) -> pd.DataFrame:
         """A CSV file of the bucket as a DataFrame (``pandas.read_csv`` with `reader_options`)."""
         data = io.BytesIO(await self._bytes(file_id))
         return await asyncio.to_thread(lambda: pd.read_csv(data, **reader_options))
 
-    async def preview(self, file_id: str, **params: Any) -> bytes:
+    async def preview(self, /, file_id: str, **params: Any) -> bytes:
         """An image of the file (image files scaled/cropped/converted as asked; other files
         get an icon). Options: width, height, gravity, quality, border_width, border_color,
         border_radius, opacity, rotation, background, output.
 
-        >>> png = bucket.preview(f.id, width=256, output="png")   # doctest: +SKIP
+        >>> png = bucket.preview(f.id, width=256, output="png")
         """
         return await self._requester.request_bytes(
             "GET", self._file_path(file_id, "preview"), params=_preview_params(params)
         )
 
-    def preview_url(self, file_id: str, **params: Any) -> str:
+    def preview_url(self, /, file_id: str, **params: Any) -> str:
         """The preview's URL for a browser (``<img src=...>``), with the project in the query
         string and never a credential: the file must be readable without one (or pass a
         resource ``token``)."""
@@ -580,9 +583,10 @@ class Bucket(SyncFacade[AsyncBucket], wraps=AsyncBucket):
     """One bucket of the project, for scripts and notebooks: the methods of `AsyncBucket`,
     each run to completion. Get it with ``client.bucket(bucket_id)``.
 
-    >>> reports = client.bucket("reports")                         # doctest: +SKIP
-    >>> f = reports.upload_file("big.csv", resume=True)            # doctest: +SKIP
-    >>> reports.download(f.id, "copy.csv")                         # doctest: +SKIP
+    >>> reports = client.bucket("reports")
+    >>> f = reports.upload_file("big.csv", resume=True)
+    >>> reports.download(f.id, "copy.csv").read_bytes() == Path("big.csv").read_bytes()
+    True
     """
 
     id = forward_property("id")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 THUMBNAIL_REQUESTS = 6
 
 
-class Thumbnail(widgets.VBox):
+class Thumbnail(widgets.VBox):  # type: ignore[misc]
     """One file of the grid: its thumbnail (`image`) and a button with its name (`button`)
     that enlarges it."""
 
@@ -45,7 +45,7 @@ class Thumbnail(widgets.VBox):
         super().__init__([picture, self.button])
 
 
-class Gallery(StaticViews, widgets.VBox):
+class Gallery(StaticViews, widgets.VBox):  # type: ignore[misc]
     """A grid of server-side thumbnails of a bucket's files, `page_size` per page, with
     Previous / Next and a page label; a click on a file's name shows it enlarged below
     (a `FilePreview`, in `enlarged`).
@@ -83,6 +83,7 @@ class Gallery(StaticViews, widgets.VBox):
 
     @property
     def page_count(self) -> int:
+        """The number of pages of `page_size` files (at least 1)."""
         return max(1, math.ceil(len(self.files) / self.page_size))
 
     def show_page(self, page: int) -> None:
@@ -112,6 +113,7 @@ class Gallery(StaticViews, widgets.VBox):
         self.enlarged.children = [close, FilePreview(self.bucket, file_id)]
 
     def close_enlarged(self) -> None:
+        """Close the enlarged view of a file and show the grid again."""
         self.enlarged_file = None
         self.enlarged.children = []
 
@@ -153,6 +155,7 @@ class Gallery(StaticViews, widgets.VBox):
         )
 
     def summary(self) -> str:
+        """The gallery as plain text: the page and the names of its files."""
         lines = [f"frameport gallery of bucket {self.bucket.id}: {self._page_text()}"]
         lines.extend(str(tile.button.description) for tile in self.tiles)
         return "\n".join(lines)

@@ -18,7 +18,7 @@ from ._messages import describe_failure
 _FIELD_LAYOUT = {"width": "28em"}
 
 
-class LoginForm(StaticViews, widgets.VBox):
+class LoginForm(StaticViews, widgets.VBox):  # type: ignore[misc]
     """Endpoint, project, e-mail and password, with Log in / Log out and "Remember me".
 
     `client` is the `Client` the form signs in: the given client, or a new one when the
@@ -180,6 +180,7 @@ class LoginForm(StaticViews, widgets.VBox):
         return f"{name} <{email}>" if name and email else name or email or str(account.get("$id"))
 
     def summary(self) -> str:
+        """The form as plain text: where it signs in, and who is signed in."""
         where = f"{self.endpoint_field.value or '(no endpoint)'}, project "
         where += self.project_field.value or "(none)"
         if self.signed_in:

@@ -33,7 +33,7 @@ PREVIEW_IMAGE_TYPES = frozenset(
 PREVIEW_FORMAT = "png"
 
 
-class FilePreview(StaticViews, widgets.VBox):
+class FilePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
     """What a file holds, with its facts (name, type, size, ...) beside it.
 
     Images and other files: the service's preview image, fetched by the bucket's client (the
@@ -80,6 +80,7 @@ class FilePreview(StaticViews, widgets.VBox):
         self.content.children = [self.image]
 
     def summary(self) -> str:
+        """The preview as plain text (shown where widgets cannot render)."""
         lines = [f"frameport preview of file {self.file_id}"]
         if self.file is not None:
             lines.append(facts_text(file_facts(self.file)))

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .._tables import TableQuery
 
 
-class TablePreview(StaticViews, widgets.VBox):
+class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
     """Rows of `query`, `page_size` at a time, with Previous / Next and a label
     ("rows 21–40 of 57"). Only the rows shown are fetched: each page is one request with a
     limit and the previous page's last row as cursor (more when the client drops rows the
@@ -75,6 +75,7 @@ class TablePreview(StaticViews, widgets.VBox):
         return f"Rows {first:,}–{last:,} of {of}"
 
     def summary(self) -> str:
+        """The table preview as plain text: the query, the page and its rows."""
         lines = [f"frameport table preview: {self.query!r} · {self._page_text()}"]
         if self.page is not None:
             lines.append(frame_text(self.page.frame))
