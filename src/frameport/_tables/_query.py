@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import html
 import os
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
@@ -55,6 +56,9 @@ from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
+from .._pipelines._report import ExportReport
+from .._pipelines._resume import export_resumable
+from .._pipelines._watch import PageWatch, in_sequence_order, streamed_report
 from .._schema import SYSTEM_SCHEMA, to_pandas
 from ._export import write_parquet
 from ._location import TableLocation
@@ -261,16 +265,28 @@ class AsyncTableQuery:
         progress: bool | None = None,
         page_size: int | None = None,
         parallel: int | None = None,
-    ) -> int:
+        resume: bool = False,
+    ) -> ExportReport:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
-        return the row count. Memory stays flat however large the table; the file appears
-        only when complete (a failed export leaves no partial file at `path`).
+        return an `ExportReport` (rows, pages, bytes, seconds, checks; it also equals the row
+        count). Memory stays flat however large the table; the file appears only when
+        complete (a failed export leaves no partial file at `path`).
         ``parallel=N`` fetches N ranges of ``$sequence`` at once and writes them in order,
-        holding at most N ranges of a few pages each (see `_parallel`).
+        holding at most N ranges of a few pages each (see `_parallel`). ``resume=True`` keeps
+        a checkpoint beside `path` after each segment of ``$sequence``, so that an export
+        killed part-way continues where it stopped when run again (see `_pipelines._resume`).
 
-        >>> table.query("age > 30").to_parquet("adults.parquet")       # doctest: +SKIP
+        >>> table.query("age > 30").to_parquet("adults.parquet", resume=True)  # doctest: +SKIP
         """
         plan = await self._plan(page_size)
+        if resume:
+            with self._bar(progress) as bar:
+                return await export_resumable(
+                    self._client, self._location, plan, self._spec.order, self._spec.head,
+                    path, compression=compression, bar=bar,
+                )  # fmt: skip
+        started = time.perf_counter()
+        watch = PageWatch(ordered=in_sequence_order(self._spec.order))
         with self._bar(progress) as bar:
             stream = self._stream(plan, bar, collect=False, parallel=parallel)
             async with aclosing(stream):
@@ -280,7 +296,9 @@ class AsyncTableQuery:
                     first = await anext(stream, None)
                     schema = result_schema(plan, [] if first is None else [first])
                     batches = _prepend(first, stream)
-                return await write_parquet(batches, schema, path, compression=compression)
+                batches = watch.watch(batches)
+                rows = await write_parquet(batches, schema, path, compression=compression)
+        return await streamed_report(path, rows, watch, started)
 
     async def to_dask(
         self,
