@@ -17,6 +17,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
 
 # Debian's chromium for the browser test (tests/browser/); a no-op once installed.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from frameport import _progress
+from frameport._core import _progress
 from frameport._demo import sample_people
 from frameport.cli import main
 from frameport.local import LocalService

@@ -139,7 +139,7 @@ def test_the_key_from_the_environment_stays_out_of_the_graph(
     ddf = people.to_dask(partitions=2)
     graph = pickle.dumps(dict(ddf.__dask_graph__()))
     assert service.key.encode() not in graph
-    assert client_reference(people._async._client).source == "env"
+    assert client_reference(people._async._requester).source == "env"
 
 
 def test_an_embedded_key_is_in_no_repr_or_key_but_in_the_tasks(
@@ -164,7 +164,7 @@ def test_a_saved_session_reaches_the_workers_by_reference(
     with Client(service.endpoint, service.project) as signed_in:
         signed_in.login(user.email, user.password, save=True)
         table = signed_in.table(people.database_id, people.id)
-        assert client_reference(table._async._client).source == "saved"
+        assert client_reference(table._async._requester).source == "saved"
         query = table.query("age >= 60")
         ddf = query.to_dask(partitions=3)  # types inferred: users may not read the columns
         session = signed_in._async._credentials.session

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frameport._schema import TIMESTAMP, InferredSchema, RowDecodeError, arrow_schema
-from frameport._tables._pager import _rows_at_most
+from frameport._tables._pager import rows_at_most
 from frameport._tables._pages import (
     batch_from_rows,
     decode_page,
@@ -165,7 +165,7 @@ def test_last_row_id_is_the_id_of_the_decoded_last_row(
 @given(pages())
 def test_rows_at_most_counts_every_quoted_id_key(page: tuple[bytes, list[dict[str, Any]]]) -> None:
     body, rows = page
-    assert len(rows) <= _rows_at_most(body) == body.count(b'"$id"')
+    assert len(rows) <= rows_at_most(body) == body.count(b'"$id"')
 
 
 def test_last_row_id_skips_nested_rows_and_ids_inside_values() -> None:

@@ -9,7 +9,8 @@ import time
 import pandas as pd
 import pytest
 
-from frameport import ID, Client, Table, _progress
+from frameport import ID, Client, Table
+from frameport._core import _progress
 from frameport._core._progress import progress_bar
 
 

@@ -9,15 +9,12 @@
 so the client itself never loads Starlette or ipywidgets.
 """
 
-from __future__ import annotations
-
-import importlib
-from types import ModuleType
+import importlib as _importlib
+from types import ModuleType as _ModuleType
 
 from ._client import AsyncClient, Client
-from ._core._ids import ID
+from ._core import ID, RetryPolicy
 from ._core._permissions import Permission, Role
-from ._core._transport import RetryPolicy
 from ._exceptions import (
     APIError,
     AuthenticationError,
@@ -45,16 +42,16 @@ from ._expr import Expr, col
 from ._functions import AsyncFunction, Deployment, Function
 from ._schema import DTYPE_TABLE
 from ._storage import AsyncBucket, Bucket, File
-from ._tables._query import AsyncTable, AsyncTableQuery, Table, TableQuery
+from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
 
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = ("local", "widgets")
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> _ModuleType:
     if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -101,3 +98,15 @@ __all__ = [
     "__version__",
     "col",
 ]
+
+
+def _present_as_frameport() -> None:
+    """Exported classes and functions say ``frameport.Client``, not the private module, in
+    reprs, tracebacks and documentation."""
+    for name in __all__:
+        value = globals()[name]
+        if isinstance(value, type) or callable(value):
+            value.__module__ = __name__
+
+
+_present_as_frameport()

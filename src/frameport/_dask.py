@@ -48,19 +48,24 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from ._client import JWT_ENV, KEY_ENV, Client, credentials_from_env
-from ._core._auth import Credentials, load_session
+from ._client import Client, requester_of, with_credentials
+from ._core import JWT_ENV, KEY_ENV, Credentials, Requester, credentials_from_env, load_session
 from ._expr import Expr, col, parse
 from ._schema import SYSTEM_SCHEMA, RowDecodeError, to_pandas
-from ._tables._location import TableLocation
-from ._tables._parallel import SEQUENCE, SequenceRange, sequence_bounds, split_ranges
-from ._tables._plan import make_plan
+from ._tables import (
+    SEQUENCE,
+    AsyncTableQuery,
+    QuerySpec,
+    SequenceRange,
+    TableLocation,
+    make_plan,
+    sequence_bounds,
+    split_ranges,
+)
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
 
-    from ._client import AsyncClient
-    from ._tables._query import AsyncTableQuery
 
 CredentialSource = Literal["env", "saved", "embedded", "none"]
 CredentialChoice = Literal["auto", "env", "saved", "embedded"]
@@ -114,16 +119,19 @@ class ClientReference:
         else:
             client = Client(self.endpoint, self.project, **options)
             if self.embedded is not None:
-                client._async._credentials = self.embedded
+                with_credentials(client, self.embedded)
         if self.impersonation is not None:
-            credentials = client._async._credentials
-            client._async._credentials = replace(credentials, impersonation=self.impersonation)
+            impersonating = replace(
+                requester_of(client).credentials, impersonation=self.impersonation
+            )
+            with_credentials(client, impersonating)
         return client
 
 
-def client_reference(client: AsyncClient, choice: CredentialChoice = "auto") -> ClientReference:
-    """The `ClientReference` of `client` for dask workers; see the module docstring."""
-    credentials: Credentials = client._credentials
+def client_reference(requester: Requester, choice: CredentialChoice = "auto") -> ClientReference:
+    """The `ClientReference` of a client's `requester` for dask workers; see the module
+    docstring."""
+    credentials: Credentials = requester.credentials
     if choice not in ("auto", "env", "saved", "embedded"):
         raise ValueError(
             f"credentials must be 'auto', 'env', 'saved' or 'embedded' (got {choice!r})."
@@ -134,16 +142,16 @@ def client_reference(client: AsyncClient, choice: CredentialChoice = "auto") -> 
             source = "none"
         elif _secret_in_environment(credentials):
             source = "env"
-        elif credentials.session is not None and _session_is_saved(client, credentials):
+        elif credentials.session is not None and _session_is_saved(requester, credentials):
             source = "saved"
     return ClientReference(
-        endpoint=client.endpoint,
-        project=client.project,
+        endpoint=requester.endpoint,
+        project=requester.project,
         source=source,
         embedded=replace(credentials, impersonation=None) if source == "embedded" else None,
         impersonation=credentials.impersonation,
-        header_prefix=client.header_prefix,
-        query_member=client.query_member,
+        header_prefix=requester.header_prefix,
+        query_member=requester.query_member,
     )
 
 
@@ -156,9 +164,9 @@ def _secret_in_environment(credentials: Credentials) -> bool:
     return False
 
 
-def _session_is_saved(client: AsyncClient, credentials: Credentials) -> bool:
+def _session_is_saved(requester: Requester, credentials: Credentials) -> bool:
     try:
-        saved = load_session(client.endpoint, client.project)
+        saved = load_session(requester.endpoint, requester.project)
     except ValueError:  # a damaged credential file
         return False
     return saved is not None and credentials.session == saved
@@ -234,7 +242,9 @@ def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 async def to_dask(
-    query: AsyncTableQuery,
+    requester: Requester,
+    location: TableLocation,
+    spec: QuerySpec,
     partitions: int | None = None,
     *,
     credentials: CredentialChoice = "auto",
@@ -248,21 +258,19 @@ async def to_dask(
         import dask.dataframe as dd
     except ImportError as exc:  # the `dask` extra is missing
         raise ImportError(f"to_dask() needs dask: pip install 'frameport[dask]' ({exc})") from exc
-    source = query
     if partitions is not None and (
         isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1
     ):
         raise ValueError(f"partitions must be a whole number >= 1 (got {partitions!r}).")
-    spec = source._spec
     ascending = _partition_order(spec.order, spec.head)
-    client, location = source._client, source._location
-    reference = client_reference(client, credentials)
-    plan = await make_plan(client, location, spec, page_size)
+    reference = client_reference(requester, credentials)
+    plan = await make_plan(requester, location, spec, page_size)
     schema = plan.output
     if schema is None:  # inferred: from the first page of rows
-        schema = (await source.head(plan.page_size).to_arrow(progress=False)).schema
+        first_rows = AsyncTableQuery(requester, location, spec).head(plan.page_size)
+        schema = (await first_rows.to_arrow(progress=False)).schema
     meta = to_pandas(schema.empty_table(), dtype_backend=dtype_backend)
-    bounds = await sequence_bounds(client, location, plan.compiled.requests)
+    bounds = await sequence_bounds(requester, location, plan.compiled.requests)
     if bounds is None:
         ranges = [SequenceRange(0, 0)]  # no rows: one empty partition
     else:

@@ -38,27 +38,31 @@ Decisions:
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from fsspec.caching import ReadAheadCache, register_cache
 from fsspec.spec import AbstractBufferedFile, AbstractFileSystem
 
-from ._client import (
-    DEFAULT_ENDPOINT_ENV,
+from ._client import AsyncClient, Client, requester_of
+from ._core import (
+    ENDPOINT_ENV,
+    ID,
     PROJECT_ENV,
-    AsyncClient,
-    Client,
     credentials_from_env,
+    equal_query,
+    is_valid_id,
+    order_query,
+    run_sync,
 )
-from ._core._ids import ID, is_valid_id
-from ._core._transport import queries_param
 from ._exceptions import NotFoundError
 from ._storage import Bucket, File
+from ._tables import iter_pages
 
 PROTOCOL = "frameport"
 
@@ -180,7 +184,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
     def _find(self, bucket_id: str, name: str) -> list[dict[str, Any]]:
         """The complete files named exactly `name`, newest first; else the file with ID `name`."""
         member = self.client.query_member_for(f"/storage/buckets/{bucket_id}/files")
-        queries = [{"method": "equal", member: "name", "values": [name]}]
+        queries = [equal_query("name", [name], member)]
         try:
             records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files", queries)
         except NotFoundError:
@@ -202,23 +206,20 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
         return (record for record in records if _complete(record))
 
-    def _records(self, path: str, filters: list[dict[str, Any]] | None = None) -> list[Any]:
+    def _records(self, path: str, filters: Sequence[str] = ()) -> list[Any]:
         """Every record of the list at `path` under `filters`, newest first (by cursor)."""
         items_key = path.rstrip("/").rsplit("/", 1)[-1]
         member = self.client.query_member_for(path)
-        found: list[Any] = []
-        cursor: str | None = None
-        while True:
-            queries = [*(filters or []), {"method": "orderDesc", member: "$sequence"}]
-            queries.append({"method": "limit", "values": [LIST_PAGE]})
-            if cursor is not None:
-                queries.append({"method": "cursorAfter", "values": [cursor]})
-            page = self.client._request_json("GET", path, params=queries_param(queries))
-            items = page.get(items_key) or []
-            found.extend(items)
-            if len(items) < LIST_PAGE:
-                return found
-            cursor = items[-1]["$id"]
+        queries = (*filters, order_query("$sequence", ascending=False, member=member))
+        requester = requester_of(self.client)
+
+        async def every_record() -> list[Any]:
+            found: list[Any] = []
+            async for body in iter_pages(requester, path, queries, LIST_PAGE):
+                found.extend(json.loads(body).get(items_key) or [])
+            return found
+
+        return run_sync(every_record())
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -392,12 +393,12 @@ class FrameportFile(AbstractBufferedFile):
 def _client_from_options(
     endpoint: str | None, project: str | None, key: str | None, jwt: str | None
 ) -> Client:
-    endpoint = endpoint or os.environ.get(DEFAULT_ENDPOINT_ENV)
+    endpoint = endpoint or os.environ.get(ENDPOINT_ENV)
     project = project or os.environ.get(PROJECT_ENV)
     if not endpoint or not project:
         raise ValueError(
             "The frameport filesystem needs storage_options endpoint= and project= (or "
-            f"{DEFAULT_ENDPOINT_ENV} and {PROJECT_ENV}), plus key= or jwt=, or client=."
+            f"{ENDPOINT_ENV} and {PROJECT_ENV}), plus key= or jwt=, or client=."
         )
     if key is None and jwt is None:
         key, jwt = credentials_from_env()

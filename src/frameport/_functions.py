@@ -34,7 +34,7 @@ from ._transfer._progress import ProgressCallback
 from ._transfer._upload import ChunkedUpload, UploadTarget
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from ._core import Requester
 
 #: Directories never packed into a deployment (besides any holding a ``pyvenv.cfg``).
 SKIPPED_DIRECTORIES = frozenset({".git", "__pycache__", "node_modules", ".venv", "venv"})
@@ -118,8 +118,8 @@ class AsyncFunction:
     """One function of the project; every I/O method is a coroutine. Get it with
     ``client.function(function_id)`` or ``await client.create_function(...)``."""
 
-    def __init__(self, client: AsyncClient, function_id: str) -> None:
-        self._client = client
+    def __init__(self, requester: Requester, function_id: str) -> None:
+        self._requester = requester
         self._id = ID.custom(function_id)
         self._path = f"/functions/{self._id}"
 
@@ -137,7 +137,7 @@ class AsyncFunction:
 
     async def info(self) -> dict[str, Any]:
         """The function's record (name, runtime, entrypoint, ...)."""
-        record: dict[str, Any] = await self._client._request_json("GET", self._path)
+        record: dict[str, Any] = await self._requester.request_json("GET", self._path)
         return record
 
     async def deploy(
@@ -190,7 +190,7 @@ class AsyncFunction:
                 )
             with archive.open("rb") as stream:
                 upload = ChunkedUpload(
-                    self._client, target, stream, os.fstat(stream.fileno()).st_size, ID.unique(),
+                    self._requester, target, stream, os.fstat(stream.fileno()).st_size, ID.unique(),
                     label=f"deploy {self._id}", progress=progress, on_progress=on_progress,
                     concurrency=concurrency,
                 )  # fmt: skip
@@ -200,12 +200,12 @@ class AsyncFunction:
         """Every deployment of the function, one row each, oldest first (columns named as the
         service names them: ``$id``, ``status``, ``sourceSize``, ``$createdAt``, ...)."""
         return await list_frame(
-            self._client, f"{self._path}/deployments", "deployments", DEPLOYMENT_SCHEMA
+            self._requester, f"{self._path}/deployments", "deployments", DEPLOYMENT_SCHEMA
         )
 
     async def deployment(self, deployment_id: str) -> Deployment:
         """The service's record of one deployment."""
-        record = await self._client._request_json("GET", self._deployment_path(deployment_id))
+        record = await self._requester.request_json("GET", self._deployment_path(deployment_id))
         return Deployment.from_record(record)
 
     async def wait(
@@ -257,7 +257,7 @@ class AsyncFunction:
         """
         deployment = await self.deployment(deployment_id)
         download = ResumableDownload(
-            self._client,
+            self._requester,
             self._deployment_path(deployment_id, "download"),
             Path(path),
             size=deployment.source_size,
@@ -270,7 +270,7 @@ class AsyncFunction:
 
 
 async def create_function(
-    client: AsyncClient,
+    requester: Requester,
     function_id: str,
     name: str,
     runtime: str,
@@ -284,8 +284,8 @@ async def create_function(
         body["entrypoint"] = entrypoint
     if commands is not None:
         body["commands"] = commands
-    record = await create_record(client, "/functions", body, function_id)
-    return AsyncFunction(client, str(record["$id"]))
+    record = await create_record(requester, "/functions", body, function_id)
+    return AsyncFunction(requester, str(record["$id"]))
 
 
 class Function(SyncFacade[AsyncFunction], wraps=AsyncFunction):

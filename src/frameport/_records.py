@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
-from ._core._transport import queries_param
 from ._schema import TIMESTAMP, to_pandas
-from ._tables._pages import decode_page, last_row_id
+from ._tables import decode_page, iter_pages
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from ._core import Requester
 
 #: Records asked for per page.
 PAGE_SIZE = 100
@@ -77,7 +76,7 @@ def parse_time(text: Any) -> datetime | None:
 
 
 async def create_record(
-    client: AsyncClient, path: str, body: dict[str, Any], resource_id: str
+    requester: Requester, path: str, body: dict[str, Any], resource_id: str
 ) -> dict[str, Any]:
     """POST `body` to the collection at `path`, creating the resource `resource_id`.
 
@@ -85,7 +84,7 @@ async def create_record(
     failure, and an "already exists" caused by an earlier attempt reads the resource back.
     """
     chosen = resource_id != "unique()"
-    record: dict[str, Any] = await client._request_json(
+    record: dict[str, Any] = await requester.request_json(
         "POST",
         path,
         json=body,
@@ -96,19 +95,12 @@ async def create_record(
 
 
 async def list_frame(
-    client: AsyncClient, path: str, items_key: str, schema: pa.Schema
+    requester: Requester, path: str, items_key: str, schema: pa.Schema
 ) -> pd.DataFrame:
     """All records of the list at `path` (their key in the body: `items_key`), in the
     service's order, as a DataFrame with `schema`'s columns."""
-    batches: list[pa.RecordBatch] = []
-    cursor: str | None = None
-    while True:
-        queries: list[dict[str, object]] = [{"method": "limit", "values": [PAGE_SIZE]}]
-        if cursor is not None:
-            queries.append({"method": "cursorAfter", "values": [cursor]})
-        body = await client._request_bytes("GET", path, params=queries_param(queries))
-        _, batch = decode_page(body, schema, items_key=items_key)
-        batches.append(batch)
-        cursor = last_row_id(body)
-        if batch.num_rows < PAGE_SIZE or cursor is None:
-            return to_pandas(pa.Table.from_batches(batches, schema=schema))
+    batches = [
+        decode_page(body, schema, items_key=items_key)[1]
+        async for body in iter_pages(requester, path, (), PAGE_SIZE)
+    ]
+    return to_pandas(pa.Table.from_batches(batches, schema=schema))

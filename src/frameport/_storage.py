@@ -44,7 +44,7 @@ from ._transfer._progress import ProgressCallback
 from ._transfer._upload import CHUNK_SIZE, ChunkedUpload, UploadTarget, plan_parts
 
 if TYPE_CHECKING:
-    from ._client import AsyncClient
+    from ._core import Requester
 
 DataFrameFormat = Literal["parquet", "csv", "feather"]
 DATAFRAME_FORMATS: tuple[str, ...] = get_args(DataFrameFormat)
@@ -171,8 +171,8 @@ class AsyncBucket:
     """One bucket of the project; every I/O method is a coroutine. Get it with
     ``client.bucket(bucket_id)`` or ``await client.create_bucket(...)``."""
 
-    def __init__(self, client: AsyncClient, bucket_id: str) -> None:
-        self._client = client
+    def __init__(self, requester: Requester, bucket_id: str) -> None:
+        self._requester = requester
         self._id = ID.custom(bucket_id)
         self._path = f"/storage/buckets/{self._id}"
 
@@ -189,7 +189,7 @@ class AsyncBucket:
 
     async def info(self) -> dict[str, Any]:
         """The bucket's record (name, permissions, maximumFileSize, ...)."""
-        record: dict[str, Any] = await self._client._request_json("GET", self._path)
+        record: dict[str, Any] = await self._requester.request_json("GET", self._path)
         return record
 
     # -- uploads ---------------------------------------------------------------------------
@@ -329,7 +329,7 @@ class AsyncBucket:
             verified=True,
         )
         upload = ChunkedUpload(
-            self._client, target, stream, size,
+            self._requester, target, stream, size,
             ID.unique() if file_id is None else ID.custom(file_id),
             label=name, progress=options.progress, on_progress=options.on_progress,
             concurrency=options.concurrency, acknowledged=acknowledged,
@@ -351,9 +351,9 @@ class AsyncBucket:
         An earlier checkpoint for the same source is continued when `resume` is set and the
         source and request are unchanged; otherwise its unfinished file is deleted.
         """
-        client = self._client
+        requester = self._requester
         target = f"bucket:{self._id}"
-        previous = store.load(client.endpoint, client.project, target, source)
+        previous = store.load(requester.endpoint, requester.project, target, source)
         if previous is not None and resume and previous.describes(stat, name, upload_id):
             record = await self._record_or_none(previous.upload_id)
             if record is None:
@@ -368,8 +368,8 @@ class AsyncBucket:
         if previous is not None:
             await self._abandon(previous.upload_id)
         fresh = UploadCheckpoint(
-            endpoint=client.endpoint,
-            project=client.project,
+            endpoint=requester.endpoint,
+            project=requester.project,
             target=target,
             source=str(source.resolve()),
             size=stat.st_size,
@@ -381,7 +381,7 @@ class AsyncBucket:
 
     async def _record_or_none(self, file_id: str) -> dict[str, Any] | None:
         try:
-            record: dict[str, Any] = await self._client._request_json(
+            record: dict[str, Any] = await self._requester.request_json(
                 "GET", self._file_path(file_id)
             )
         except NotFoundError:
@@ -393,7 +393,7 @@ class AsyncBucket:
         try:
             record = await self._record_or_none(file_id)
             if record is not None and record.get("chunksUploaded") != record.get("chunksTotal"):
-                await self._client._request("DELETE", self._file_path(file_id))
+                await self._requester.request("DELETE", self._file_path(file_id))
         except FrameportError:
             pass  # the new upload does not depend on it
 
@@ -407,11 +407,11 @@ class AsyncBucket:
         ``chunksUploaded`` (``Int64``), ``compression``, ``encryption`` (``boolean``),
         ``$permissions`` (lists), ``$createdAt``, ``$updatedAt`` (``datetime64[ms, UTC]``).
         """
-        return await list_frame(self._client, f"{self._path}/files", "files", FILE_SCHEMA)
+        return await list_frame(self._requester, f"{self._path}/files", "files", FILE_SCHEMA)
 
     async def get(self, file_id: str) -> File:
         """The service's record of one file."""
-        return File.from_record(await self._client._request_json("GET", self._file_path(file_id)))
+        return File.from_record(await self._requester.request_json("GET", self._file_path(file_id)))
 
     async def download(
         self,
@@ -435,7 +435,7 @@ class AsyncBucket:
         if destination.is_dir():
             destination = destination / Path(record.name or record.id).name
         download = ResumableDownload(
-            self._client,
+            self._requester,
             self._file_path(file_id, "download"),
             destination,
             size=record.size,
@@ -447,7 +447,7 @@ class AsyncBucket:
         return await download.run()
 
     async def _bytes(self, file_id: str) -> bytes:
-        return await self._client._request_bytes("GET", self._file_path(file_id, "download"))
+        return await self._requester.request_bytes("GET", self._file_path(file_id, "download"))
 
     async def read_range(
         self, file_id: str, start: int, end: int, *, size: int | None = None
@@ -481,7 +481,7 @@ class AsyncBucket:
         if last >= size:  # a one-byte file: only a whole download reaches it
             return (await self._bytes(file_id))[start:stop]
         headers = {"Range": f"bytes={first}-{last}"}
-        response = await self._client._request(
+        response = await self._requester.request(
             "GET", self._file_path(file_id, "download"), headers=headers
         )
         body = response.content
@@ -521,7 +521,7 @@ class AsyncBucket:
 
         >>> png = bucket.preview(f.id, width=256, output="png")   # doctest: +SKIP
         """
-        return await self._client._request_bytes(
+        return await self._requester.request_bytes(
             "GET", self._file_path(file_id, "preview"), params=_preview_params(params)
         )
 
@@ -529,17 +529,17 @@ class AsyncBucket:
         """The preview's URL for a browser (``<img src=...>``), with the project in the query
         string and never a credential: the file must be readable without one (or pass a
         resource ``token``)."""
-        return self._client.browser_url(
+        return self._requester.browser_url(
             self._file_path(file_id, "preview"), _preview_params(params)
         )
 
     async def delete(self, file_id: str) -> None:
         """Delete a file (also an unfinished upload)."""
-        await self._client._request("DELETE", self._file_path(file_id))
+        await self._requester.request("DELETE", self._file_path(file_id))
 
 
 async def create_bucket(
-    client: AsyncClient,
+    requester: Requester,
     bucket_id: str,
     name: str,
     *,
@@ -570,8 +570,8 @@ async def create_bucket(
         body["maximumFileSize"] = maximum_file_size
     if allowed_file_extensions is not None:
         body["allowedFileExtensions"] = list(allowed_file_extensions)
-    record = await create_record(client, "/storage/buckets", body, bucket_id)
-    return AsyncBucket(client, str(record["$id"]))
+    record = await create_record(requester, "/storage/buckets", body, bucket_id)
+    return AsyncBucket(requester, str(record["$id"]))
 
 
 class Bucket(SyncFacade[AsyncBucket], wraps=AsyncBucket):

@@ -1,1 +1,67 @@
-"""The request layer."""
+"""The request layer, below everything else: settings and environment names, credentials,
+the transport (retries, throttling, the one place errors are mapped), `Connection` (the one
+`Requester`), the sync loop thread, the wire-format query JSON, IDs, time formats, polling
+and progress bars."""
+
+from ._auth import (
+    Credentials,
+    Secret,
+    forget_session,
+    impersonation_target,
+    load_session,
+    save_session,
+)
+from ._config import (
+    DEFAULT_HEADER_PREFIX,
+    ENDPOINT_ENV,
+    JWT_ENV,
+    KEY_ENV,
+    PROJECT_ENV,
+    QUERY_MEMBERS,
+    RESPONSE_FORMAT,
+    checked_timeout,
+    credentials_from_env,
+    normalized_endpoint,
+    user_agent,
+)
+from ._connection import Connection
+from ._ids import ID, is_valid_id
+from ._queries import equal_query, order_query
+from ._requester import Requester
+from ._sync import SyncFacade, async_twin, delegate, forward_property, run_sync
+from ._transport import KeyThrottle, RetryPolicy, Transport, queries_param
+
+__all__ = [
+    "DEFAULT_HEADER_PREFIX",
+    "ENDPOINT_ENV",
+    "ID",
+    "JWT_ENV",
+    "KEY_ENV",
+    "PROJECT_ENV",
+    "QUERY_MEMBERS",
+    "RESPONSE_FORMAT",
+    "Connection",
+    "Credentials",
+    "KeyThrottle",
+    "Requester",
+    "RetryPolicy",
+    "Secret",
+    "SyncFacade",
+    "Transport",
+    "async_twin",
+    "checked_timeout",
+    "credentials_from_env",
+    "delegate",
+    "equal_query",
+    "forget_session",
+    "forward_property",
+    "impersonation_target",
+    "is_valid_id",
+    "load_session",
+    "normalized_endpoint",
+    "order_query",
+    "queries_param",
+    "run_sync",
+    "save_session",
+    "user_agent",
+]

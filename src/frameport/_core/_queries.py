@@ -110,6 +110,11 @@ def order_query(column: str, ascending: bool = True, member: str = "column") -> 
     return json_text({"method": method, check_member(member): column})
 
 
+def equal_query(column: str, values: Sequence[JsonScalar], member: str = "column") -> str:
+    """`equal`: the column's value is one of `values`."""
+    return json_text({"method": "equal", check_member(member): column, "values": list(values)})
+
+
 def limit_query(count: int) -> str:
     """`limit` to `count` rows (at least 1)."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:

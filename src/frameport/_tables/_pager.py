@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._core._queries import cursor_after_query, limit_query, offset_query
 from .._core._transport import queries_param
@@ -45,7 +44,7 @@ from ._pages import last_row_id
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-    from .._client import AsyncClient
+    from .._core import Requester
 
 DEFAULT_PAGE_SIZE = 5000
 """Rows asked for per page unless the table handle (`client.table(..., page_size=)`) or the
@@ -104,14 +103,14 @@ _QueueItem = _Page | BaseException | None
 
 
 async def read_batches(
-    client: AsyncClient, read: PagedRead, decode: Decode, *, bar: tqdm[Any] | None = None
+    requester: Requester, read: PagedRead, decode: Decode, *, bar: tqdm[Any] | None = None
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The kept rows of every page of `read`, as non-empty batches in the service's order.
 
     `bar` (a progress bar) counts kept rows; its total is set from the first page when the
     service's count is exact (one request, every row kept, below `TOTAL_CAP`).
     """
-    async with aclosing(_decoded_pages(client, read, decode, bar)) as batches:
+    async with aclosing(_decoded_pages(requester, read, decode, bar)) as batches:
         async for batch in up_to_head(batches, read.head, bar):
             yield batch
 
@@ -135,12 +134,12 @@ async def up_to_head(
 
 
 async def _decoded_pages(
-    client: AsyncClient, read: PagedRead, decode: Decode, bar: tqdm[Any] | None
+    requester: Requester, read: PagedRead, decode: Decode, bar: tqdm[Any] | None
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
     when there are several requests."""
     queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=PREFETCH_PAGES)
-    producer = asyncio.create_task(_fetch_pages(client, read, queue))
+    producer = asyncio.create_task(_fetch_pages(requester, read, queue))
     loop = asyncio.get_running_loop()
     seen = _SeenIds() if len(read.requests) > 1 else None
     try:
@@ -160,36 +159,64 @@ async def _decoded_pages(
 
 
 async def _fetch_pages(
-    client: AsyncClient, read: PagedRead, queue: asyncio.Queue[_QueueItem]
+    requester: Requester, read: PagedRead, queue: asyncio.Queue[_QueueItem]
 ) -> None:
     try:
         for number, queries in enumerate(read.requests):
-            delivered = 0
-            cursor: str | None = None
-            while True:
-                limit = read.page_size
-                if read.every_row_kept and read.head is not None:
-                    limit = min(limit, read.head - delivered)
-                    if limit < 1:
-                        break
-                first = number == 0 and delivered == 0
-                body = await fetch_page(
-                    client, read.path, queries, limit, cursor=cursor, delivered=delivered,
-                    with_total=first,
-                )  # fmt: skip
-                cursor = last_row_id(body)
+            row_limit = read.head if read.every_row_kept else None
+            pages = iter_pages(
+                requester, read.path, queries, read.page_size, row_limit=row_limit,
+                with_total=number == 0,
+            )  # fmt: skip
+            first = number == 0
+            async for body in pages:
                 await queue.put(_Page(body, first))
-                delivered += limit
-                if cursor is None or _rows_at_most(body) < limit:
-                    break
+                first = False
     except Exception as exc:  # handed to the reader, which raises it in the caller's task
         await queue.put(exc)
         return
     await queue.put(None)
 
 
+async def iter_pages(
+    requester: Requester,
+    path: str,
+    queries: Sequence[str],
+    page_size: int,
+    *,
+    row_limit: int | None = None,
+    with_total: bool = True,
+    after: str | None = None,
+    skipped: int = 0,
+) -> AsyncGenerator[bytes, None]:
+    """Every page body of one list request (`queries`: everything but limit and cursor), in
+    the service's order: the one cursor loop of the package.
+
+    Each page asks for `page_size` rows after the previous page's last ``$id``; the loop ends
+    with a page shorter than asked (counted on the raw body), never at a row count, so nothing
+    is cut off. With `row_limit`, the pages ask for no more rows than that in all. Only the
+    first page asks the service to count the rows (`with_total`). A read that continues an
+    earlier one starts after the row `after`, `skipped` rows into the request.
+    """
+    delivered = 0
+    cursor = after
+    while True:
+        limit = page_size if row_limit is None else min(page_size, row_limit - delivered)
+        if limit < 1:
+            return
+        body = await fetch_page(
+            requester, path, queries, limit, cursor=cursor, delivered=skipped + delivered,
+            with_total=with_total and delivered == 0,
+        )  # fmt: skip
+        cursor = last_row_id(body)
+        yield body
+        delivered += limit
+        if cursor is None or rows_at_most(body) < limit:
+            return
+
+
 async def fetch_page(
-    client: AsyncClient,
+    requester: Requester,
     path: str,
     queries: Sequence[str],
     limit: int,
@@ -208,13 +235,13 @@ async def fetch_page(
     if not with_total:
         params["total"] = "false"  # counting is work for the service; only page one's is used
     try:
-        return await client._request_bytes("GET", path, params=params)
+        return await requester.request_bytes("GET", path, params=params)
     except BadRequestError as exc:
         if cursor is None or exc.type != _ORDER_NULL:
             raise
     # The cursor row has null in a sort column: the service cannot continue after it.
     params.update(queries_param([*queries, limit_query(limit), offset_query(delivered)]))
-    return await client._request_bytes("GET", path, params=params)
+    return await requester.request_bytes("GET", path, params=params)
 
 
 def _decoder() -> ThreadPoolExecutor:
@@ -238,7 +265,7 @@ _decoder_pool_lock = threading.Lock()
 os.register_at_fork(after_in_child=_forget_decoder_after_fork)
 
 
-def _rows_at_most(body: bytes) -> int:
+def rows_at_most(body: bytes) -> int:
     """An upper bound of the rows in a page body: every row has an ``"$id"`` key, and that
     quoted text occurs unescaped nowhere else except as a string value or in a nested row.
     (numpy counts it in half the time of ``bytes.count``, on the event loop's thread.)"""
@@ -291,86 +318,3 @@ def describe_total(total: int, *, exact: bool = True) -> str | None:
     if total >= TOTAL_CAP:
         return f"≥ {total:,}" if exact else None
     return f"{total:,}" if exact else f"≤ {total:,}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Re-chunking
-
-
-async def rechunk(
-    batches: AsyncIterator[pa.RecordBatch], *, rows: int | None = None, nbytes: int | None = None
-) -> AsyncGenerator[pa.RecordBatch, None]:
-    """`batches` regrouped into batches of exactly `rows` rows, or of about `nbytes` bytes
-    (the last one may be smaller); with neither, `batches` as they come.
-
-    >>> async for batch in rechunk(read, rows=50_000): ...       # doctest: +SKIP
-    """
-    if rows is None and nbytes is None:
-        async for batch in batches:
-            yield batch
-        return
-    if rows is not None and nbytes is not None:
-        raise ValueError("give rows= or bytes=, not both")
-    for name, value in (("rows", rows), ("bytes", nbytes)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise ValueError(f"{name} must be a whole number >= 1 (got {value!r})")
-    buffered: list[pa.RecordBatch] = []
-    count = 0
-    async for batch in batches:
-        buffered.append(batch)
-        count += batch.num_rows
-        target = rows if rows is not None else _rows_for_bytes(buffered, count, nbytes or 1)
-        while count >= target:
-            joined = pa.concat_batches(buffered)
-            yield joined.slice(0, target)
-            rest = joined.slice(target)
-            buffered, count = ([rest] if rest.num_rows else []), rest.num_rows
-            if rows is None:
-                target = _rows_for_bytes(buffered, count, nbytes or 1) if count else count + 1
-    if count:
-        yield pa.concat_batches(buffered)
-
-
-def _rows_for_bytes(batches: Sequence[pa.RecordBatch], count: int, nbytes: int) -> int:
-    size = sum(batch.nbytes for batch in batches)
-    return max(1, round(nbytes * count / size)) if size else count + 1
-
-
-# ---------------------------------------------------------------------------------------------
-# Ordering rows on the client (the results of several requests)
-
-
-def sort_table(table: pa.Table, order: Sequence[tuple[str, bool]]) -> pa.Table:
-    """`table` ordered as the service orders rows for `order` ((column, ascending) pairs):
-    nulls first when ascending and last when descending, text compared case- and
-    accent-insensitively (the service's collation), ties by ``$sequence``.
-    """
-    keys: list[tuple[str, str]] = []
-    columns: dict[str, pa.Array] = {}
-    for position, (name, ascending) in enumerate(order):
-        values = table.column(name).combine_chunks()
-        direction = "ascending" if ascending else "descending"
-        present = f"__present{position}"
-        columns[present] = pc.is_valid(values)
-        keys.append((present, direction))  # false (null) first when ascending
-        sortable = f"__value{position}"
-        columns[sortable] = _collation_key(values)
-        keys.append((sortable, direction))
-    # The service's tie-breaker: $sequence ascending, or in the direction of a leading
-    # $createdAt/$updatedAt key.
-    leading, leading_ascending = order[0] if order else ("", True)
-    tie_ascending = leading_ascending if leading in ("$createdAt", "$updatedAt") else True
-    keys.append(("$sequence", "ascending" if tie_ascending else "descending"))
-    columns["$sequence"] = table.column("$sequence").combine_chunks()
-    indices = pc.sort_indices(pa.table(columns), sort_keys=keys)
-    return table.take(indices)
-
-
-def _collation_key(values: pa.Array) -> pa.Array:
-    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        return values
-    decomposed = pc.utf8_normalize(values, form="NFKD")
-    bare = pc.replace_substring_regex(decomposed, pattern=r"\p{Mn}", replacement="")
-    return pc.utf8_lower(bare)

@@ -8,7 +8,7 @@ and can be filtered. A read with ``parallel=N``:
    descending by ``$sequence``, selecting ``$id``) — the bounds;
 2. splits ``(first - 1, last]`` into ranges (`SequenceRange`); each range adds
    ``greaterThan``/``lessThanEqual`` on ``$sequence`` to the filter and is paged by cursor
-   with the usual engine (`_plan.plan_batches`), so client-side filters, decoding and
+   with the usual engine (`_read.plan_batches`), so client-side filters, decoding and
    projection are the serial read's;
 3. runs `N` ranges at a time and hands their batches on range by range (`in_order`): the
    result is the serial read's, row for row and dtype for dtype.
@@ -60,12 +60,12 @@ from .._core._queries import (
 )
 from .._schema import SYSTEM_SCHEMA
 from ._location import TableLocation
-from ._pager import TOTAL_CAP, fetch_page, up_to_head
+from ._pager import fetch_page
 from ._pages import decode_page
-from ._plan import Plan, plan_batches
+from ._plan import Plan
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient
+    from .._core import Requester
 
 T = TypeVar("T")
 
@@ -148,16 +148,16 @@ def serial_reason(plan: Plan, order: Sequence[tuple[str, bool]], parallel: int) 
 
 
 async def sequence_bounds(
-    client: AsyncClient, location: TableLocation, requests: Sequence[Sequence[str]]
+    requester: Requester, location: TableLocation, requests: Sequence[Sequence[str]]
 ) -> SequenceBounds | None:
     """The bounds of the rows the service returns for `requests` (the filter query strings of
     each request), or None when it returns none: two one-row requests per request, sent
     together. `total` is the first request's count."""
-    member = client.query_member_for(location.rows_path)
+    member = requester.query_member_for(location.rows_path)
 
     async def edge(filters: Sequence[str], ascending: bool) -> tuple[int, pa.RecordBatch]:
         queries = [*filters, select_query(["$id"]), order_query(SEQUENCE, ascending, member)]
-        body = await fetch_page(client, location.rows_path, queries, 1, with_total=ascending)
+        body = await fetch_page(requester, location.rows_path, queries, 1, with_total=ascending)
         return decode_page(body, SYSTEM_SCHEMA, items_key=location.items_key)
 
     edges = await asyncio.gather(
@@ -174,64 +174,6 @@ def ranged_plan(plan: Plan, sequence_range: SequenceRange, member: str) -> Plan:
     extra = sequence_range.queries(member)
     head = sequence_range.span if plan.head is None else min(plan.head, sequence_range.span)
     return replace(plan, requests=tuple((*queries, *extra) for queries in plan.requests), head=head)
-
-
-async def parallel_batches(
-    client: AsyncClient,
-    location: TableLocation,
-    plan: Plan,
-    order: Sequence[tuple[str, bool]],
-    bar: Any,
-    *,
-    parallel: int,
-    streaming: bool,
-) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The result batches of `plan` read in ``$sequence`` ranges, `parallel` at a time, in
-    the order of the serial read. `order` is the query's sort (empty, or led by
-    ``$sequence``); `bar` counts the rows."""
-    if not plan.requests or plan.head == 0:
-        return
-    bounds = await sequence_bounds(client, location, plan.compiled.requests)
-    if bounds is None:
-        return
-    if plan.every_row_kept and bounds.total < TOTAL_CAP and bar is not None:
-        bar.total = bounds.total if plan.head is None else min(bounds.total, plan.head)
-        bar.refresh()
-    windowed = streaming or plan.head is not None
-    count = range_count(bounds, parallel, plan.page_size, streaming=windowed)
-    ranges = split_ranges(bounds.first, bounds.last, count)
-    if order and not order[0][1]:
-        ranges.reverse()
-    member = client.query_member_for(location.rows_path)
-
-    def source(sequence_range: SequenceRange) -> Callable[[], AsyncGenerator[pa.RecordBatch]]:
-        part = ranged_plan(plan, sequence_range, member)
-        return lambda: plan_batches(client, location, part, None, collect=not streaming)
-
-    async with aclosing(in_order([source(r) for r in ranges], parallel)) as batches:
-        async for batch in up_to_head(batches, plan.head, bar):
-            yield batch
-
-
-def query_batches(
-    client: AsyncClient,
-    location: TableLocation,
-    plan: Plan,
-    order: Sequence[tuple[str, bool]],
-    bar: Any,
-    *,
-    collect: bool,
-    parallel: int | None,
-) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The result batches of `plan`: read in ``$sequence`` ranges when `parallel` asks for it
-    and the query allows it (`serial_reason`), else by the serial engine. `collect` says the
-    caller keeps every batch (no need to bound memory)."""
-    concurrency = check_parallel(parallel)
-    if serial_reason(plan, order, concurrency) is None:
-        return parallel_batches(
-            client, location, plan, order, bar, parallel=concurrency, streaming=not collect
-        )
-    return plan_batches(client, location, plan, bar, collect=collect)
 
 
 # ---------------------------------------------------------------------------------------------

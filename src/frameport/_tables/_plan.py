@@ -4,27 +4,19 @@ and what the client does with the rows afterwards.
 `make_plan` reads the column models (or, when the caller may not, prepares to infer the types
 from the rows), compiles the filter, and works out the query strings of every request: the
 filter's, a `select` that adds the columns the client needs for itself (the filter's
-client-side part, a client-side sort), and the order. `plan_batches` runs the plan through the
-paging engine and yields batches of the output columns.
+client-side part, a client-side sort), and the order. `_read` runs the plan.
 
->>> plan = await make_plan(client, location, QuerySpec(condition=col("age") > 30), None)
->>> async for batch in plan_batches(client, location, plan, bar, collect=False): ...
+>>> plan = await make_plan(requester, location, QuerySpec(condition=col("age") > 30), None)
 ... # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
-    Callable,
     Iterable,
     Mapping,
     Sequence,
 )
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,25 +27,19 @@ from .._core._queries import order_query, select_query
 from .._exceptions import AuthenticationError, BadRequestError, FilterError
 from .._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
 from .._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
-from .._schema import SYSTEM_SCHEMA, InferredSchema, RowDecodeError, arrow_schema, to_pandas
+from .._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas
 from ._location import TableLocation
 from ._pager import (
     DEFAULT_PAGE_SIZE,
     READ_POOL,
     Decode,
-    PagedRead,
     check_page_size,
     fetch_page,
-    read_batches,
-    sort_table,
 )
 from ._pages import decode_page, decode_page_inferring
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient
-
-HOLD_BACK_ROWS = 100_000
-"""Rows a streaming read with inferred types holds back while a column has shown no value."""
+    from .._core import Requester
 
 _SORTABLE_FIELDS = ("$id", "$sequence", "$createdAt", "$updatedAt")
 
@@ -94,15 +80,15 @@ class Plan:
 
 
 async def make_plan(
-    client: AsyncClient, location: TableLocation, spec: QuerySpec, page_size: int | None
+    requester: Requester, location: TableLocation, spec: QuerySpec, page_size: int | None
 ) -> Plan:
     """Resolve `spec` against the columns of the table at `location`."""
-    models = await column_models(client, location)
+    models = await column_models(requester, location)
     full = arrow_schema(models) if models is not None else None
     kinds = _filter_columns(full) if full is not None else _guessed_columns(spec.condition)
-    member = client.query_member_for(location.rows_path)
+    member = requester.query_member_for(location.rows_path)
     compiled = compile_filter(spec.condition, kinds, member=member)
-    if full is None and not await _service_accepts(client, location, compiled):
+    if full is None and not await _service_accepts(requester, location, compiled):
         compiled = CompiledFilter(((),), spec.condition)  # the client filters every row
     if full is not None:
         _check_sort_columns(spec.order, full)
@@ -119,9 +105,7 @@ async def make_plan(
     kind_check = None
     if inferred is not None and spec.condition is not None:
         kind_check = KindCheck(spec.condition, kinds, member)
-    decode = _page_decoder(
-        location.items_key, fetch_schema, inferred, compiled.residual, kind_check
-    )
+    decode = page_decoder(location.items_key, fetch_schema, inferred, compiled.residual, kind_check)
     return Plan(
         compiled=compiled,
         requests=tuple((*filters, *page_queries) for filters in compiled.requests),
@@ -139,104 +123,30 @@ async def make_plan(
 
 
 async def column_models(
-    client: AsyncClient, location: TableLocation
+    requester: Requester, location: TableLocation
 ) -> list[dict[str, Any]] | None:
     """The table's column models, or None when the caller may not read them."""
     try:
-        table = await client._request_json("GET", location.path)
+        table = await requester.request_json("GET", location.path)
     except AuthenticationError:
         return None
     return list(table.get(location.columns_key) or [])
 
 
 async def _service_accepts(
-    client: AsyncClient, location: TableLocation, compiled: CompiledFilter
+    requester: Requester, location: TableLocation, compiled: CompiledFilter
 ) -> bool:
     """Whether the service takes the filter's values for the columns' types (asked with a
     one-row page); used when the kinds were guessed."""
     if not compiled.requests or not compiled.requests[0]:
         return True
     try:
-        await fetch_page(client, location.rows_path, compiled.requests[0], 1)
+        await fetch_page(requester, location.rows_path, compiled.requests[0], 1)
     except BadRequestError as exc:
         if exc.type != "general_query_invalid":
             raise
         return False
     return True
-
-
-async def plan_batches(
-    client: AsyncClient, location: TableLocation, plan: Plan, bar: Any, *, collect: bool
-) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The result batches of `plan`: paged, stabilised (inferred types), sorted on the client
-    when needed, projected to the output columns. `collect` says the caller keeps every batch
-    anyway, so inferred types may be settled over all rows."""
-    if not plan.requests or plan.head == 0:
-        if plan.inferred is not None:
-            await learn_columns(client, location, plan)
-        return
-    read = PagedRead(
-        location.rows_path,
-        plan.requests,
-        page_size=plan.page_size,
-        head=None if plan.client_order else plan.head,
-        every_row_kept=plan.every_row_kept,
-    )
-    async with aclosing(read_batches(client, read, plan.decode, bar=bar)) as pages:
-        batches: AsyncIterator[pa.RecordBatch] = pages
-        if plan.inferred is not None:
-            hold = math.inf if collect or plan.client_order else HOLD_BACK_ROWS
-
-            async def learn() -> None:
-                await learn_columns(client, location, plan)
-
-            batches = _settled(batches, plan.inferred, hold, learn)
-        if plan.client_order:
-            batches = _sorted(batches, plan)
-        async for batch in batches:
-            yield project(plan, batch)
-
-
-async def learn_columns(client: AsyncClient, location: TableLocation, plan: Plan) -> None:
-    """For types inferred from the rows and a result without any: learn the columns from
-    the table's rows read without the filter (one row; then, while a column has shown no
-    value, pages of up to `HOLD_BACK_ROWS` rows), so that an empty result has the columns
-    and dtypes of a read that has rows. A table without rows teaches nothing."""
-    inferred = plan.inferred
-    assert inferred is not None
-    if len(inferred.schema) > len(SYSTEM_SCHEMA) and not _has_untyped(inferred.schema):
-        return
-    decode = _page_decoder(location.items_key, None, inferred, None, plan.kind_check)
-    await _read_unfiltered(client, location, plan, decode, page_size=1, rows=1)
-    if _has_untyped(inferred.schema):
-        await _read_unfiltered(
-            client, location, plan, decode, page_size=plan.page_size, rows=HOLD_BACK_ROWS
-        )
-
-
-async def _read_unfiltered(
-    client: AsyncClient,
-    location: TableLocation,
-    plan: Plan,
-    decode: Decode,
-    *,
-    page_size: int,
-    rows: int,
-) -> None:
-    """Read up to `rows` rows without the filter (their types go into ``plan.inferred``),
-    stopping once every column has a type."""
-    assert plan.inferred is not None
-    read = PagedRead(
-        location.rows_path,
-        (plan.select_queries,),
-        page_size=page_size,
-        head=rows,
-        every_row_kept=True,
-    )
-    async with aclosing(read_batches(client, read, decode)) as pages:
-        async for _ in pages:
-            if not _has_untyped(plan.inferred.schema):
-                return
 
 
 def project(plan: Plan, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -371,7 +281,7 @@ def _check_sort_columns(order: Sequence[tuple[str, bool]], schema: pa.Schema) ->
 # Pages and batches
 
 
-def _page_decoder(
+def page_decoder(
     items_key: str,
     schema: pa.Schema | None,
     inferred: InferredSchema | None,
@@ -406,60 +316,3 @@ def _keep_matching(batch: pa.RecordBatch, residual: Expr) -> pa.RecordBatch:
             frame[name] = pd.Series(pd.NA, index=frame.index, dtype="object")
     mask = evaluate(residual, frame).to_numpy(dtype=bool)
     return batch.filter(pa.array(mask, pa.bool_()))
-
-
-async def _settled(
-    batches: AsyncIterator[pa.RecordBatch],
-    inferred: InferredSchema,
-    hold: float,
-    learn: Callable[[], Awaitable[None]],
-) -> AsyncIterator[pa.RecordBatch]:
-    """Batches of inferred types, all conformed to one schema: held back until every column
-    has a type (or `hold` rows are held), then passed on; a later change of a type raises.
-    When no row comes at all, `learn` finds the columns elsewhere."""
-    held: list[pa.RecordBatch] = []
-    held_rows = 0
-    released: pa.Schema | None = None
-    async for batch in batches:
-        if released is not None:
-            if inferred.schema != released:
-                changed = [f.name for f in inferred.schema if f not in released]
-                raise RowDecodeError(
-                    f"column types changed after rows were handed out ({', '.join(changed)}); "
-                    "read with to_pandas()/to_arrow(), or with an API key that can read the "
-                    "table's columns",
-                    column=changed[0] if changed else None,
-                )
-            yield batch
-            continue
-        held.append(batch)
-        held_rows += batch.num_rows
-        if held_rows >= hold or not _has_untyped(inferred.schema):
-            released = inferred.schema
-            for waiting in held:
-                yield inferred.conform(waiting)
-            held = []
-    if released is None and not held_rows:
-        await learn()
-    for waiting in held:
-        yield inferred.conform(waiting)
-
-
-def _has_untyped(schema: pa.Schema) -> bool:
-    def untyped(kind: pa.DataType) -> bool:
-        return pa.types.is_null(kind) or (pa.types.is_list(kind) and untyped(kind.value_type))
-
-    return any(untyped(item.type) for item in schema)
-
-
-async def _sorted(
-    batches: AsyncIterator[pa.RecordBatch], plan: Plan
-) -> AsyncIterator[pa.RecordBatch]:
-    collected = [batch async for batch in batches]
-    if not collected:
-        return
-    table = sort_table(pa.Table.from_batches(collected), plan.client_order)
-    if plan.head is not None:
-        table = table.slice(0, plan.head)
-    for batch in table.to_batches(max_chunksize=plan.page_size):
-        yield batch

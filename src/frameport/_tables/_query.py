@@ -26,12 +26,12 @@ Decisions:
 * Without access to the table's columns (a signed-in user gets 401 there), the types are
   inferred from the rows (`InferredSchema`). Collecting terminals settle them over all rows;
   streaming ones hold pages back until every column has shown a value (at most
-  `_plan.HOLD_BACK_ROWS` rows) and raise `RowDecodeError` if a later page would change a type.
+  `_read.HOLD_BACK_ROWS` rows) and raise `RowDecodeError` if a later page would change a type.
   Column kinds for the filter are then guessed from its values; when the service refuses
   them (a float compared with an integer column), the client applies the whole filter. Once
   the rows show a column's kind, the filter is checked against it, so a value that does not
   fit raises the `FilterError` an API-key read raises. A result without rows learns its
-  columns from rows read without the filter (`_plan.learn_columns`), so it has the dtypes
+  columns from rows read without the filter (`_read.learn_columns`), so it has the dtypes
   of a read that has rows; a table without rows gives only the ``$`` fields.
 * ``parallel=N`` on the reading terminals reads ranges of ``$sequence`` concurrently and
   hands them on in order, with the serial read's result (`_parallel`); `to_dask` builds a dask
@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
+from .._core._frames import user_frame_depth
 from .._core._progress import progress_bar
 from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
@@ -62,18 +63,19 @@ from .._pipelines._watch import PageWatch, in_sequence_order, streamed_report
 from .._schema import SYSTEM_SCHEMA, to_pandas
 from ._export import write_parquet
 from ._location import TableLocation
-from ._pager import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page, rechunk
+from ._pager import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page
 from ._pages import decode_page
-from ._parallel import query_batches
-from ._plan import Plan, QuerySpec, column_models, learn_columns, make_plan, result_schema
+from ._plan import Plan, QuerySpec, column_models, make_plan, result_schema
 from ._plan import project as _project
+from ._read import learn_columns, query_batches
+from ._rechunk import rechunk
 from ._writes import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
     from tqdm import tqdm
 
-    from .._client import AsyncClient
+    from .._core import Requester
     from .._dask import CredentialChoice
 
 DtypeBackend = Literal["pyarrow"] | None
@@ -90,9 +92,9 @@ class AsyncTableQuery:
     """
 
     def __init__(
-        self, client: AsyncClient, location: TableLocation, spec: QuerySpec | None = None
+        self, requester: Requester, location: TableLocation, spec: QuerySpec | None = None
     ) -> None:
-        self._client = client
+        self._requester = requester
         self._location = location
         self._spec = spec or QuerySpec()
 
@@ -122,7 +124,7 @@ class AsyncTableQuery:
     # -- building ------------------------------------------------------------------------------
 
     def _derive(self, **changes: Any) -> AsyncTableQuery:
-        return AsyncTableQuery(self._client, self._location, replace(self._spec, **changes))
+        return AsyncTableQuery(self._requester, self._location, replace(self._spec, **changes))
 
     def _refuse_after_head(self, method: str) -> None:
         if self._spec.head is not None:
@@ -151,11 +153,12 @@ class AsyncTableQuery:
         """Keep the rows matching `expr`, written as for `pandas.DataFrame.query`.
 
         ``@name`` takes the caller's variable `name` (or `local_dict`'s); a wrapper
-        around this method passes ``level=1`` for each frame it adds.
+        around this method passes ``level=1`` for each frame it adds (frames of frameport's
+        own, such as the synchronous `TableQuery.query`, are skipped).
 
         >>> table.query("age > @minimum and city in ['Oslo', 'Bergen']")  # doctest: +SKIP
         """
-        return self.where(parse(expr, local_dict=local_dict, level=level + 1))
+        return self.where(parse(expr, local_dict=local_dict, level=level + user_frame_depth()))
 
     def select(self, *columns: str) -> AsyncTableQuery:
         """Read only these columns (after the service's ``$`` fields), in this order."""
@@ -319,8 +322,8 @@ class AsyncTableQuery:
         from .._dask import to_dask
 
         return await to_dask(
-            self, partitions, credentials=credentials, dtype_backend=dtype_backend,
-            page_size=page_size,
+            self._requester, self._location, self._spec, partitions,
+            credentials=credentials, dtype_backend=dtype_backend, page_size=page_size,
         )  # fmt: skip
 
     async def count(self) -> int:
@@ -331,7 +334,7 @@ class AsyncTableQuery:
             return 0
         if plan.every_row_kept:
             queries = [*plan.compiled.requests[0], select_query(["$id"])]
-            body = await fetch_page(self._client, self._location.rows_path, queries, 1)
+            body = await fetch_page(self._requester, self._location.rows_path, queries, 1)
             total, _ = decode_page(body, SYSTEM_SCHEMA, items_key=self._location.items_key)
             if total < TOTAL_CAP:
                 return total if plan.head is None else min(total, plan.head)
@@ -376,14 +379,14 @@ class AsyncTableQuery:
         total_text = "no rows"
         if plan.requests and shown > 0:
             rows_path = self._location.rows_path
-            body = await fetch_page(self._client, rows_path, plan.requests[0], shown)
+            body = await fetch_page(self._requester, rows_path, plan.requests[0], shown)
             total, batch = plan.decode(body)
             described = describe_total(total, exact=plan.every_row_kept)
             total_text = "rows" if described is None else f"{described} rows"
             total_text = total_text.removesuffix("s") if described == "1" else total_text
         if plan.inferred is not None:
             if not batch.num_rows:
-                await learn_columns(self._client, self._location, plan)
+                await learn_columns(self._requester, self._location, plan)
             batch = plan.inferred.conform(batch)
         batch = _project(plan, batch)
         frame = to_pandas(batch)
@@ -395,13 +398,13 @@ class AsyncTableQuery:
         return progress_bar(total=None, unit="rows", desc=str(self._location), enabled=progress)
 
     async def _plan(self, page_size: int | None) -> Plan:
-        return await make_plan(self._client, self._location, self._spec, page_size)
+        return await make_plan(self._requester, self._location, self._spec, page_size)
 
     def _stream(
         self, plan: Plan, bar: Any, *, collect: bool, parallel: int | None = None
     ) -> AsyncGenerator[pa.RecordBatch]:
         return query_batches(
-            self._client, self._location, plan, self._spec.order, bar,
+            self._requester, self._location, plan, self._spec.order, bar,
             collect=collect, parallel=parallel,
         )  # fmt: skip
 
@@ -415,7 +418,7 @@ class AsyncTable(AsyncTableQuery):
 
     def __init__(
         self,
-        client: AsyncClient,
+        requester: Requester,
         database_id: str,
         table_id: str,
         *,
@@ -425,7 +428,7 @@ class AsyncTable(AsyncTableQuery):
         if page_size is not None:
             check_page_size(page_size)
         super().__init__(
-            client, TableLocation(database_id, table_id, legacy), QuerySpec(page_size=page_size)
+            requester, TableLocation(database_id, table_id, legacy), QuerySpec(page_size=page_size)
         )
 
     def __repr__(self) -> str:
@@ -447,7 +450,7 @@ class AsyncTable(AsyncTableQuery):
 
     async def columns(self) -> list[dict[str, Any]]:
         """The table's column models as the service describes them."""
-        models = await column_models(self._client, self._location)
+        models = await column_models(self._requester, self._location)
         if models is None:
             raise AuthenticationError(
                 "this client may not read the table's columns (an API key with tables.read can)",
@@ -474,7 +477,7 @@ class AsyncTable(AsyncTableQuery):
         >>> ids = await people.insert(df)                               # doctest: +SKIP
         """
         return await write_rows(
-            self._client,
+            self._requester,
             self._location,
             frame,
             upsert=False,
@@ -492,7 +495,7 @@ class AsyncTable(AsyncTableQuery):
         """Create or replace a row for each row of `frame` (matched by its ``$id`` column;
         rows without one get a new ID); return the IDs in the frame's order."""
         return await write_rows(
-            self._client,
+            self._requester,
             self._location,
             frame,
             upsert=True,
@@ -538,30 +541,11 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
 
     location = forward_property("location")
 
-    def where(self, condition: Expr) -> TableQuery:
-        """Keep the rows where `condition` holds; see `AsyncTableQuery.where`."""
-        return TableQuery._from_async(self._async.where(condition))
-
-    def query(
-        self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
-    ) -> TableQuery:
-        """Keep the rows matching `expr` (pandas query grammar); see `AsyncTableQuery.query`."""
-        return TableQuery._from_async(
-            self._async.query(expr, local_dict=local_dict, level=level + 1)
-        )
-
-    def select(self, *columns: str) -> TableQuery:
-        """Read only these columns; see `AsyncTableQuery.select`."""
-        return TableQuery._from_async(self._async.select(*columns))
-
-    def sort(self, by: str | Sequence[str], ascending: bool | Sequence[bool] = True) -> TableQuery:
-        """Order the rows; see `AsyncTableQuery.sort`."""
-        return TableQuery._from_async(self._async.sort(by, ascending))
-
-    def head(self, n: int = 5) -> TableQuery:
-        """At most the first `n` rows; see `AsyncTableQuery.head`."""
-        return TableQuery._from_async(self._async.head(n))
-
+    where = delegate(AsyncTableQuery.where, lambda: TableQuery)
+    query = delegate(AsyncTableQuery.query, lambda: TableQuery)
+    select = delegate(AsyncTableQuery.select, lambda: TableQuery)
+    sort = delegate(AsyncTableQuery.sort, lambda: TableQuery)
+    head = delegate(AsyncTableQuery.head, lambda: TableQuery)
     schema = delegate(AsyncTableQuery.schema)
     to_arrow = delegate(AsyncTableQuery.to_arrow)
     to_pandas = delegate(AsyncTableQuery.to_pandas)

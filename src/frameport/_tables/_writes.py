@@ -35,7 +35,7 @@ from .._exceptions import ConflictError, FrameportError, NotFoundError
 from .._schema import SERVICE_FIELDS, check_column_keys, column_definitions, frame_to_rows
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient
+    from .._core import Requester
     from ._location import TableLocation
 
 MAX_ROWS_PER_REQUEST = 100
@@ -62,7 +62,7 @@ _UPSERT_HINT = (
 
 
 async def create_table(
-    client: AsyncClient,
+    requester: Requester,
     location: TableLocation,
     schema: pd.DataFrame | Mapping[str, str],
     *,
@@ -80,7 +80,7 @@ async def create_table(
     request. Raises `ConflictError` when the table already exists.
     """
     definitions = column_definitions(_checked_schema(schema))
-    await _ensure_database(client, location.database_id)
+    await _ensure_database(requester, location.database_id)
     body = {
         location.id_param: location.table_id,
         "name": name or location.table_id,
@@ -88,10 +88,10 @@ async def create_table(
         location.security_param: row_security,
         location.columns_key: definitions,
     }
-    await client._request(
+    await requester.request(
         "POST", location.container_path, json=body, idempotent=True, read_back=location.path
     )
-    await wait_for_columns(client, location, [d["key"] for d in definitions], timeout=wait)
+    await wait_for_columns(requester, location, [d["key"] for d in definitions], timeout=wait)
 
 
 def _checked_schema(
@@ -107,28 +107,28 @@ def _checked_schema(
     )
 
 
-async def _ensure_database(client: AsyncClient, database_id: str) -> None:
+async def _ensure_database(requester: Requester, database_id: str) -> None:
     try:
-        await client._request("GET", f"/tablesdb/{database_id}")
+        await requester.request("GET", f"/tablesdb/{database_id}")
         return
     except NotFoundError as exc:
         if exc.type != "database_not_found":
             raise
     body = {"databaseId": database_id, "name": database_id}
-    await client._request(
+    await requester.request(
         "POST", "/tablesdb", json=body, idempotent=True, read_back=f"/tablesdb/{database_id}"
     )
 
 
 async def wait_for_columns(
-    client: AsyncClient, location: TableLocation, keys: Iterable[str], *, timeout: float
+    requester: Requester, location: TableLocation, keys: Iterable[str], *, timeout: float
 ) -> None:
     """Poll the table until the columns `keys` are ``available``; raise `FrameportError` when
     one failed, or when `timeout` seconds pass."""
     waiting = set(keys)
 
     async def all_available() -> bool | None:
-        table = await client._request_json("GET", location.path)
+        table = await requester.request_json("GET", location.path)
         status = {str(c["key"]): c for c in table.get(location.columns_key, [])}
         for key in sorted(waiting):
             column = status.get(key, {})
@@ -154,7 +154,7 @@ async def wait_for_columns(
 
 
 async def write_rows(
-    client: AsyncClient,
+    requester: Requester,
     location: TableLocation,
     frame: pd.DataFrame,
     *,
@@ -179,7 +179,7 @@ async def write_rows(
     with bar:
 
         async def send(rows: list[dict[str, Any]]) -> None:
-            await _send_rows(client, location, rows, upsert=upsert)
+            await _send_rows(requester, location, rows, upsert=upsert)
             bar.update(len(rows))
 
         await _run_bounded((send(rows) for rows in _row_batches(frame)), concurrency)
@@ -210,19 +210,19 @@ def _row_batches(frame: pd.DataFrame) -> Iterable[list[dict[str, Any]]]:
 
 
 async def _send_rows(
-    client: AsyncClient, location: TableLocation, rows: list[dict[str, Any]], *, upsert: bool
+    requester: Requester, location: TableLocation, rows: list[dict[str, Any]], *, upsert: bool
 ) -> None:
     body = {location.items_key: rows}
 
     async def upsert_rows() -> httpx.Response:
-        return await client._request("PUT", location.rows_path, json=body)
+        return await requester.request("PUT", location.rows_path, json=body)
 
     if upsert:
         await upsert_rows()
         return
     try:
         # A retry that finds the rows already created completes the batch as an upsert.
-        await client._request(
+        await requester.request(
             "POST", location.rows_path, json=body, idempotent=True, read_back=upsert_rows
         )
     except ConflictError as exc:

@@ -22,13 +22,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-import httpx
-
 from .._exceptions import DownloadVerificationError, FrameportError, TransportError
 from ._progress import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient
+    from .._core import Requester
 
 #: Bytes asked for per Range request: below the 20 MB at which the service shortens a range.
 RANGE_SPAN = 16 * 1024 * 1024
@@ -61,7 +59,7 @@ class ResumableDownload:
 
     def __init__(
         self,
-        client: AsyncClient,
+        requester: Requester,
         path: str,
         destination: Path,
         *,
@@ -71,7 +69,7 @@ class ResumableDownload:
         progress: bool | None,
         on_progress: ProgressCallback | None = None,
     ) -> None:
-        self._client = client
+        self._requester = requester
         self._path = path
         self.destination = destination
         self._partial = partial_path(destination)
@@ -109,37 +107,36 @@ class ResumableDownload:
         self, out: BinaryIO, offset: int, digest: hashlib._Hash, progress: TransferProgress
     ) -> None:
         """Request ranges until every byte is on disk, resuming responses cut short."""
-        policy = self._client._transport.retry
+        policy = self._requester.retry
         stalled = 0
         answered = 0 < offset == self._size  # a complete .part needs no request
         while not answered or offset < self._size:
-            before, failure = offset, None
-            try:
-                offset = await self._fetch(out, offset, digest, progress)
-                answered = True
-            except httpx.HTTPError as exc:
-                offset, failure = out.tell(), exc
+            before = offset
+            offset, failure = await self._fetch(out, offset, digest, progress)
+            answered = True
             stalled = 0 if offset > before else stalled + 1
             if stalled > policy.retries:
                 raise TransportError(
                     f"Download of {self._label!r} stopped at byte {offset} "
                     f"({failure or 'no bytes came'}); call download() again to continue.",
                     method="GET",
-                    url=self._client.endpoint + self._path,
+                    url=self._requester.endpoint + self._path,
                 ) from failure
             if failure is not None:
                 await asyncio.sleep(policy.backoff_delay(stalled))
 
     async def _fetch(
         self, out: BinaryIO, offset: int, digest: hashlib._Hash, progress: TransferProgress
-    ) -> int:
-        """One request for the bytes from `offset`; returns the offset reached."""
+    ) -> tuple[int, TransportError | None]:
+        """One request for the bytes from `offset`; returns the offset reached, and the error
+        that cut the body short, if one did. (The request itself was retried by the transport;
+        a body cut short is continued from where it stopped, with the transport's policy.)"""
         headers: dict[str, str] = {}
         start = max(0, offset - 1)  # a range covers at least two bytes
         if offset:
             end = min(start + RANGE_SPAN, self._size) - 1
             headers["Range"] = f"bytes={start}-{end}"
-        async with self._client._stream("GET", self._path, headers=headers) as response:
+        async with self._requester.stream("GET", self._path, headers=headers) as response:
             if response.status_code == 206:
                 sent_range = response.headers.get("content-range", "")
                 if not sent_range.startswith(f"bytes {start}-"):
@@ -150,17 +147,20 @@ class ResumableDownload:
                 skip = offset - start
             else:
                 skip = offset  # a 200 carries the whole file
-            async for block in response.aiter_bytes(BLOCK_SIZE):
-                if skip:
-                    dropped = min(skip, len(block))
-                    block, skip = block[dropped:], skip - dropped
-                if not block:
-                    continue
-                out.write(block)
-                digest.update(block)
-                offset += len(block)
-                progress.advance(len(block))
-        return offset
+            try:
+                async for block in response.aiter_bytes(BLOCK_SIZE):
+                    if skip:
+                        dropped = min(skip, len(block))
+                        block, skip = block[dropped:], skip - dropped
+                    if not block:
+                        continue
+                    out.write(block)
+                    digest.update(block)
+                    offset += len(block)
+                    progress.advance(len(block))
+            except TransportError as exc:
+                return offset, exc
+        return offset, None
 
     def _check(self, md5: str) -> None:
         received = self._partial.stat().st_size

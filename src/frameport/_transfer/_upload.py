@@ -36,7 +36,7 @@ from .._exceptions import ConflictError, FrameportError, UploadVerificationError
 from ._progress import ProgressCallback, TransferProgress
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient
+    from .._core import Requester
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class ChunkedUpload:
 
     def __init__(
         self,
-        client: AsyncClient,
+        requester: Requester,
         target: UploadTarget,
         source: BinaryIO,
         size: int,
@@ -196,7 +196,7 @@ class ChunkedUpload:
     ) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be a whole number >= 1 (got {concurrency!r}).")
-        self._client = client
+        self._requester = requester
         self._target = target
         self._source = source
         self._size = size
@@ -237,7 +237,9 @@ class ChunkedUpload:
                     raise _unwrap(group) from None
         record = self._final
         if record is None:
-            record = await self._client._request_json("GET", self._target.record_of(self.upload_id))
+            record = await self._requester.request_json(
+                "GET", self._target.record_of(self.upload_id)
+            )
         if self._target.verified:
             await self._verify(record, reader.hexdigest())
         return dict(record)
@@ -269,13 +271,13 @@ class ChunkedUpload:
         first: bool = False,
         slots: asyncio.Semaphore | None = None,
     ) -> None:
-        headers = {self._client._header("ID"): self.upload_id}
+        headers = {self._requester.header("ID"): self.upload_id}
         if ranged:
             headers["Content-Range"] = part.content_range(self._size)
         body = PartBody(data)
         del data
         try:
-            response = await self._client._request(
+            response = await self._requester.request(
                 "POST",
                 self._target.create_path,
                 data=self._target.form(self.upload_id),
@@ -301,7 +303,7 @@ class ChunkedUpload:
                     status=409,
                     type="storage_file_already_exists",
                     method="POST",
-                    url=self._client.endpoint + self._target.create_path,
+                    url=self._requester.endpoint + self._target.create_path,
                 )
             if record.get("chunksUploaded") == record.get("chunksTotal"):
                 self._final = record
@@ -318,7 +320,7 @@ class ChunkedUpload:
         except UploadVerificationError:
             log.warning("deleting file %r: it does not match its source", self.upload_id)
             with contextlib.suppress(FrameportError):
-                await self._client._request("DELETE", self._target.record_of(self.upload_id))
+                await self._requester.request("DELETE", self._target.record_of(self.upload_id))
             raise
 
 

@@ -70,13 +70,13 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
 
 def place(args: argparse.Namespace) -> tuple[str, str]:
     """The endpoint and project of the command line or the environment."""
-    from .._client import DEFAULT_ENDPOINT_ENV, PROJECT_ENV
+    from .._core import ENDPOINT_ENV, PROJECT_ENV
 
-    endpoint = args.endpoint or os.environ.get(DEFAULT_ENDPOINT_ENV)
+    endpoint = args.endpoint or os.environ.get(ENDPOINT_ENV)
     project = args.project or os.environ.get(PROJECT_ENV)
     if not endpoint or not project:
         raise CommandError(
-            f"give --endpoint and --project, or set {DEFAULT_ENDPOINT_ENV} and {PROJECT_ENV}",
+            f"give --endpoint and --project, or set {ENDPOINT_ENV} and {PROJECT_ENV}",
             code=2,
         )
     return endpoint, project
@@ -87,8 +87,8 @@ class Connection:
     the service refuses it)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        from .._client import Client, credentials_from_env
-        from .._core._auth import load_session
+        from .._client import Client
+        from .._core import credentials_from_env, load_session
 
         self.endpoint, self.project = place(args)
         given = getattr(args, "key", None)
@@ -105,7 +105,7 @@ class Connection:
 
     def refused(self, error: APIError) -> str:
         """`error` (the service refused the credential) with what to check."""
-        from .._client import JWT_ENV, KEY_ENV
+        from .._core import JWT_ENV, KEY_ENV
 
         if self.source is None:
             hint = (

@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from .._core._ids import ID
+from .._core import ID
 from ._common import fail, positive_int
 
 LOCAL_EXTRA = "needs the local extra: pip install 'frameport[local]'"

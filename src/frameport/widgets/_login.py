@@ -8,7 +8,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .._client import DEFAULT_ENDPOINT_ENV, PROJECT_ENV, Client
+from .._client import Client
+from .._core import ENDPOINT_ENV, PROJECT_ENV
 from .._exceptions import AuthenticationError, FrameportError
 from ._display import StaticViews
 from ._html import message_html
@@ -36,7 +37,7 @@ class LoginForm(StaticViews, widgets.VBox):
         self.client: Client | None = client
         self.account: dict[str, Any] | None = None
         self._owns_client = False
-        endpoint = endpoint or (client.endpoint if client else os.environ.get(DEFAULT_ENDPOINT_ENV))
+        endpoint = endpoint or (client.endpoint if client else os.environ.get(ENDPOINT_ENV))
         project = project or (client.project if client else os.environ.get(PROJECT_ENV))
         style = {"description_width": "6em"}
         self.endpoint_field = widgets.Text(

@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from .._exceptions import FrameportError
-from .._tables._pager import TOTAL_CAP
+from .._tables import TOTAL_CAP, PagePosition, TablePage, TablePager
 from ._display import StaticViews
 from ._html import frame_html, frame_text, message_html
 from ._messages import describe_failure
-from ._table_pages import PagePosition, TablePage, TablePager
 
 if TYPE_CHECKING:
-    from .._tables._query import TableQuery
+    from .._tables import TableQuery
 
 
 class TablePreview(StaticViews, widgets.VBox):

@@ -1,0 +1,230 @@
+"""Running a plan: the serial read, the parallel read in ``$sequence`` ranges, and the choice
+between them. What to send and how to decode it was decided by `_plan`; the pages come from
+`_pager`; this module turns them into the result's batches (types settled when inferred,
+sorted on the client when the service cannot sort, projected to the output columns).
+
+>>> plan = await make_plan(requester, location, QuerySpec(condition=col("age") > 30), None)
+>>> async for batch in query_batches(requester, location, plan, (), bar, collect=False,
+...                                  parallel=None): ...                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from .._exceptions import RowDecodeError
+from .._schema import SYSTEM_SCHEMA, InferredSchema
+from ._location import TableLocation
+from ._ordering import sort_table
+from ._pager import TOTAL_CAP, Decode, PagedRead, read_batches, up_to_head
+from ._parallel import (
+    SequenceRange,
+    check_parallel,
+    in_order,
+    range_count,
+    ranged_plan,
+    sequence_bounds,
+    serial_reason,
+    split_ranges,
+)
+from ._plan import Plan, page_decoder, project
+
+if TYPE_CHECKING:
+    from .._core import Requester
+
+HOLD_BACK_ROWS = 100_000
+"""Rows a streaming read with inferred types holds back while a column has shown no value."""
+
+
+async def parallel_batches(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    order: Sequence[tuple[str, bool]],
+    bar: Any,
+    *,
+    parallel: int,
+    streaming: bool,
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The result batches of `plan` read in ``$sequence`` ranges, `parallel` at a time, in
+    the order of the serial read. `order` is the query's sort (empty, or led by
+    ``$sequence``); `bar` counts the rows."""
+    if not plan.requests or plan.head == 0:
+        return
+    bounds = await sequence_bounds(requester, location, plan.compiled.requests)
+    if bounds is None:
+        return
+    if plan.every_row_kept and bounds.total < TOTAL_CAP and bar is not None:
+        bar.total = bounds.total if plan.head is None else min(bounds.total, plan.head)
+        bar.refresh()
+    windowed = streaming or plan.head is not None
+    count = range_count(bounds, parallel, plan.page_size, streaming=windowed)
+    ranges = split_ranges(bounds.first, bounds.last, count)
+    if order and not order[0][1]:
+        ranges.reverse()
+    member = requester.query_member_for(location.rows_path)
+
+    def source(sequence_range: SequenceRange) -> Callable[[], AsyncGenerator[pa.RecordBatch]]:
+        part = ranged_plan(plan, sequence_range, member)
+        return lambda: plan_batches(requester, location, part, None, collect=not streaming)
+
+    async with aclosing(in_order([source(r) for r in ranges], parallel)) as batches:
+        async for batch in up_to_head(batches, plan.head, bar):
+            yield batch
+
+
+def query_batches(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    order: Sequence[tuple[str, bool]],
+    bar: Any,
+    *,
+    collect: bool,
+    parallel: int | None,
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The result batches of `plan`: read in ``$sequence`` ranges when `parallel` asks for it
+    and the query allows it (`serial_reason`), else by the serial engine. `collect` says the
+    caller keeps every batch (no need to bound memory)."""
+    concurrency = check_parallel(parallel)
+    if serial_reason(plan, order, concurrency) is None:
+        return parallel_batches(
+            requester, location, plan, order, bar, parallel=concurrency, streaming=not collect
+        )
+    return plan_batches(requester, location, plan, bar, collect=collect)
+
+
+async def plan_batches(
+    requester: Requester, location: TableLocation, plan: Plan, bar: Any, *, collect: bool
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The result batches of `plan`: paged, stabilised (inferred types), sorted on the client
+    when needed, projected to the output columns. `collect` says the caller keeps every batch
+    anyway, so inferred types may be settled over all rows."""
+    if not plan.requests or plan.head == 0:
+        if plan.inferred is not None:
+            await learn_columns(requester, location, plan)
+        return
+    read = PagedRead(
+        location.rows_path,
+        plan.requests,
+        page_size=plan.page_size,
+        head=None if plan.client_order else plan.head,
+        every_row_kept=plan.every_row_kept,
+    )
+    async with aclosing(read_batches(requester, read, plan.decode, bar=bar)) as pages:
+        batches: AsyncIterator[pa.RecordBatch] = pages
+        if plan.inferred is not None:
+            hold = math.inf if collect or plan.client_order else HOLD_BACK_ROWS
+
+            async def learn() -> None:
+                await learn_columns(requester, location, plan)
+
+            batches = _settled(batches, plan.inferred, hold, learn)
+        if plan.client_order:
+            batches = _sorted(batches, plan)
+        async for batch in batches:
+            yield project(plan, batch)
+
+
+async def learn_columns(requester: Requester, location: TableLocation, plan: Plan) -> None:
+    """For types inferred from the rows and a result without any: learn the columns from
+    the table's rows read without the filter (one row; then, while a column has shown no
+    value, pages of up to `HOLD_BACK_ROWS` rows), so that an empty result has the columns
+    and dtypes of a read that has rows. A table without rows teaches nothing."""
+    inferred = plan.inferred
+    assert inferred is not None
+    if len(inferred.schema) > len(SYSTEM_SCHEMA) and not _has_untyped(inferred.schema):
+        return
+    decode = page_decoder(location.items_key, None, inferred, None, plan.kind_check)
+    await _read_unfiltered(requester, location, plan, decode, page_size=1, rows=1)
+    if _has_untyped(inferred.schema):
+        await _read_unfiltered(
+            requester, location, plan, decode, page_size=plan.page_size, rows=HOLD_BACK_ROWS
+        )
+
+
+async def _read_unfiltered(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    decode: Decode,
+    *,
+    page_size: int,
+    rows: int,
+) -> None:
+    """Read up to `rows` rows without the filter (their types go into ``plan.inferred``),
+    stopping once every column has a type."""
+    assert plan.inferred is not None
+    read = PagedRead(
+        location.rows_path,
+        (plan.select_queries,),
+        page_size=page_size,
+        head=rows,
+        every_row_kept=True,
+    )
+    async with aclosing(read_batches(requester, read, decode)) as pages:
+        async for _ in pages:
+            if not _has_untyped(plan.inferred.schema):
+                return
+
+
+async def _settled(
+    batches: AsyncIterator[pa.RecordBatch],
+    inferred: InferredSchema,
+    hold: float,
+    learn: Callable[[], Awaitable[None]],
+) -> AsyncIterator[pa.RecordBatch]:
+    """Batches of inferred types, all conformed to one schema: held back until every column
+    has a type (or `hold` rows are held), then passed on; a later change of a type raises.
+    When no row comes at all, `learn` finds the columns elsewhere."""
+    held: list[pa.RecordBatch] = []
+    held_rows = 0
+    released: pa.Schema | None = None
+    async for batch in batches:
+        if released is not None:
+            if inferred.schema != released:
+                changed = [f.name for f in inferred.schema if f not in released]
+                raise RowDecodeError(
+                    f"column types changed after rows were handed out ({', '.join(changed)}); "
+                    "read with to_pandas()/to_arrow(), or with an API key that can read the "
+                    "table's columns",
+                    column=changed[0] if changed else None,
+                )
+            yield batch
+            continue
+        held.append(batch)
+        held_rows += batch.num_rows
+        if held_rows >= hold or not _has_untyped(inferred.schema):
+            released = inferred.schema
+            for waiting in held:
+                yield inferred.conform(waiting)
+            held = []
+    if released is None and not held_rows:
+        await learn()
+    for waiting in held:
+        yield inferred.conform(waiting)
+
+
+def _has_untyped(schema: pa.Schema) -> bool:
+    def untyped(kind: pa.DataType) -> bool:
+        return pa.types.is_null(kind) or (pa.types.is_list(kind) and untyped(kind.value_type))
+
+    return any(untyped(item.type) for item in schema)
+
+
+async def _sorted(
+    batches: AsyncIterator[pa.RecordBatch], plan: Plan
+) -> AsyncIterator[pa.RecordBatch]:
+    collected = [batch async for batch in batches]
+    if not collected:
+        return
+    table = sort_table(pa.Table.from_batches(collected), plan.client_order)
+    if plan.head is not None:
+        table = table.slice(0, plan.head)
+    for batch in table.to_batches(max_chunksize=plan.page_size):
+        yield batch
