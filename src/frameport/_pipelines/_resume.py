@@ -12,7 +12,7 @@ writes each segment to its own file beside the target and records it in a checkp
   refused (`ResumeError`), as is a checkpoint written for another table, filter or columns.
 * The checkpoint folder goes away once the target is written.
 
->>> report = await export_resumable(client, location, plan, (), None, "out.parquet")
+>>> report = await export_resumable(requester, location, plan, (), None, "out.parquet")
 ... # doctest: +SKIP
 """
 
@@ -37,7 +37,8 @@ from .._tables._location import TableLocation
 from .._tables._pager import fetch_page
 from .._tables._pages import decode_page
 from .._tables._parallel import SequenceRange, ranged_plan, sequence_bounds, split_ranges
-from .._tables._plan import Plan, plan_batches
+from .._tables._plan import Plan
+from .._tables._read import plan_batches
 from ._export_checkpoint import (
     Checkpoint,
     Fingerprint,
@@ -51,14 +52,14 @@ from ._report import ExportChecks, ExportReport
 from ._watch import PageWatch, ids_unique
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient
+    from .._core import Requester
 
 SEGMENT_PAGES = 4
 """A segment spans this many pages' worth of ``$sequence`` values."""
 
 
 async def export_resumable(
-    client: AsyncClient,
+    requester: Requester,
     location: TableLocation,
     plan: Plan,
     order: Sequence[tuple[str, bool]],
@@ -81,19 +82,19 @@ async def export_resumable(
     checkpoint = load(folder)
     resumed = checkpoint is not None
     if checkpoint is None:
-        checkpoint = Checkpoint(fingerprint, await _segments(client, location, plan))
+        checkpoint = Checkpoint(fingerprint, await _segments(requester, location, plan))
         folder.mkdir(exist_ok=True)
         save(folder, checkpoint)
     else:
         refuse_mismatch(folder, checkpoint.fingerprint, fingerprint)
     resumed_after = checkpoint.resumed_after() if resumed else None
-    member = client.query_member_for(location.rows_path)
+    member = requester.query_member_for(location.rows_path)
     pages = 0
     for index in range(checkpoint.done, len(checkpoint.segments)):
         after, upto = checkpoint.segments[index]
         part = ranged_plan(plan, SequenceRange(after, upto), member)
         watch = PageWatch(last_sequence=after)
-        batches = watch.watch(plan_batches(client, location, part, bar, collect=False))
+        batches = watch.watch(plan_batches(requester, location, part, bar, collect=False))
         file = segment_path(folder, index)
         await write_parquet(batches, schema, file, compression=compression)
         checkpoint.done = index + 1
@@ -105,7 +106,7 @@ async def export_resumable(
     files = [segment_path(folder, index) for index in range(len(checkpoint.segments))]
     rows = await write_parquet(_segment_batches(files), schema, target, compression=compression)
     upper = checkpoint.segments[-1][1] if checkpoint.segments else None
-    rows_left = None if upper is None else await _rows_after(client, location, plan, upper)
+    rows_left = None if upper is None else await _rows_after(requester, location, plan, upper)
     checks = ExportChecks(
         ids_unique=await asyncio.to_thread(ids_unique, target),
         pages_in_order=checkpoint.in_order,
@@ -151,12 +152,12 @@ def _refuse_unsegmentable(
 
 
 async def _segments(
-    client: AsyncClient, location: TableLocation, plan: Plan
+    requester: Requester, location: TableLocation, plan: Plan
 ) -> list[tuple[int, int]]:
     """The ``$sequence`` segments of the rows there are now (none when no row matches)."""
     if not plan.requests:
         return []
-    bounds = await sequence_bounds(client, location, plan.compiled.requests)
+    bounds = await sequence_bounds(requester, location, plan.compiled.requests)
     if bounds is None:
         return []
     width = SEGMENT_PAGES * plan.page_size
@@ -174,11 +175,11 @@ async def _segment_batches(files: Sequence[Path]) -> AsyncIterator[pa.RecordBatc
                 yield batch
 
 
-async def _rows_after(client: AsyncClient, location: TableLocation, plan: Plan, upper: int) -> int:
+async def _rows_after(requester: Requester, location: TableLocation, plan: Plan, upper: int) -> int:
     """How many rows under the filter lie beyond `upper` (the service counts to 5,000)."""
-    member = check_member(client.query_member_for(location.rows_path))
+    member = check_member(requester.query_member_for(location.rows_path))
     beyond = render_query(ServiceQuery("greaterThan", "$sequence", (upper,)), member)
     queries = [*plan.compiled.requests[0], beyond, select_query(["$id"])]
-    body = await fetch_page(client, location.rows_path, queries, 1)
+    body = await fetch_page(requester, location.rows_path, queries, 1)
     total, _ = decode_page(body, SYSTEM_SCHEMA, items_key=location.items_key)
     return total

@@ -285,7 +285,7 @@ class AsyncTableQuery:
         if resume:
             with self._bar(progress) as bar:
                 return await export_resumable(
-                    self._client, self._location, plan, self._spec.order, self._spec.head,
+                    self._requester, self._location, plan, self._spec.order, self._spec.head,
                     path, compression=compression, bar=bar,
                 )  # fmt: skip
         started = time.perf_counter()

@@ -38,6 +38,12 @@ def add_export_command(commands: Any) -> None:
     export.add_argument(
         "--compression", default="zstd", choices=PARQUET_CODECS, help="Parquet codec (default zstd)"
     )
+    export.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep a checkpoint beside the output after each segment of rows, and continue "
+        "from it when the same export runs again after being stopped",
+    )
     export.add_argument("--collection", action="store_true", help="use the legacy interface")
     add_connection_arguments(export)
 
@@ -54,5 +60,9 @@ def _write(connection: Connection, args: argparse.Namespace) -> str:
     if args.columns:
         query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
     progress = False if args.no_progress else None
-    rows = query.to_parquet(output, compression=args.compression, progress=progress)
-    return f"wrote {rows:,} rows of {args.db}/{args.table} to {args.output}"
+    report = query.to_parquet(
+        output, compression=args.compression, progress=progress, resume=args.resume
+    )
+    if not report.ok:
+        raise CommandError(f"the export's checks failed:\n{report.summary()}", code=1)
+    return f"{args.db}/{args.table}: {report.summary()}"
