@@ -77,6 +77,7 @@ if TYPE_CHECKING:
 
     from .._core import Requester
     from .._dask import CredentialChoice
+    from .._pipelines._delta import SyncReport
 
 DtypeBackend = Literal["pyarrow"] | None
 
@@ -302,6 +303,30 @@ class AsyncTableQuery:
                 batches = watch.watch(batches)
                 rows = await write_parquet(batches, schema, path, compression=compression)
         return await streamed_report(path, rows, watch, started)
+
+    async def sync(
+        self,
+        target: str | os.PathLike[str],
+        *,
+        deletes: Literal["scan", "ignore"] = "scan",
+        lag: float = 5.0,
+        page_size: int | None = None,
+    ) -> SyncReport:
+        """Keep the Delta Lake table at `target` equal to this query's rows and return a
+        `SyncReport` (inserted, updated, deleted, Delta version, seconds). The first run
+        writes everything; later runs read the rows updated since the last run (less `lag`
+        seconds, by the service's clock) and merge them by ``$id``; ``deletes="scan"`` also
+        removes the rows that are gone. One Delta commit per run. Needs the ``delta`` extra;
+        see `_pipelines._delta`.
+
+        >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
+        """
+        from .._pipelines._delta import sync_delta
+
+        return await sync_delta(
+            self._requester, self._location, self._spec, os.fspath(target),
+            deletes=deletes, lag=lag, page_size=page_size,
+        )  # fmt: skip
 
     async def to_dask(
         self,
@@ -551,6 +576,7 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
     to_pandas = delegate(AsyncTableQuery.to_pandas)
     iter_batches = delegate(AsyncTableQuery.iter_batches)
     to_parquet = delegate(AsyncTableQuery.to_parquet)
+    sync = delegate(AsyncTableQuery.sync)
     to_dask = delegate(AsyncTableQuery.to_dask)
     count = delegate(AsyncTableQuery.count)
     explain = delegate(AsyncTableQuery.explain)
