@@ -37,7 +37,7 @@ from .._core._queries import ServiceQuery, check_member, render_query
 from .._exceptions import FrameportError, ResumeError
 from .._tables._location import TableLocation
 from .._tables._plan import Plan, QuerySpec, make_plan
-from .._tables._read import plan_batches
+from .._tables._read import plan_batches, query_batches
 from ._clock import minus_seconds, service_now, service_text
 from ._delta_table import LastSync, changed_columns, commit_metadata, delta_type, last_sync
 
@@ -48,6 +48,9 @@ DeleteMode = Literal["scan", "ignore"]
 
 DEFAULT_LAG = 5.0
 """Seconds before the last watermark a later run starts reading (writes in flight then)."""
+
+SCAN_PARALLEL = 2
+"""Ranges of ``$sequence`` the ``$id`` scan of ``deletes="scan"`` reads at once."""
 
 _GONE = "__frameport_gone"
 
@@ -193,10 +196,12 @@ def _updated_since(requester: Requester, location: TableLocation, plan: Plan, si
     return replace(plan, requests=tuple((*queries, recent) for queries in plan.requests))
 
 
-async def _collect(requester: Requester, location: TableLocation, plan: Plan) -> pa.Table:
+async def _collect(
+    requester: Requester, location: TableLocation, plan: Plan, parallel: int | None = None
+) -> pa.Table:
     assert plan.output is not None
-    stream: AsyncGenerator[pa.RecordBatch] = plan_batches(
-        requester, location, plan, None, collect=True
+    stream: AsyncGenerator[pa.RecordBatch] = query_batches(
+        requester, location, plan, (), None, collect=True, parallel=parallel
     )
     async with aclosing(stream):
         batches = [batch async for batch in stream]
@@ -212,7 +217,7 @@ async def _gone_ids(
 ) -> pa.Array:
     """The ``$id``s in the Delta table that the view no longer has."""
     ids_only = await make_plan(requester, location, replace(spec, columns=("$id",)), page_size)
-    present = await _collect(requester, location, ids_only)
+    present = await _collect(requester, location, ids_only, parallel=SCAN_PARALLEL)
     synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id"]))
     synced_ids = synced.column("$id").combine_chunks()
     kept = pc.is_in(synced_ids, value_set=present.column("$id").combine_chunks())
