@@ -12,6 +12,7 @@ from ._common import (
     Connection,
     add_client_command,
     add_connection_arguments,
+    view_from_args,
 )
 
 PARQUET_CODECS = ("zstd", "snappy", "gzip", "brotli", "lz4", "none")
@@ -54,11 +55,7 @@ def _write(connection: Connection, args: argparse.Namespace) -> str:
         raise CommandError(f"{args.output} is a directory; give a file name with -o", code=2)
     if not output.parent.is_dir():
         raise CommandError(f"the directory {str(output.parent)!r} does not exist", code=2)
-    client = connection.client
-    table = (client.collection if args.collection else client.table)(args.db, args.table)
-    query = table.query(args.where, local_dict={}) if args.where else table
-    if args.columns:
-        query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
+    query = view_from_args(connection, args)
     progress = False if args.no_progress else None
     report = query.to_parquet(
         output, compression=args.compression, progress=progress, resume=args.resume

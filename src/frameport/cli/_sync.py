@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import CREDENTIALS_HELP, Connection, add_client_command, add_connection_arguments
+from ._common import (
+    CREDENTIALS_HELP,
+    Connection,
+    add_client_command,
+    add_connection_arguments,
+    view_from_args,
+)
 
 
 def add_sync_command(commands: Any) -> None:
@@ -40,10 +46,6 @@ def add_sync_command(commands: Any) -> None:
 
 
 def _sync(connection: Connection, args: argparse.Namespace) -> str:
-    client = connection.client
-    table = (client.collection if args.collection else client.table)(args.db, args.table)
-    query = table.query(args.where, local_dict={}) if args.where else table
-    if args.columns:
-        query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
+    query = view_from_args(connection, args)
     report = query.sync(args.target, deletes=args.deletes, lag=args.lag)
     return f"{args.db}/{args.table} → {args.target}: {report.summary()}"
