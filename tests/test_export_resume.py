@@ -13,7 +13,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
@@ -109,8 +108,9 @@ def test_a_failed_export_resumes_after_its_last_complete_segment(tmp_path: Path)
         assert isinstance(done, int) and isinstance(segments, list)
         assert 0 < done < len(segments)
         assert isinstance(pages, list)
+        table.insert(sample_people(7, seed=19), progress=False)  # after the bound
         report = table.to_parquet(target, resume=True, progress=False, page_size=PAGE)
-    assert report.resumed and report.ok
+    assert report.resumed and report.ok and report.rows_left == 7
     assert report.resumed_after == (segments[done][0] if done else None)
     assert sum(pages) + report.pages == expected.pages  # no page read twice
     assert pq.read_table(target).equals(pq.read_table(tmp_path / "whole.parquet"))
@@ -131,21 +131,6 @@ def test_resume_refuses_a_changed_query(people: Table, tmp_path: Path) -> None:
     with pytest.raises(ResumeError, match="sorted by age"):
         people.sort("age").to_parquet(tmp_path / "sorted.parquet", resume=True, progress=False)
     assert not target.exists()
-
-
-def test_rows_created_during_an_export_are_left_for_the_next(
-    service: LocalService, tmp_path: Path
-) -> None:
-    with service.client() as client:
-        table, _ = load(client, new_id("resume"), sample_people(900, seed=16))
-        target = tmp_path / "out.parquet"
-        # Killed after its first segment (simulated: the checkpoint of a run with 2 segments).
-        first = table.to_parquet(target, resume=True, progress=False, page_size=PAGE)
-        assert first.rows == 900 and first.rows_left == 0
-        table.insert(sample_people(7, seed=17), progress=False)
-        report = table.to_parquet(target, resume=True, progress=False, page_size=PAGE)
-        assert report.rows == 907 and report.ok
-        assert pd.read_parquet(target)["$id"].is_unique
 
 
 def test_an_export_without_resume_reports_its_checks(people: Table, tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
 from delta_support import assert_synced
 from frameport import ResumeError, SchemaChangeError
@@ -84,6 +85,9 @@ def test_a_filtered_view_keeps_its_rows_and_ignored_deletes_stay(
     assert_synced(target, view, tmp_path)
     with pytest.raises(ResumeError, match="another view"):
         table.query("age >= 41").sync(target)
+    write_deltalake(str(tmp_path / "theirs"), pa.table({"$id": ["a"]}))
+    with pytest.raises(ResumeError, match="not written by a sync"):
+        view.sync(tmp_path / "theirs")
 
 
 def test_an_added_column_is_added_to_the_delta_table(

@@ -105,10 +105,15 @@ async def sync_delta(
     now = await service_now(requester, location)
     view = json.dumps({"table": str(location), "requests": plan.requests})
     state = await asyncio.to_thread(last_sync, target)
-    if state is not None and state.view and state.view != view:
+    if state is not None and state.view != view:
+        origin = (
+            "synced from another view (table, filter or columns)"
+            if state.view
+            else ("not written by a sync")
+        )
         raise ResumeError(
-            f"the Delta table at {target} was synced from another view (table, filter or "
-            "columns); sync into a new target, or sync the same view."
+            f"the Delta table at {target} was {origin}; sync into a new target, or sync the "
+            "view it was written from."
         )
     watermark = service_text(now) if now is not None else (state.watermark if state else None)
     if state is None or state.watermark is None or changed_columns(state.schema, plan.output):
