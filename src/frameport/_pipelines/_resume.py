@@ -19,6 +19,7 @@ writes each segment to its own file beside the target and records it in a checkp
 from __future__ import annotations
 
 import asyncio
+import glob
 import os
 import shutil
 import time
@@ -87,6 +88,8 @@ async def export_resumable(
         save(folder, checkpoint)
     else:
         refuse_mismatch(folder, checkpoint.fingerprint, fingerprint)
+        for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.part"):
+            leftover.unlink(missing_ok=True)  # a join killed part-way
     resumed_after = checkpoint.resumed_after() if resumed else None
     member = requester.query_member_for(location.rows_path)
     pages = 0
