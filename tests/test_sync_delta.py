@@ -176,3 +176,19 @@ def test_a_killed_sync_leaves_the_previous_version_and_the_next_run_completes(
     assert 0 in left  # at least one run was killed before its commit
     table.sync(target, lag=0)
     assert_synced(target, table, tmp_path)
+
+
+def test_the_deletes_scan_reads_only_the_ranges_whose_counts_changed(
+    client: Client, tmp_path: Path
+) -> None:
+    table, frame = load(client, new_id("gone"), sample_people(12_000, seed=25))
+    ids = list(frame["$id"])
+    view = table.query("age >= 0 or age < 0")  # the rows with an age
+    target = tmp_path / "people"
+    view.sync(target)
+    for row_id in ids[6000:6003]:  # three rows of the second range of 4,999 $sequence values
+        client._request("DELETE", f"{table.location.rows_path}/{row_id}")
+    report = view.sync(target, lag=0)
+    assert report.deleted == 3
+    assert 0 < report.ids_read < 5000  # one range's IDs, not the view's
+    assert_synced(target, view, tmp_path)

@@ -6,8 +6,9 @@
   `lag` seconds and merge them by ``$id`` (update or insert). The watermark is the service's
   time (its ``Date`` header) when a run starts; the lag covers writes the service had begun
   but not finished then. The changed rows are held in memory for the merge.
-* ``deletes="scan"`` also reads the ``$id`` of every row of the view and removes the rows
-  that are gone; ``deletes="ignore"`` skips that.
+* ``deletes="scan"`` also finds the rows that are gone and removes them: it compares the
+  service's count of the view per range of ``$sequence`` with the Delta table's and reads the
+  ``$id``s of the ranges that differ (`_gone`); ``deletes="ignore"`` skips that.
 * Each run is one Delta commit (merge, write, or an empty append when nothing changed) with
   the watermark and the run's figures in its metadata, so a reader sees a table before or
   after a run; a run that fails commits nothing, and the next one reads from the previous
@@ -37,9 +38,10 @@ from .._core._queries import ServiceQuery, check_member, render_query
 from .._exceptions import FrameportError, ResumeError
 from .._tables._location import TableLocation
 from .._tables._plan import Plan, QuerySpec, make_plan
-from .._tables._read import plan_batches, query_batches
+from .._tables._read import plan_batches
 from ._clock import minus_seconds, service_now, service_text
 from ._delta_table import LastSync, changed_columns, commit_metadata, delta_type, last_sync
+from ._gone import gone_ids
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -49,16 +51,14 @@ DeleteMode = Literal["scan", "ignore"]
 DEFAULT_LAG = 5.0
 """Seconds before the last watermark a later run starts reading (writes in flight then)."""
 
-SCAN_PARALLEL = 2
-"""Ranges of ``$sequence`` the ``$id`` scan of ``deletes="scan"`` reads at once."""
-
 _GONE = "__frameport_gone"
 
 
 @dataclass(frozen=True)
 class SyncReport:
     """One sync: rows `inserted`, `updated` and `deleted` in the Delta table, the Delta
-    `version` it committed, `seconds` taken, `rows_read` from the service, whether it wrote
+    `version` it committed, `seconds` taken, `rows_read` from the service, `ids_read` by the
+    deletes scan, whether it wrote
     the whole view (`full`: the first run, or the columns changed) and the `watermark` it
     recorded (the service's time when it started)."""
 
@@ -68,6 +68,7 @@ class SyncReport:
     version: int
     seconds: float
     rows_read: int
+    ids_read: int
     full: bool
     watermark: str | None
 
@@ -76,7 +77,8 @@ class SyncReport:
         kind = "full snapshot" if self.full else "incremental"
         return (
             f"{kind}: {self.inserted:,} inserted, {self.updated:,} updated, "
-            f"{self.deleted:,} deleted ({self.rows_read:,} rows read) in {self.seconds:.1f} s; "
+            f"{self.deleted:,} deleted ({self.rows_read:,} rows and {self.ids_read:,} IDs read) "
+            f"in {self.seconds:.1f} s; "
             f"Delta version {self.version}, watermark {self.watermark}"
         )
 
@@ -120,9 +122,9 @@ async def sync_delta(
         return await _snapshot(requester, location, plan, target, state, view, watermark, started)
     since = minus_seconds(state.watermark, lag)
     changed = await _collect(requester, location, _updated_since(requester, location, plan, since))
-    gone = pa.array([], pa.string())
+    gone, ids_read = pa.array([], pa.string()), 0
     if deletes == "scan":
-        gone = await _gone_ids(requester, location, spec, page_size, state.table)
+        gone, ids_read = await _gone_ids(requester, location, spec, page_size, state.table, changed)
     figures = await asyncio.to_thread(_merge, state, changed, gone, view, watermark)
     return SyncReport(
         inserted=figures["inserted"],
@@ -131,6 +133,7 @@ async def sync_delta(
         version=figures["version"],
         seconds=time.perf_counter() - started,
         rows_read=changed.num_rows,
+        ids_read=ids_read,
         full=False,
         watermark=watermark,
     )
@@ -189,6 +192,7 @@ async def _snapshot(
         version=version,
         seconds=time.perf_counter() - started,
         rows_read=rows,
+        ids_read=0,
         full=True,
         watermark=watermark,
     )
@@ -201,12 +205,10 @@ def _updated_since(requester: Requester, location: TableLocation, plan: Plan, si
     return replace(plan, requests=tuple((*queries, recent) for queries in plan.requests))
 
 
-async def _collect(
-    requester: Requester, location: TableLocation, plan: Plan, parallel: int | None = None
-) -> pa.Table:
+async def _collect(requester: Requester, location: TableLocation, plan: Plan) -> pa.Table:
     assert plan.output is not None
-    stream: AsyncGenerator[pa.RecordBatch] = query_batches(
-        requester, location, plan, (), None, collect=True, parallel=parallel
+    stream: AsyncGenerator[pa.RecordBatch] = plan_batches(
+        requester, location, plan, None, collect=True
     )
     async with aclosing(stream):
         batches = [batch async for batch in stream]
@@ -219,14 +221,17 @@ async def _gone_ids(
     spec: QuerySpec,
     page_size: int | None,
     table: DeltaTable,
-) -> pa.Array:
-    """The ``$id``s in the Delta table that the view no longer has."""
-    ids_only = await make_plan(requester, location, replace(spec, columns=("$id",)), page_size)
-    present = await _collect(requester, location, ids_only, parallel=SCAN_PARALLEL)
-    synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id"]))
-    synced_ids = synced.column("$id").combine_chunks()
-    kept = pc.is_in(synced_ids, value_set=present.column("$id").combine_chunks())
-    return synced_ids.filter(pc.invert(kept))
+    changed: pa.Table,
+) -> tuple[pa.Array, int]:
+    """The ``$id``s in the Delta table that the view no longer has, and how many ``$id``s
+    were read to find them (see `_gone`)."""
+    ids_plan = await make_plan(requester, location, replace(spec, columns=("$id",)), page_size)
+    synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id", "$sequence"]))
+    new = changed.select(["$id", "$sequence"])
+    known = synced.column("$id").combine_chunks()
+    new = new.filter(pc.invert(pc.is_in(new.column("$id"), value_set=known)))
+    holding = pa.concat_tables([synced, new.cast(synced.schema)])
+    return await gone_ids(requester, location, ids_plan, holding)
 
 
 def _merge(
