@@ -11,6 +11,7 @@ so the client itself never loads Starlette or ipywidgets.
 
 import importlib as _importlib
 from types import ModuleType as _ModuleType
+from typing import Any as _Any
 
 from ._client import AsyncClient, Client
 from ._core import ID, RetryPolicy
@@ -34,6 +35,7 @@ from ._exceptions import (
     RowDecodeError,
     SchemaChangeError,
     ServerError,
+    SQLError,
     TransportError,
     UploadVerificationError,
     VerificationError,
@@ -41,12 +43,21 @@ from ._exceptions import (
 from ._expr import Expr, col
 from ._functions import AsyncFunction, Deployment, Function
 from ._schema import DTYPE_TABLE
+from ._sql import scan_table, sql
 from ._storage import AsyncBucket, Bucket, File
 from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
+from ._tables._polars_scan import explain_scans
 
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = ("local", "widgets")
+
+
+def load_ipython_extension(ipython: _Any) -> None:
+    """``%load_ext frameport``: adds the ``%%fpsql`` cell magic (see `frameport._ipython`)."""
+    from ._ipython import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __getattr__(name: str) -> _ModuleType:
@@ -88,6 +99,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "RowDecodeError",
+    "SQLError",
     "SchemaChangeError",
     "ServerError",
     "Table",
@@ -97,6 +109,10 @@ __all__ = [
     "VerificationError",
     "__version__",
     "col",
+    "explain_scans",
+    "load_ipython_extension",
+    "scan_table",
+    "sql",
 ]
 
 

@@ -98,6 +98,11 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         raise
 
 
+def on_loop_thread() -> bool:
+    """Whether the caller runs on frameport's loop thread (as the sync faces' coroutines do)."""
+    return threading.current_thread() is _thread
+
+
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 import pyarrow as pa
+from pandas.api.typing import Expression as PandasExpression
 
 from .._core._frames import user_frame_depth
 from .._core._progress import progress_bar
@@ -57,6 +58,7 @@ from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
+from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._pipelines._report import ExportReport
 from .._pipelines._resume import export_resumable
 from .._pipelines._watch import PageWatch, in_sequence_order, streamed_report
@@ -73,6 +75,7 @@ from ._writes import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
+    import polars as pl
     from tqdm import tqdm
 
     from .._core import Requester
@@ -134,15 +137,18 @@ class AsyncTableQuery:
                 f"call {method}() first, then head()."
             )
 
-    def where(self, condition: Expr) -> AsyncTableQuery:
-        """Keep the rows where `condition` holds (combined with earlier filters by ``&``).
+    def where(self, condition: Expr | PandasExpression) -> AsyncTableQuery:
+        """Keep the rows where `condition` holds (combined with earlier filters by ``&``);
+        pandas 3 ``pd.col(...)`` expressions are read as the same filters (`_pandas_expr`).
 
         >>> table.where((col("age") > 30) & col("city").isin(["Oslo"]))   # doctest: +SKIP
         """
+        if is_pandas_expression(condition):
+            condition = from_pandas_expression(condition)
         if not isinstance(condition, Expr):
             raise TypeError(
-                "where() takes a condition built with col(), e.g. col('age') > 30; "
-                "for a query string use query()."
+                "where() takes a condition built with col() or pandas' pd.col(), e.g. "
+                "col('age') > 30; for a query string use query()."
             )
         self._refuse_after_head("where")
         previous = self._spec.condition
@@ -327,6 +333,18 @@ class AsyncTableQuery:
             self._requester, self._location, self._spec, os.fspath(target),
             deletes=deletes, lag=lag, page_size=page_size,
         )  # fmt: skip
+
+    async def to_polars(self, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
+        """The rows as a polars DataFrame, or with ``lazy=True`` a LazyFrame whose columns,
+        filters and row limits reach the service (see `frameport.explain_scans`); the lazy
+        scan reads through frameport's loop thread, so it comes from the synchronous face
+        (`TableQuery.to_polars`). Needs the ``polars`` extra.
+
+        >>> people.to_polars(lazy=True).filter(pl.col("age") > 30).collect()  # doctest: +SKIP
+        """
+        from ._polars_scan import to_polars
+
+        return await to_polars(self, lazy=lazy)
 
     async def to_dask(
         self,
@@ -582,6 +600,15 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
     explain = delegate(AsyncTableQuery.explain)
     preview_html = delegate(AsyncTableQuery.preview_html)
     _repr_html_ = delegate(AsyncTableQuery.preview_html)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The rows as an Arrow C stream (PyCapsule), fetched page by page as the consumer
+        reads: ``pa.table(q)``, ``pl.DataFrame(q)``, ``duckdb.sql("... from q")``."""
+        from ._stream import record_batch_reader
+
+        return record_batch_reader(self._async).__arrow_c_stream__(requested_schema)
+
+    to_polars = delegate(AsyncTableQuery.to_polars)
 
 
 class Table(TableQuery, wraps=AsyncTable):

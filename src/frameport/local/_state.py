@@ -51,6 +51,7 @@ class ServiceState:
         self.jwt_secret = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled
 
     def _persisted(self, name: str, given: str | None, make: Callable[[], str]) -> str:
         with self.store.write() as conn:
