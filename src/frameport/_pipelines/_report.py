@@ -30,13 +30,16 @@ class ExportChecks:
         return self.ids_unique and self.pages_in_order is not False and self.rows_match
 
 
-@dataclass(frozen=True, eq=False)
-class ExportReport:
+class ExportReport(int):
     """One export: `rows` written to `path`, `pages` read by this run, the file's `bytes`,
     `seconds` taken, and its `checks`. A resumable export also says whether it `resumed`,
     after which ``$sequence`` it continued (`resumed_after`), the last ``$sequence`` it read
     (`upper_sequence`, fixed when it started) and how many rows were created since then
-    (`rows_left`, left for the next export; the service counts up to 5,000)."""
+    (`rows_left`, left for the next export; the service counts up to 5,000).
+
+    The report is the row count as an int too (compared, formatted and added as one), which
+    is what `to_parquet` returned before it returned a report.
+    """
 
     path: str
     rows: int
@@ -44,31 +47,40 @@ class ExportReport:
     bytes: int
     seconds: float
     checks: ExportChecks
-    resumed: bool = False
-    resumed_after: int | None = None
-    upper_sequence: int | None = None
-    rows_left: int | None = None
+    resumed: bool
+    resumed_after: int | None
+    upper_sequence: int | None
+    rows_left: int | None
+
+    def __new__(
+        cls,
+        path: str,
+        rows: int,
+        pages: int,
+        bytes: int,
+        seconds: float,
+        checks: ExportChecks,
+        resumed: bool = False,
+        resumed_after: int | None = None,
+        upper_sequence: int | None = None,
+        rows_left: int | None = None,
+    ) -> ExportReport:
+        report = super().__new__(cls, rows)
+        report.__dict__.update(
+            path=path, rows=rows, pages=pages, bytes=bytes, seconds=seconds, checks=checks,
+            resumed=resumed, resumed_after=resumed_after, upper_sequence=upper_sequence,
+            rows_left=rows_left,
+        )  # fmt: skip
+        return report
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
+        return f"ExportReport({fields})"
 
     @property
     def ok(self) -> bool:
         """Whether every check holds."""
         return self.checks.ok
-
-    def __int__(self) -> int:
-        return self.rows
-
-    def __index__(self) -> int:
-        return self.rows
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, int) and not isinstance(other, bool):
-            return self.rows == other
-        if isinstance(other, ExportReport):
-            return self.__dict__ == other.__dict__
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self.rows)
 
     def summary(self) -> str:
         """The report as lines for people (what ``frameport export`` prints)."""
