@@ -21,15 +21,14 @@ log = logging.getLogger(__name__)
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 """The Arrow type of every service datetime: milliseconds, UTC."""
 
-SYSTEM_SCHEMA = pa.schema(
-    [
-        ("$id", pa.string()),
-        ("$sequence", pa.int64()),
-        ("$createdAt", TIMESTAMP),
-        ("$updatedAt", TIMESTAMP),
-        ("$permissions", pa.list_(pa.string())),
-    ]
-)
+_SYSTEM_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("$id", pa.string()),
+    ("$sequence", pa.int64()),
+    ("$createdAt", TIMESTAMP),
+    ("$updatedAt", TIMESTAMP),
+    ("$permissions", pa.list_(pa.string())),
+]
+SYSTEM_SCHEMA = pa.schema(_SYSTEM_FIELDS)
 """The internal fields every row batch starts with (the service returns them even with a select)."""
 
 CONSTANT_FIELDS = frozenset({"$tableId", "$databaseId", "$collectionId"})
