@@ -135,15 +135,14 @@ def delete_rows(endpoint: str, rows: int) -> int:
 def merge_floor(synced: Path, changed: int, scratch: Path) -> dict[str, float]:
     """Seconds of a Delta merge of `changed` rows alone: spread or newest, one file or many."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     from deltalake import DeltaTable, write_deltalake
 
     whole = DeltaTable(str(synced)).to_pyarrow_table().sort_by("$sequence")
     figures = {}
     for layout, file_rows in (("one file", None), (f"files of {FILE_ROWS:,} rows", FILE_ROWS)):
         base = scratch / f"layout-{file_rows}"
-        sizes = {} if file_rows is None else {"target_file_size": _file_bytes(whole, file_rows)}
-        write_deltalake(str(base), whole, mode="overwrite", **sizes)  # type: ignore[arg-type]
+        size = None if file_rows is None else _file_bytes(whole, file_rows)
+        write_deltalake(str(base), whole, mode="overwrite", target_file_size=size)
         files = len(DeltaTable(str(base)).file_uris())
         picks = {
             "spread": pa.array(sorted(random.Random(3).sample(range(whole.num_rows), changed))),
@@ -154,7 +153,7 @@ def merge_floor(synced: Path, changed: int, scratch: Path) -> dict[str, float]:
             shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(base, copy)
             rows = whole.take(indices)
-            renamed = pc.binary_join_element_wise(rows.column("name"), "!", "")
+            renamed = pa.array([f"{name}!" for name in rows.column("name").to_pylist()])
             rows = rows.set_column(rows.schema.get_field_index("name"), "name", renamed)
             started = time.perf_counter()
             (DeltaTable(str(copy)).merge(rows, "t.`$id` = s.`$id`", "s", "t")

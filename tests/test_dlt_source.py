@@ -20,7 +20,8 @@ from tables_support import load, new_id
 
 def _loaded(database: Path, dataset: str, table: str) -> pd.DataFrame:
     with duckdb.connect(str(database)) as connection:
-        return connection.sql(f'SELECT * FROM "{dataset}"."{table}"').df()
+        frame: pd.DataFrame = connection.sql(f'SELECT * FROM "{dataset}"."{table}"').df()
+        return frame
 
 
 def test_two_loads_with_changes_between_equal_the_table(

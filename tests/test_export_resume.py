@@ -86,7 +86,9 @@ def test_an_export_killed_at_random_points_resumes_to_the_uninterrupted_file(
         process.wait(timeout=30)
         checkpoint = _checkpoint(target)
         assert checkpoint is not None and isinstance(checkpoint["segments"], list)
-        interrupted.append((checkpoint["done"], len(checkpoint["segments"])))
+        done_now = checkpoint["done"]
+        assert isinstance(done_now, int)
+        interrupted.append((done_now, len(checkpoint["segments"])))
     assert all(0 < done < total for done, total in interrupted), interrupted
 
     report = query.to_parquet(target, resume=True, progress=False, page_size=PAGE)

@@ -105,7 +105,7 @@ def test_an_added_column_is_added_to_the_delta_table(
     table.upsert(pd.DataFrame({"$id": ids[:3], "team": ["red", "blue", "red"]}), progress=False)
     report = table.sync(target, lag=0)
     assert report.full
-    assert "team" in DeltaTable(str(target)).schema().to_arrow().names  # type: ignore[attr-defined]
+    assert "team" in DeltaTable(str(target)).schema().to_arrow().names
     assert_synced(target, table, tmp_path)
 
 

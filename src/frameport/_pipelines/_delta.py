@@ -122,7 +122,8 @@ async def sync_delta(
         return await _snapshot(requester, location, plan, target, state, view, watermark, started)
     since = minus_seconds(state.watermark, lag)
     changed = await _collect(requester, location, _updated_since(requester, location, plan, since))
-    gone, ids_read = pa.array([], pa.string()), 0
+    gone: pa.Array[Any] = pa.array([], pa.string())
+    ids_read = 0
     if deletes == "scan":
         gone, ids_read = await _gone_ids(requester, location, spec, page_size, state.table, changed)
     figures = await asyncio.to_thread(_merge, state, changed, gone, view, watermark)
@@ -222,7 +223,7 @@ async def _gone_ids(
     page_size: int | None,
     table: DeltaTable,
     changed: pa.Table,
-) -> tuple[pa.Array, int]:
+) -> tuple[pa.Array[Any], int]:
     """The ``$id``s in the Delta table that the view no longer has, and how many ``$id``s
     were read to find them (see `_gone`)."""
     ids_plan = await make_plan(requester, location, replace(spec, columns=("$id",)), page_size)
@@ -235,7 +236,7 @@ async def _gone_ids(
 
 
 def _merge(
-    state: LastSync, changed: pa.Table, gone: pa.Array, view: str, watermark: str | None
+    state: LastSync, changed: pa.Table, gone: pa.Array[Any], view: str, watermark: str | None
 ) -> dict[str, Any]:
     """Merge the changed rows and remove the gone ones, in one commit; the figures."""
     schema = state.schema

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 from deltalake import DeltaTable
@@ -40,7 +40,7 @@ def last_sync(path: str | Path) -> LastSync | None:
         table = DeltaTable(str(path))
     except TableNotFoundError:
         return None
-    schema = pa.schema(table.schema().to_arrow())
+    schema = pa.schema(cast(Any, table.schema().to_arrow()))  # an Arrow C schema
     for commit in table.history(HISTORY_DEPTH):
         if f"{PREFIX}view" in commit:
             watermark = commit.get(f"{PREFIX}watermark") or None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -44,7 +44,7 @@ CONCURRENT_REQUESTS = 4
 
 async def gone_ids(
     requester: Requester, location: TableLocation, ids_plan: Plan, synced: pa.Table
-) -> tuple[pa.Array, int]:
+) -> tuple[pa.Array[Any], int]:
     """The ``$id``s of `synced` (``$id`` and ``$sequence`` of the rows the Delta table will
     hold, without deletes) that the view of `ids_plan` (its ``$id``s only) no longer has, and
     how many ``$id``s were read to find them."""
@@ -70,7 +70,7 @@ async def gone_ids(
     else:
         differing = ranges
 
-    async def listed(part: SequenceRange) -> pa.Array:
+    async def listed(part: SequenceRange) -> pa.Array[Any]:
         async with limit:
             stream = plan_batches(
                 requester, location, ranged_plan(ids_plan, part, member), None, collect=True
@@ -91,8 +91,8 @@ def _ranges(first: int, last: int) -> list[SequenceRange]:
 
 
 def _missing(
-    synced: pa.Table, ranges: Sequence[SequenceRange], present: Sequence[pa.Array]
-) -> tuple[pa.Array, int]:
+    synced: pa.Table, ranges: Sequence[SequenceRange], present: Sequence[pa.Array[Any]]
+) -> pa.Array[Any]:
     """The ``$id``s of `synced` inside `ranges` that are not in `present`."""
     if not ranges:
         return pa.array([], pa.string())
@@ -102,7 +102,7 @@ def _missing(
     return candidates.filter(pc.invert(pc.is_in(candidates, value_set=listed)))
 
 
-def _in_any(sequence: pa.ChunkedArray, ranges: Sequence[SequenceRange]) -> pa.Array:
+def _in_any(sequence: pa.ChunkedArray[Any], ranges: Sequence[SequenceRange]) -> pa.Array[Any]:
     values = sequence.to_numpy()
     starts = np.array([part.after for part in ranges])
     ends = np.array([part.upto for part in ranges])

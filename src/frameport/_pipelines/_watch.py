@@ -58,7 +58,7 @@ class PageWatch:
 def ids_unique(path: Path) -> bool:
     """Whether the ``$id`` column of the Parquet file `path` holds no value twice."""
     file = pq.ParquetFile(path)
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     for group in range(file.num_row_groups):
         ids = file.read_row_group(group, columns=["$id"]).column(0)
         values = ids.to_pylist()
