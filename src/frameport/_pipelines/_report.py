@@ -73,10 +73,6 @@ class ExportReport(int):
         )  # fmt: skip
         return report
 
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
-        return f"ExportReport({fields})"
-
     @property
     def ok(self) -> bool:
         """Whether every check holds."""

@@ -252,10 +252,12 @@ DTYPE_TABLE: tuple[DtypeMapping, ...] = (
     DtypeMapping("object", (["a", "b"], None), "string[]", pa.list_(pa.string()), "object"),
     DtypeMapping("object", ([1, 2], []), "integer[]", pa.list_(pa.int64()), "object"),
 )
+"""What a DataFrame column becomes in the service, and how it reads back (default backend).
+Datetimes are stored in UTC with millisecond precision; naive ones are taken as UTC."""
 
 
 def dtype_table_markdown() -> str:
-    """DTYPE_TABLE as the Markdown table the README publishes (a test keeps them equal)."""
+    """DTYPE_TABLE as a Markdown table (the documentation writes it with this at build time)."""
     lines = [
         "| pandas dtype written | service column | Arrow type | pandas dtype read |",
         "|---|---|---|---|",
@@ -263,7 +265,3 @@ def dtype_table_markdown() -> str:
     for row in DTYPE_TABLE:
         lines.append(f"| `{row.written}` | `{row.column_type}` | `{row.arrow}` | `{row.read}` |")
     return "\n".join(lines)
-
-
-"""What a DataFrame column becomes in the service, and how it reads back (default backend).
-Datetimes are stored in UTC with millisecond precision; naive ones are taken as UTC."""
