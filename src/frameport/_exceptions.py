@@ -229,6 +229,28 @@ class RowDecodeError(FrameportError, ValueError):
         self.column = column
 
 
+class ResumeError(FrameportError, ValueError):
+    """Raised when an export cannot resume from the checkpoint beside its target: the query
+    is sorted on a column other than ``$sequence``, or the table, filter or columns changed
+    since the checkpoint was written. The message says which; delete the checkpoint folder
+    (named in the message) to start over, or export to another file."""
+
+
+class SchemaChangeError(FrameportError, ValueError):
+    """Raised when a synced table's column changed type at the service: `column` names it,
+    `synced` and `current` are the two Arrow types. Sync into a new target to start over."""
+
+    def __init__(self, message: str, *, column: str, synced: str, current: str) -> None:
+        super().__init__(message)
+        self.column = column
+        self.synced = synced
+        self.current = current
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = {"column": self.column, "synced": self.synced, "current": self.current}
+        return (_rebuild_error, (type(self), str(self), fields))
+
+
 class FileFormatError(FrameportError, ValueError):
     """Raised when a file in a bucket cannot be read in the format asked for, e.g.
     `read_parquet` on a file that is not Parquet. `file_id` names the file."""

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import html
 import os
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
@@ -60,6 +61,9 @@ from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
+from .._pipelines._report import ExportReport
+from .._pipelines._resume import export_resumable
+from .._pipelines._watch import PageWatch, in_sequence_order, streamed_report
 from .._schema import SYSTEM_SCHEMA, to_pandas
 from ._export import write_parquet
 from ._location import TableLocation
@@ -79,6 +83,7 @@ if TYPE_CHECKING:
 
     from .._core import Requester
     from .._dask import CredentialChoice
+    from .._pipelines._delta import SyncReport
 
 DtypeBackend = Literal["pyarrow"] | None
 
@@ -277,17 +282,29 @@ class AsyncTableQuery:
         progress: bool | None = None,
         page_size: int | None = None,
         parallel: Parallel = AUTO,
-    ) -> int:
+        resume: bool = False,
+    ) -> ExportReport:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
-        return the row count. Memory stays flat however large the table; the file appears
-        only when complete (a failed export leaves no partial file at `path`).
+        return an `ExportReport` (rows, pages, bytes, seconds, checks; it also equals the row
+        count). Memory stays flat however large the table; the file appears only when
+        complete (a failed export leaves no partial file at `path`).
         Ranges of ``$sequence`` are fetched concurrently (``parallel="auto"`` or N at once)
-        and written in order, holding a few pages per range (see `_parallel`).
+        and written in order, holding a few pages per range (see `_parallel`). ``resume=True``
+        keeps a checkpoint beside `path` after each segment of ``$sequence``, so that an export
+        killed part-way continues where it stopped when run again (see `_pipelines._resume`).
 
         >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
         3
         """
         plan = await self._plan(page_size)
+        if resume:
+            with self._bar(progress) as bar:
+                return await export_resumable(
+                    self._requester, self._location, plan, self._spec.order, self._spec.head,
+                    path, compression=compression, bar=bar,
+                )  # fmt: skip
+        started = time.perf_counter()
+        watch = PageWatch(ordered=in_sequence_order(self._spec.order))
         with self._bar(progress) as bar:
             stream = self._stream(plan, bar, collect=False, parallel=parallel)
             async with aclosing(stream):
@@ -297,7 +314,33 @@ class AsyncTableQuery:
                     first = await anext(stream, None)
                     schema = result_schema(plan, [] if first is None else [first])
                     batches = _prepend(first, stream)
-                return await write_parquet(batches, schema, path, compression=compression)
+                batches = watch.watch(batches)
+                rows = await write_parquet(batches, schema, path, compression=compression)
+        return await streamed_report(path, rows, watch, started)
+
+    async def sync(
+        self,
+        target: str | os.PathLike[str],
+        *,
+        deletes: Literal["scan", "ignore"] = "scan",
+        lag: float = 5.0,
+        page_size: int | None = None,
+    ) -> SyncReport:
+        """Keep the Delta Lake table at `target` equal to this query's rows and return a
+        `SyncReport` (inserted, updated, deleted, Delta version, seconds). The first run
+        writes everything; later runs read the rows updated since the last run (less `lag`
+        seconds, by the service's clock) and merge them by ``$id``; ``deletes="scan"`` also
+        removes the rows that are gone. One Delta commit per run. Needs the ``delta`` extra;
+        see `_pipelines._delta`.
+
+        >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
+        """
+        from .._pipelines._delta import sync_delta
+
+        return await sync_delta(
+            self._requester, self._location, self._spec, os.fspath(target),
+            deletes=deletes, lag=lag, page_size=page_size,
+        )  # fmt: skip
 
     async def to_polars(self, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
         """The rows as a polars DataFrame, or with ``lazy=True`` a LazyFrame whose columns,
@@ -563,6 +606,7 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
     to_pandas = delegate(AsyncTableQuery.to_pandas)
     iter_batches = delegate(AsyncTableQuery.iter_batches)
     to_parquet = delegate(AsyncTableQuery.to_parquet)
+    sync = delegate(AsyncTableQuery.sync)
     to_dask = delegate(AsyncTableQuery.to_dask)
     count = delegate(AsyncTableQuery.count)
     explain = delegate(AsyncTableQuery.explain)

@@ -1,5 +1,5 @@
 """The `frameport` command: the local service (serve, demo) and the jobs built on the client
-(export, upload, login, logout)."""
+(export, sync, upload, login, logout)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from ._examples import add_examples
 from ._export import add_export_command
 from ._local import add_demo_command, add_serve_command
 from ._login import add_login_commands
+from ._sync import add_sync_command
 from ._upload import add_upload_command
 
 
@@ -21,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_serve_command(commands)
     add_export_command(commands)
+    add_sync_command(commands)
     add_upload_command(commands)
     add_login_commands(commands)
     add_demo_command(commands)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .._client import Client
     from .._exceptions import APIError
+    from .._tables._query import TableQuery
 
 
 class CommandError(Exception):
@@ -118,6 +119,17 @@ class Connection:
             hint = f"check that {self.source} holds a valid credential for project "
             hint += repr(self.project)
         return f"{error}; {hint}"
+
+
+def view_from_args(connection: Connection, args: argparse.Namespace) -> TableQuery:
+    """The table `args.db`/`args.table` (legacy with `args.collection`), filtered by
+    `args.where` and projected to `args.columns` (comma-separated) when given."""
+    client = connection.client
+    table = (client.collection if args.collection else client.table)(args.db, args.table)
+    query = table.query(args.where, local_dict={}) if args.where else table
+    if args.columns:
+        query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
+    return query
 
 
 def run_with_client(

@@ -14,7 +14,12 @@ example:
     "export": """\
 example:
   export FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1 FRAMEPORT_PROJECT=demo FRAMEPORT_KEY=...
-  frameport export crm people -o people.parquet --where "age > 30" --columns name,age""",
+  frameport export crm people -o people.parquet --where "age > 30" --columns name,age
+  frameport export crm people -o people.parquet --resume   # continues a stopped export""",
+    "sync": """\
+example:
+  frameport sync crm people ./people_delta --where "age > 30" --columns name,age
+  # run it again later: only the rows changed since are read and merged""",
     "upload": """\
 example:
   frameport upload reports big.csv photos/*.png --permission 'read("any")' --resume""",

@@ -12,6 +12,7 @@ from ._common import (
     Connection,
     add_client_command,
     add_connection_arguments,
+    view_from_args,
 )
 
 PARQUET_CODECS = ("zstd", "snappy", "gzip", "brotli", "lz4", "none")
@@ -38,6 +39,12 @@ def add_export_command(commands: Any) -> None:
     export.add_argument(
         "--compression", default="zstd", choices=PARQUET_CODECS, help="Parquet codec (default zstd)"
     )
+    export.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep a checkpoint beside the output after each segment of rows, and continue "
+        "from it when the same export runs again after being stopped",
+    )
     export.add_argument("--collection", action="store_true", help="use the legacy interface")
     add_connection_arguments(export)
 
@@ -48,11 +55,11 @@ def _write(connection: Connection, args: argparse.Namespace) -> str:
         raise CommandError(f"{args.output} is a directory; give a file name with -o", code=2)
     if not output.parent.is_dir():
         raise CommandError(f"the directory {str(output.parent)!r} does not exist", code=2)
-    client = connection.client
-    table = (client.collection if args.collection else client.table)(args.db, args.table)
-    query = table.query(args.where, local_dict={}) if args.where else table
-    if args.columns:
-        query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
+    query = view_from_args(connection, args)
     progress = False if args.no_progress else None
-    rows = query.to_parquet(output, compression=args.compression, progress=progress)
-    return f"wrote {rows:,} rows of {args.db}/{args.table} to {args.output}"
+    report = query.to_parquet(
+        output, compression=args.compression, progress=progress, resume=args.resume
+    )
+    if not report.ok:
+        raise CommandError(f"the export's checks failed:\n{report.summary()}", code=1)
+    return f"{args.db}/{args.table}: {report.summary()}"

@@ -1,0 +1,43 @@
+"""The service's clock, read from the ``Date`` header of a small request, so that a sync's
+watermark never depends on the client's clock. The header counts whole seconds and is
+rounded down, so the time it gives is never later than the service's."""
+
+from __future__ import annotations
+
+import email.utils
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from .._core._queries import limit_query, select_query
+from .._core._transport import queries_param
+from .._tables._location import TableLocation
+
+if TYPE_CHECKING:
+    from .._core import Requester
+
+
+async def service_now(requester: Requester, location: TableLocation) -> datetime | None:
+    """The service's time now (UTC), from its answer to a one-row list of the table; None
+    when the answer has no valid ``Date`` header."""
+    params = queries_param([select_query(["$id"]), limit_query(1)])
+    response = await requester.request(
+        "GET", location.rows_path, params={**params, "total": "false"}
+    )
+    header = response.headers.get("date")
+    if header is None:
+        return None
+    try:
+        moment = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def service_text(moment: datetime) -> str:
+    """`moment` in the service's datetime form, e.g. ``2026-01-02T03:04:05.000+00:00``."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def minus_seconds(text: str, seconds: float) -> str:
+    """The service datetime `text` moved `seconds` earlier."""
+    return service_text(datetime.fromisoformat(text) - timedelta(seconds=seconds))

@@ -1,0 +1,100 @@
+"""The checkpoint of a resumable export, kept in a folder beside the target.
+
+``.<target name>.resume/checkpoint.json`` holds what the export reads (table, requests,
+columns: its *fingerprint*), the ``$sequence`` segments it was cut into when it started and
+how many of them are complete; each complete segment is a Parquet file in the same folder.
+The checkpoint is replaced atomically after each segment, so a run killed at any point
+finds either the old or the new one. It holds no credentials.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import ResumeError
+
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What an export reads; a checkpoint only serves an export with the same one."""
+
+    table: str
+    requests: list[list[str]]
+    columns: list[str]  # "name: type" of each output column
+
+
+@dataclass
+class Checkpoint:
+    """Segments ``(after, upto]`` of ``$sequence``, the first `done` of them written."""
+
+    fingerprint: Fingerprint
+    segments: list[tuple[int, int]]
+    done: int = 0
+    rows: list[int] = field(default_factory=list)  # rows of each written segment
+    pages: list[int] = field(default_factory=list)
+    in_order: bool = True
+
+    def resumed_after(self) -> int | None:
+        """The ``$sequence`` after which the next segment starts, or None at the start."""
+        return self.segments[self.done][0] if 0 < self.done < len(self.segments) else None
+
+
+def folder_for(target: Path) -> Path:
+    """The checkpoint folder of the export to `target`."""
+    return target.with_name(f".{target.name}.resume")
+
+
+def segment_path(folder: Path, index: int) -> Path:
+    return folder / f"segment-{index:06d}.parquet"
+
+
+def load(folder: Path) -> Checkpoint | None:
+    """The checkpoint in `folder`, or None when there is none."""
+    try:
+        data = json.loads((folder / "checkpoint.json").read_text())
+    except FileNotFoundError:
+        return None
+    if data.get("version") != VERSION:
+        raise ResumeError(
+            f"the checkpoint in {folder} was written by another version of frameport; "
+            "delete that folder to export from the start."
+        )
+    return Checkpoint(
+        fingerprint=Fingerprint(**data["fingerprint"]),
+        segments=[(int(a), int(b)) for a, b in data["segments"]],
+        done=int(data["done"]),
+        rows=[int(n) for n in data["rows"]],
+        pages=[int(n) for n in data["pages"]],
+        in_order=bool(data["in_order"]),
+    )
+
+
+def save(folder: Path, checkpoint: Checkpoint) -> None:
+    """Write `checkpoint` into `folder`, replacing the previous one atomically."""
+    data: dict[str, Any] = {"version": VERSION, **asdict(checkpoint)}
+    temporary = folder / f".checkpoint.{secrets.token_hex(4)}.tmp"
+    temporary.write_text(json.dumps(data))
+    os.replace(temporary, folder / "checkpoint.json")
+
+
+def refuse_mismatch(folder: Path, saved: Fingerprint, current: Fingerprint) -> None:
+    """Raise `ResumeError` saying what changed when `current` is not `saved`."""
+    if saved == current:
+        return
+    if saved.table != current.table:
+        what = f"the table changed ({saved.table} then, {current.table} now)"
+    elif saved.requests != current.requests:
+        what = "the filter changed"
+    else:
+        what = "the columns or their types changed"
+    raise ResumeError(
+        f"cannot resume: {what} since the checkpoint in {folder} was written. "
+        "Export with the same query to finish it, or delete that folder to start over."
+    )

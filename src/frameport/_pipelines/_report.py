@@ -1,0 +1,104 @@
+"""What an export did and the checks it passed, returned by `to_parquet` and printed by
+``frameport export``.
+
+An `ExportReport` also stands for its row count (``int(report)``, ``report == 12_345``), the
+value `to_parquet` returned before it returned a report.
+
+>>> checks = ExportChecks(ids_unique=True, pages_in_order=True, rows_match=True)
+>>> report = ExportReport("out.parquet", 3, 1, 2048, 0.5, checks)
+>>> report == 3, report.ok
+(True, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExportChecks:
+    """The checks of an export. `pages_in_order` is None when the rows are sorted on a column
+    (their ``$sequence`` order is then not the file's)."""
+
+    ids_unique: bool
+    pages_in_order: bool | None
+    rows_match: bool
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check that applies holds."""
+        return self.ids_unique and self.pages_in_order is not False and self.rows_match
+
+
+class ExportReport(int):
+    """One export: `rows` written to `path`, `pages` read by this run, the file's `bytes`,
+    `seconds` taken, and its `checks`. A resumable export also says whether it `resumed`,
+    after which ``$sequence`` it continued (`resumed_after`), the last ``$sequence`` it read
+    (`upper_sequence`, fixed when it started) and how many rows were created since then
+    (`rows_left`, left for the next export; the service counts up to 5,000).
+
+    The report is the row count as an int too (compared, formatted and added as one), which
+    is what `to_parquet` returned before it returned a report.
+    """
+
+    path: str
+    rows: int
+    pages: int
+    bytes: int
+    seconds: float
+    checks: ExportChecks
+    resumed: bool
+    resumed_after: int | None
+    upper_sequence: int | None
+    rows_left: int | None
+
+    def __new__(
+        cls,
+        path: str,
+        rows: int,
+        pages: int,
+        bytes: int,
+        seconds: float,
+        checks: ExportChecks,
+        resumed: bool = False,
+        resumed_after: int | None = None,
+        upper_sequence: int | None = None,
+        rows_left: int | None = None,
+    ) -> ExportReport:
+        report = super().__new__(cls, rows)
+        report.__dict__.update(
+            path=path, rows=rows, pages=pages, bytes=bytes, seconds=seconds, checks=checks,
+            resumed=resumed, resumed_after=resumed_after, upper_sequence=upper_sequence,
+            rows_left=rows_left,
+        )  # fmt: skip
+        return report
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check holds."""
+        return self.checks.ok
+
+    def summary(self) -> str:
+        """The report as lines for people (what ``frameport export`` prints)."""
+        checks = self.checks
+        order = "not checked (sorted)"
+        if checks.pages_in_order is not None:
+            order = _yes(checks.pages_in_order)
+        lines = [
+            f"wrote {self.rows:,} rows to {self.path} ({self.bytes:,} bytes) from "
+            f"{self.pages:,} pages in {self.seconds:.1f} s",
+            f"checks: $id unique: {_yes(checks.ids_unique)}; pages in order: {order}"
+            f"; rows written = rows listed: {_yes(checks.rows_match)}",
+        ]
+        if self.upper_sequence is not None:
+            where = f"after $sequence {self.resumed_after:,}" if self.resumed else "from the start"
+            lines.append(f"{'resumed' if self.resumed else 'started'} {where}; read up to "
+                         f"$sequence {self.upper_sequence:,}")  # fmt: skip
+        if self.rows_left:
+            many = "≥ 5,000" if self.rows_left >= 5000 else f"{self.rows_left:,}"
+            lines.append(f"{many} rows created since the export started are left for the next")
+        return "\n".join(lines)
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "NO"

@@ -1,0 +1,94 @@
+"""Counting and checking the batches an export writes, and checking the file it wrote.
+
+`PageWatch` sits between the read and the writer: it counts pages, rows and Arrow bytes and
+checks that ``$sequence`` only grows from batch to batch (the order of the read). `ids_unique`
+reads the ``$id`` column of a Parquet file back, row group by row group; `streamed_report`
+puts the figures of an export without resume together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ._report import ExportChecks, ExportReport
+
+
+@dataclass
+class PageWatch:
+    """Counts of what went by, and whether ``$sequence`` grew throughout (when `ordered`:
+    the read is in ``$sequence`` order). Each batch of a read is one page of the service."""
+
+    ordered: bool = True
+    pages: int = 0
+    rows: int = 0
+    in_order: bool = True
+    last_sequence: int | None = None
+
+    async def watch(self, batches: AsyncIterator[pa.RecordBatch]) -> AsyncIterator[pa.RecordBatch]:
+        """`batches`, unchanged, counted and checked on the way."""
+        async for batch in batches:
+            self.see(batch)
+            yield batch
+
+    def see(self, batch: pa.RecordBatch) -> None:
+        self.pages += 1
+        self.rows += batch.num_rows
+        if not self.ordered or not batch.num_rows:
+            return
+        sequence = batch.column("$sequence")
+        first, last = sequence[0].as_py(), sequence[-1].as_py()
+        growing = batch.num_rows == 1 or bool(
+            pc.all(pc.greater(sequence.slice(1), sequence.slice(0, batch.num_rows - 1))).as_py()
+        )
+        after = self.last_sequence
+        if not growing or (after is not None and first <= after):
+            self.in_order = False
+        self.last_sequence = last
+
+
+def ids_unique(path: Path) -> bool:
+    """Whether the ``$id`` column of the Parquet file `path` holds no value twice."""
+    file = pq.ParquetFile(path)
+    seen: set[str | None] = set()
+    for group in range(file.num_row_groups):
+        ids = file.read_row_group(group, columns=["$id"]).column(0)
+        values = ids.to_pylist()
+        before = len(seen)
+        seen.update(values)
+        if len(seen) - before != len(values):
+            return False
+    return True
+
+
+def in_sequence_order(order: Sequence[tuple[str, bool]]) -> bool:
+    """Whether a read sorted by `order` comes in ascending ``$sequence`` order."""
+    return not order or list(order) == [("$sequence", True)]
+
+
+async def streamed_report(
+    path: str | os.PathLike[str], rows: int, watch: PageWatch, started: float
+) -> ExportReport:
+    """The report of an export without resume that wrote `rows` rows to `path`."""
+    target = Path(path)
+    checks = ExportChecks(
+        ids_unique=await asyncio.to_thread(ids_unique, target),
+        pages_in_order=watch.in_order if watch.ordered else None,
+        rows_match=rows == watch.rows,
+    )
+    return ExportReport(
+        path=str(target),
+        rows=rows,
+        pages=watch.pages,
+        bytes=target.stat().st_size,
+        seconds=time.perf_counter() - started,
+        checks=checks,
+    )

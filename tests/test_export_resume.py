@@ -1,0 +1,155 @@
+"""Resumable Parquet export: killed with SIGKILL at random points and resumed, it writes the
+file an uninterrupted export writes; a changed query refuses to resume; every export reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from frameport import FrameportError, ResumeError
+from frameport._core._transport import RetryPolicy
+from frameport._demo import sample_people
+from frameport._tables._query import Table
+from frameport.local import LocalService
+from tables_support import load, new_id
+
+PAGE = 100
+EXPORT = """
+import os, sys
+from frameport import Client
+client = Client(os.environ["EXPORT_ENDPOINT"], os.environ["EXPORT_PROJECT"],
+                key=os.environ["EXPORT_KEY"])
+query = client.table(sys.argv[1], sys.argv[2]).query("age >= 30")
+print("ready", flush=True)
+query.to_parquet(sys.argv[3], resume=True, progress=False, page_size=int(sys.argv[4]))
+"""
+
+
+@pytest.fixture(scope="module")
+def people(service: LocalService) -> Iterator[Table]:
+    with service.client() as client:
+        table, _ = load(client, new_id("resume"), sample_people(8000, seed=15))
+        yield table
+
+
+def _start_export(service: LocalService, table: Table, target: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "EXPORT_ENDPOINT": service.endpoint,
+           "EXPORT_PROJECT": service.project, "EXPORT_KEY": service.key}  # fmt: skip
+    command = [sys.executable, "-c", EXPORT, table.database_id, table.id, str(target), str(PAGE)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stdout.readline() == b"ready\n"
+    return process
+
+
+def _checkpoint(target: Path) -> dict[str, object] | None:
+    path = target.with_name(f".{target.name}.resume") / "checkpoint.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def test_an_export_killed_at_random_points_resumes_to_the_uninterrupted_file(
+    service: LocalService, people: Table, tmp_path: Path
+) -> None:
+    query = people.query("age >= 30")
+    expected_path = tmp_path / "whole.parquet"
+    finished = _start_export(service, people, expected_path)
+    assert finished.wait(timeout=120) == 0, finished.stderr.read() if finished.stderr else ""
+
+    # Each run is killed at a random point after a randomly chosen segment completed: while
+    # a segment is read or written, while the checkpoint is replaced, or while joining.
+    target = tmp_path / "resumed.parquet"
+    chance = random.Random(15)
+    interrupted = []  # (segments done, segments) found after each kill
+    for _ in range(3):
+        process = _start_export(service, people, target)
+        before = _checkpoint(target)
+        done = before["done"] if before is not None else 0
+        assert isinstance(done, int)
+        wanted = done + chance.randint(1, 3)
+        while process.poll() is None:
+            checkpoint = _checkpoint(target)
+            reached = checkpoint["done"] if checkpoint is not None else 0
+            if isinstance(reached, int) and reached >= wanted:
+                time.sleep(chance.uniform(0.0, 0.05))
+                break
+            time.sleep(0.002)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        checkpoint = _checkpoint(target)
+        assert checkpoint is not None and isinstance(checkpoint["segments"], list)
+        done_now = checkpoint["done"]
+        assert isinstance(done_now, int)
+        interrupted.append((done_now, len(checkpoint["segments"])))
+    assert all(0 < done < total for done, total in interrupted), interrupted
+
+    report = query.to_parquet(target, resume=True, progress=False, page_size=PAGE)
+    assert report.ok and report.resumed
+    written, expected = pq.read_table(target), pq.read_table(expected_path)
+    assert written.schema.equals(expected.schema)
+    assert written.equals(expected)
+    assert written.equals(query.to_arrow(progress=False))
+    assert report == written.num_rows
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["resumed.parquet", "whole.parquet"]
+
+
+def test_a_failed_export_resumes_after_its_last_complete_segment(tmp_path: Path) -> None:
+    frame = sample_people(4000, seed=14)
+    patient_retries = RetryPolicy(retries=12, backoff=0.05)
+    with LocalService(faults="0.08:2") as faulty, faulty.client(retries=patient_retries) as patient:
+        table, _ = load(patient, new_id("resume"), frame)
+        expected = table.to_parquet(tmp_path / "whole.parquet", progress=False, page_size=PAGE)
+        target = tmp_path / "out.parquet"
+        with faulty.client(retries=0) as fragile, pytest.raises(FrameportError):
+            fragile.table(table.database_id, table.id).to_parquet(
+                target, resume=True, progress=False, page_size=PAGE
+            )
+        checkpoint = _checkpoint(target)
+        assert checkpoint is not None and not target.exists()
+        done, segments, pages = checkpoint["done"], checkpoint["segments"], checkpoint["pages"]
+        assert isinstance(done, int) and isinstance(segments, list)
+        assert 0 < done < len(segments)
+        assert isinstance(pages, list)
+        table.insert(sample_people(7, seed=19), progress=False)  # after the bound
+        report = table.to_parquet(target, resume=True, progress=False, page_size=PAGE)
+    assert report.resumed and report.ok and report.rows_left == 7
+    assert report.resumed_after == (segments[done][0] if done else None)
+    assert sum(pages) + report.pages == expected.pages  # no page read twice
+    assert pq.read_table(target).equals(pq.read_table(tmp_path / "whole.parquet"))
+
+
+def test_resume_refuses_a_changed_query(people: Table, tmp_path: Path) -> None:
+    target = tmp_path / "out.parquet"
+    folder = target.with_name(f".{target.name}.resume")
+    folder.mkdir()
+    # A checkpoint as an export of another filter leaves it.
+    (folder / "checkpoint.json").write_text(json.dumps({
+        "version": 1, "segments": [[0, 800]], "done": 0, "rows": [], "pages": [],
+        "in_order": True, "fingerprint": {"table": str(people.location), "requests": [[]],
+                                          "columns": []},
+    }))  # fmt: skip
+    with pytest.raises(ResumeError, match="the filter changed"):
+        people.query("age >= 30").to_parquet(target, resume=True, progress=False)
+    with pytest.raises(ResumeError, match="sorted by age"):
+        people.sort("age").to_parquet(tmp_path / "sorted.parquet", resume=True, progress=False)
+    assert not target.exists()
+
+
+def test_an_export_without_resume_reports_its_checks(people: Table, tmp_path: Path) -> None:
+    target = tmp_path / "plain.parquet"
+    report = people.query("age < 30").to_parquet(target, progress=False, page_size=PAGE)
+    written = pq.read_table(target)
+    assert report.rows == written.num_rows and report.ok and not report.resumed
+    assert report.pages == -(-written.num_rows // PAGE)
+    assert report.bytes == target.stat().st_size
+    sorted_report = people.sort("age").to_parquet(tmp_path / "s.parquet", progress=False)
+    assert sorted_report.checks.pages_in_order is None and sorted_report.ok
+    assert "rows written = rows listed: yes" in report.summary()
