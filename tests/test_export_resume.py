@@ -17,13 +17,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from frameport import FrameportError, ResumeError
-from frameport._core._transport import RetryPolicy
 from frameport._demo import sample_people
 from frameport._tables._query import Table
 from frameport.local import LocalService
 from tables_support import load, new_id
 
 PAGE = 100
+FRAGILE_FAULTS = "0.05:2"  # fails part-way, after at least one segment
+
+
 EXPORT = """
 import os, sys
 from frameport import Client
@@ -102,22 +104,28 @@ def test_an_export_killed_at_random_points_resumes_to_the_uninterrupted_file(
 
 
 def test_a_failed_export_resumes_after_its_last_complete_segment(tmp_path: Path) -> None:
-    frame = sample_people(4000, seed=14)
-    patient_retries = RetryPolicy(retries=12, backoff=0.05)
-    with LocalService(faults="0.08:2") as faulty, faulty.client(retries=patient_retries) as patient:
-        table, _ = load(patient, new_id("resume"), frame)
+    # The same data served calmly, then with faults (a fixed seed and a serial export make
+    # the faults fall in the same places every run), then calmly again.
+    data = tmp_path / "service"
+    with LocalService(data_dir=data) as calm, calm.client() as patient:
+        table, _ = load(patient, new_id("resume"), sample_people(4000, seed=14))
+        location = (table.database_id, table.id)
         expected = table.to_parquet(tmp_path / "whole.parquet", progress=False, page_size=PAGE)
-        target = tmp_path / "out.parquet"
-        with faulty.client(retries=0) as fragile, pytest.raises(FrameportError):
-            fragile.table(table.database_id, table.id).to_parquet(
-                target, resume=True, progress=False, page_size=PAGE
-            )
-        checkpoint = _checkpoint(target)
-        assert checkpoint is not None and not target.exists()
-        done, segments, pages = checkpoint["done"], checkpoint["segments"], checkpoint["pages"]
-        assert isinstance(done, int) and isinstance(segments, list)
-        assert 0 < done < len(segments)
-        assert isinstance(pages, list)
+    target = tmp_path / "out.parquet"
+    with (
+        LocalService(data_dir=data, faults=FRAGILE_FAULTS) as faulty,
+        faulty.client(retries=0) as fragile,
+        pytest.raises(FrameportError),
+    ):
+        fragile.table(*location).to_parquet(target, resume=True, progress=False, page_size=PAGE)
+    checkpoint = _checkpoint(target)
+    assert checkpoint is not None and not target.exists()
+    done, segments, pages = checkpoint["done"], checkpoint["segments"], checkpoint["pages"]
+    assert isinstance(done, int) and isinstance(segments, list)
+    assert 0 < done < len(segments)
+    assert isinstance(pages, list)
+    with LocalService(data_dir=data) as calm, calm.client() as patient:
+        table = patient.table(*location)
         table.insert(sample_people(7, seed=19), progress=False)  # after the bound
         report = table.to_parquet(target, resume=True, progress=False, page_size=PAGE)
     assert report.resumed and report.ok and report.rows_left == 7
@@ -145,10 +153,13 @@ def test_resume_refuses_a_changed_query(people: Table, tmp_path: Path) -> None:
 
 def test_an_export_without_resume_reports_its_checks(people: Table, tmp_path: Path) -> None:
     target = tmp_path / "plain.parquet"
-    report = people.query("age < 30").to_parquet(target, progress=False, page_size=PAGE)
+    query = people.query("age < 30")
+    report = query.to_parquet(target, progress=False, page_size=PAGE, parallel=1)
     written = pq.read_table(target)
     assert report.rows == written.num_rows and report.ok and not report.resumed
-    assert report.pages == -(-written.num_rows // PAGE)
+    assert report.pages == -(-written.num_rows // PAGE)  # a serial read: every page full
+    ranged = query.to_parquet(tmp_path / "ranged.parquet", progress=False, page_size=PAGE)
+    assert ranged.ok and ranged.rows == report.rows and ranged.pages >= report.pages
     assert report.bytes == target.stat().st_size
     sorted_report = people.sort("age").to_parquet(tmp_path / "s.parquet", progress=False)
     assert sorted_report.checks.pages_in_order is None and sorted_report.ok

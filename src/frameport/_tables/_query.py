@@ -61,11 +61,10 @@ from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
-from .._pipelines._report import ExportReport
-from .._pipelines._resume import export_resumable
-from .._pipelines._watch import PageWatch, in_sequence_order, streamed_report
 from .._schema import SYSTEM_SCHEMA, to_pandas
 from ._export import write_parquet
+from ._export_report import ExportReport
+from ._export_watch import PageWatch, in_sequence_order, streamed_report
 from ._location import TableLocation
 from ._pager import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page
 from ._pages import decode_page
@@ -74,6 +73,7 @@ from ._plan import Plan, QuerySpec, column_models, make_plan, result_schema
 from ._plan import project as _project
 from ._read import learn_columns, query_batches
 from ._rechunk import rechunk
+from ._resume import export_resumable
 from ._writes import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
     from .._core import Requester
     from .._dask import CredentialChoice
-    from .._pipelines._delta import SyncReport
+    from ._delta_sync import SyncReport
 
 DtypeBackend = Literal["pyarrow"] | None
 
@@ -291,7 +291,7 @@ class AsyncTableQuery:
         Ranges of ``$sequence`` are fetched concurrently (``parallel="auto"`` or N at once)
         and written in order, holding a few pages per range (see `_parallel`). ``resume=True``
         keeps a checkpoint beside `path` after each segment of ``$sequence``, so that an export
-        killed part-way continues where it stopped when run again (see `_pipelines._resume`).
+        killed part-way continues where it stopped when run again (see `_tables._resume`).
 
         >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
         3
@@ -331,11 +331,11 @@ class AsyncTableQuery:
         writes everything; later runs read the rows updated since the last run (less `lag`
         seconds, by the service's clock) and merge them by ``$id``; ``deletes="scan"`` also
         removes the rows that are gone. One Delta commit per run. Needs the ``delta`` extra;
-        see `_pipelines._delta`.
+        see `_tables._delta_sync`.
 
         >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
         """
-        from .._pipelines._delta import sync_delta
+        from ._delta_sync import sync_delta
 
         return await sync_delta(
             self._requester, self._location, self._spec, os.fspath(target),

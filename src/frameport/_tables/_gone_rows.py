@@ -25,12 +25,12 @@ import pyarrow.compute as pc
 
 from .._core._queries import select_query
 from .._schema import SYSTEM_SCHEMA
-from .._tables._location import TableLocation
-from .._tables._pager import fetch_page
-from .._tables._pages import decode_page
-from .._tables._parallel import SequenceRange, ranged_plan
-from .._tables._plan import Plan
-from .._tables._read import plan_batches
+from ._location import TableLocation
+from ._pager import fetch_page
+from ._pages import decode_page
+from ._parallel import SequenceRange, ranged_plan
+from ._plan import Plan
+from ._read import plan_batches
 
 if TYPE_CHECKING:
     from .._core import Requester

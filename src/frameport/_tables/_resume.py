@@ -33,13 +33,7 @@ import pyarrow.parquet as pq
 from .._core._queries import ServiceQuery, check_member, render_query, select_query
 from .._exceptions import ResumeError
 from .._schema import SYSTEM_SCHEMA
-from .._tables._export import write_parquet
-from .._tables._location import TableLocation
-from .._tables._pager import fetch_page
-from .._tables._pages import decode_page
-from .._tables._parallel import SequenceRange, ranged_plan, sequence_bounds, split_ranges
-from .._tables._plan import Plan
-from .._tables._read import plan_batches
+from ._export import write_parquet
 from ._export_checkpoint import (
     Checkpoint,
     Fingerprint,
@@ -49,8 +43,14 @@ from ._export_checkpoint import (
     save,
     segment_path,
 )
-from ._report import ExportChecks, ExportReport
-from ._watch import PageWatch, ids_unique
+from ._export_report import ExportChecks, ExportReport
+from ._export_watch import PageWatch, ids_unique
+from ._location import TableLocation
+from ._pager import fetch_page
+from ._pages import decode_page
+from ._parallel import SequenceRange, ranged_plan, sequence_bounds, split_ranges
+from ._plan import Plan
+from ._read import plan_batches
 
 if TYPE_CHECKING:
     from .._core import Requester

@@ -8,7 +8,7 @@
   but not finished then. The changed rows are held in memory for the merge.
 * ``deletes="scan"`` also finds the rows that are gone and removes them: it compares the
   service's count of the view per range of ``$sequence`` with the Delta table's and reads the
-  ``$id``s of the ranges that differ (`_gone`); ``deletes="ignore"`` skips that.
+  ``$id``s of the ranges that differ (`_gone_rows`); ``deletes="ignore"`` skips that.
 * Each run is one Delta commit (merge, write, or an empty append when nothing changed) with
   the watermark and the run's figures in its metadata, so a reader sees a table before or
   after a run; a run that fails commits nothing, and the next one reads from the previous
@@ -36,12 +36,12 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from .._core._queries import ServiceQuery, check_member, render_query
 from .._exceptions import FrameportError, ResumeError
-from .._tables._location import TableLocation
-from .._tables._plan import Plan, QuerySpec, make_plan
-from .._tables._read import plan_batches
-from ._clock import minus_seconds, service_now, service_text
 from ._delta_table import LastSync, changed_columns, commit_metadata, delta_type, last_sync
-from ._gone import gone_ids
+from ._gone_rows import gone_ids
+from ._location import TableLocation
+from ._plan import Plan, QuerySpec, make_plan
+from ._read import plan_batches
+from ._service_clock import minus_seconds, service_now, service_text
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -225,7 +225,7 @@ async def _gone_ids(
     changed: pa.Table,
 ) -> tuple[pa.Array[Any], int]:
     """The ``$id``s in the Delta table that the view no longer has, and how many ``$id``s
-    were read to find them (see `_gone`)."""
+    were read to find them (see `_gone_rows`)."""
     ids_plan = await make_plan(requester, location, replace(spec, columns=("$id",)), page_size)
     synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id", "$sequence"]))
     new = changed.select(["$id", "$sequence"])

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .._core._queries import limit_query, select_query
 from .._core._transport import queries_param
-from .._tables._location import TableLocation
+from ._location import TableLocation
 
 if TYPE_CHECKING:
     from .._core import Requester

@@ -1,1 +1,0 @@
-"""Pipelines: exports that resume and prove they are complete, and tables kept in sync."""
