@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,12 +21,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import routes  # noqa: F401  (registers every route and its schema before any store opens)
-from ._errors import ERROR_HEADERS, ServiceError
-from ._identity import resolve_caller
-from ._params import Params, check_path_ids, merge_bracket_pairs
-from ._routing import ROUTES, Context, Reply, RouteSpec
-from ._state import ServiceState
+from .routes import ROUTES, Context, Reply, RouteSpec
+from .service._identity import resolve_caller
+from .service._state import ServiceState
+from .wire._errors import ERROR_HEADERS, ServiceError
+from .wire._params import Params, check_path_ids, merge_bracket_pairs
 
 logger = logging.getLogger("frameport.local")
 
@@ -189,10 +188,10 @@ async def server_error(request: Request, exc: Exception) -> Response:
     return error_response(ServiceError("general_unknown", "Server Error"))
 
 
-def build_app(state: ServiceState) -> Starlette:
-    """The ASGI app of one local service (fault injection wraps it when configured)."""
+def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Starlette:
+    """The ASGI app of one local service, serving `routes` (fault injection wraps it)."""
     by_path: dict[str, list[RouteSpec]] = {}
-    for spec in ROUTES:
+    for spec in routes:
         by_path.setdefault(spec.path, []).append(spec)
     starlette_routes = []
     for path, specs in by_path.items():

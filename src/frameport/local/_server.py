@@ -14,12 +14,10 @@ import uvicorn
 
 from ._app import build_app
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
-from ._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
+from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
-
-    from .._client import Client
 
 
 def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
@@ -137,8 +135,11 @@ class LocalService:
             self._tempdir.cleanup()
             self._tempdir = None
 
-    def client(self, **options: Any) -> Client:
-        """An API-key `frameport.Client` for this service."""
+    def client(self, **options: Any) -> Any:
+        """An API-key `frameport.Client` for this service.
+
+        Typed `Any`: the local service imports nothing of the client at module level.
+        """
         from .._client import Client
 
         return Client(self.endpoint, self.project, key=self.key, **options)

@@ -17,7 +17,7 @@ from typing import Any
 
 from starlette.datastructures import UploadFile
 
-from .._chunks import (
+from ..service._chunks import (
     ChunkPlan,
     JoinedFile,
     UploadPaths,
@@ -30,34 +30,19 @@ from .._chunks import (
     upload_lock,
     uploaded_part,
 )
-from .._errors import ServiceError
-from .._listing import MetadataList, readable_by
-from .._permissions import (
+from ..service._permissions import (
     ITEM_ACTIONS,
     check_grantable,
     default_item_permissions,
     is_allowed,
     normalize_permissions,
 )
-from .._ratelimit import RateLimit
-from .._routing import Context, Reply, route
-from .._store import add_schema
-from .._timefmt import now_text
+from ..service._ratelimit import RateLimit
+from ..store._listing import MetadataList, readable_by
+from ..wire._errors import ServiceError
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec, route
 from .buckets import Bucket, bucket_files, open_bucket
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS files (
-        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-        bucket_id TEXT NOT NULL REFERENCES buckets(id) ON DELETE CASCADE,
-        id TEXT NOT NULL, name TEXT NOT NULL, folder TEXT NOT NULL, permissions TEXT NOT NULL,
-        signature TEXT NOT NULL, mime_type TEXT NOT NULL, size_original INTEGER NOT NULL,
-        size_actual INTEGER NOT NULL, chunks_total INTEGER NOT NULL,
-        chunks_uploaded INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-        UNIQUE (bucket_id, id)
-    )
-    """
-)
 
 FILE_LIST = MetadataList(
     "files",
@@ -182,12 +167,6 @@ def _chunk_rate_key(ctx: Context) -> str:
         return "1"
 
 
-@route(
-    "POST",
-    "/v1/storage/buckets/{bucketId}/files",
-    scopes=("files.write",),
-    rate_limit=RateLimit(60, 60, key=_chunk_rate_key, by_method=True, by_user=True),
-)
 def create_file(ctx: Context) -> Reply:
     """One chunk of a file (or the whole file): 201, or 200 for a chunk of a complete file."""
     bucket = open_bucket(ctx)
@@ -321,13 +300,11 @@ def _record_completion(
 # -- read, list, update, delete ---------------------------------------------------------------
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.read",))
 def get_file(ctx: Context) -> Reply:
     """A file's record, complete or not (a client resumes from `chunksUploaded`)."""
     return Reply(accessible_file(ctx, open_bucket(ctx), "read").model())
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}/files", scopes=("files.read",))
 def list_files(ctx: Context) -> Reply:
     bucket = open_bucket(ctx)
     by_bucket = bucket.allows(ctx.caller, "read")
@@ -347,7 +324,6 @@ def list_files(ctx: Context) -> Reply:
     return Reply({"total": total, "files": [StoredFile.from_row(row).model() for row in rows]})
 
 
-@route("PUT", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.write",))
 def update_file(ctx: Context) -> Reply:
     stored = accessible_file(ctx, open_bucket(ctx), "update")
     name = ctx.params.string("name", max_length=255)
@@ -365,12 +341,6 @@ def update_file(ctx: Context) -> Reply:
         return Reply(_reloaded(conn, stored.bucket_id, stored.id).model())
 
 
-@route(
-    "DELETE",
-    "/v1/storage/buckets/{bucketId}/files/{fileId}",
-    scopes=("files.write",),
-    rate_limit=RateLimit(60, 60, by_method=True, by_user=True),
-)
 def delete_file(ctx: Context) -> Reply:
     bucket = open_bucket(ctx)
     stored = accessible_file(ctx, bucket, "delete")
@@ -379,3 +349,28 @@ def delete_file(ctx: Context) -> Reply:
             conn.execute("DELETE FROM files WHERE sequence = ?", (stored.sequence,))
         bucket_files(ctx.state, bucket.id).remove(stored.id)
     return Reply(status=204)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(
+        create_file,
+        "POST",
+        "/v1/storage/buckets/{bucketId}/files",
+        scopes=("files.write",),
+        rate_limit=RateLimit(60, 60, key=_chunk_rate_key, by_method=True, by_user=True),
+    ),
+    *route(
+        get_file, "GET", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.read",)
+    ),
+    *route(list_files, "GET", "/v1/storage/buckets/{bucketId}/files", scopes=("files.read",)),
+    *route(
+        update_file, "PUT", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.write",)
+    ),
+    *route(
+        delete_file,
+        "DELETE",
+        "/v1/storage/buckets/{bucketId}/files/{fileId}",
+        scopes=("files.write",),
+        rate_limit=RateLimit(60, 60, by_method=True, by_user=True),
+    ),
+]

@@ -6,12 +6,12 @@ import json
 import sqlite3
 from typing import Any
 
-from .._accounts import user_row
-from .._errors import ServiceError, invalid_param
-from .._params import unique_id
-from .._ratelimit import RateLimit
-from .._routing import Context, Reply, route
-from .._timefmt import now_text
+from ..service._accounts import user_row
+from ..service._ratelimit import RateLimit
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._params import unique_id
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec, route
 
 
 def _team_model(conn: sqlite3.Connection, team_id: str) -> dict[str, Any]:
@@ -77,7 +77,6 @@ def _roles(ctx: Context, default: list[str] | None) -> list[str]:
     return roles if roles is not None else list(default or [])
 
 
-@route("POST", "/v1/teams", scopes=("teams.write",))
 def create_team(ctx: Context) -> Reply:
     team_id = ctx.params.uid("teamId")
     name = ctx.params.required_string("name", max_length=128)
@@ -98,7 +97,6 @@ def create_team(ctx: Context) -> Reply:
         return Reply(_team_model(conn, team_id), 201)
 
 
-@route("GET", "/v1/teams/{teamId}", scopes=("teams.read",))
 def get_team(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
         return Reply(_team_model(conn, ctx.path["teamId"]))
@@ -119,12 +117,6 @@ def _member_named(ctx: Context) -> tuple[str, str]:
     raise invalid_param("userId", "Send one of userId, email or phone.")
 
 
-@route(
-    "POST",
-    "/v1/teams/{teamId}/memberships",
-    scopes=("teams.write",),
-    rate_limit=RateLimit(10, 3600),
-)
 def create_membership(ctx: Context) -> Reply:
     team_id = ctx.path["teamId"]
     roles = _roles(ctx, None)
@@ -143,3 +135,16 @@ def create_membership(ctx: Context) -> Reply:
                 )
         membership = _insert_membership(conn, team_id, user, roles, ctx.caller.is_key)
     return Reply(membership, 201)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(create_team, "POST", "/v1/teams", scopes=("teams.write",)),
+    *route(get_team, "GET", "/v1/teams/{teamId}", scopes=("teams.read",)),
+    *route(
+        create_membership,
+        "POST",
+        "/v1/teams/{teamId}/memberships",
+        scopes=("teams.write",),
+        rate_limit=RateLimit(10, 3600),
+    ),
+]

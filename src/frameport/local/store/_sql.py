@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..wire._errors import ServiceError
 from ._collation import fold
-from ._errors import ServiceError
 from ._query import DEFAULT_LIMIT, Condition, Filter, ListQuery
 
 COUNT_CAP = 5000

@@ -20,8 +20,6 @@ import sqlite3
 import unicodedata
 from functools import lru_cache
 
-from ._store import add_connection_hook
-
 
 def fold(text: str) -> str:
     """The collation key of `text`: case-folded, NFKD-decomposed, combining marks dropped."""
@@ -53,6 +51,3 @@ def register_text_functions(conn: sqlite3.Connection) -> None:
     """Add `fold()` and `regexp()` to a connection."""
     conn.create_function("fold", 1, fold_or_none, deterministic=True)
     conn.create_function("regexp", 2, regexp, deterministic=True)
-
-
-add_connection_hook(register_text_functions)

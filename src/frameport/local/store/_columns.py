@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._params import Params
+from ..wire._timefmt import format_time
 from ._db_terms import Terms
-from ._errors import ServiceError, invalid_param
-from ._params import Params
-from ._timefmt import format_time
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INT32_MAX = 2**31 - 1

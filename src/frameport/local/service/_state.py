@@ -8,16 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store._store import Store
 from ._ratelimit import RateLimiter
-from ._store import Store, add_schema
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)
-    """
-)
 
 
 @dataclass
@@ -41,8 +35,6 @@ class ServiceState:
         config.data_dir.mkdir(parents=True, exist_ok=True)
         self.files_dir = config.data_dir / "files"
         self.files_dir.mkdir(exist_ok=True)
-        from . import routes  # noqa: F401  (each room registers its schema and SQL functions)
-
         self.store = Store(config.data_dir / "service.sqlite3")
         self.limiter = RateLimiter()
         self.key = self._persisted(

@@ -26,8 +26,8 @@ from typing import BinaryIO
 
 from starlette.datastructures import UploadFile
 
-from ._errors import ServiceError
-from ._params import UNIQUE, Params, is_uid, unique_id
+from ..wire._errors import ServiceError
+from ..wire._params import UNIQUE, Params, is_uid, unique_id
 from ._state import ServiceState
 
 CHUNK_SIZE = 5 * 1024 * 1024

@@ -1,7 +1,7 @@
 """The local service's SQLite file: thread-local connections, one serialised writer.
 
-Every room of the service (accounts, tables, storage, functions) registers the DDL of its
-own metadata tables with `Store.add_schema`; the store runs it once at start-up.
+The store creates the service's metadata tables (`_metadata_tables`) when it opens and
+registers the text functions of `_collation` on every connection.
 
 >>> store = Store(Path(tmp) / "service.sqlite3")
 >>> with store.write() as conn:
@@ -12,26 +12,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-ConnectionHook = Callable[[sqlite3.Connection], None]
-
-_schemas: list[str] = []
-_connection_hooks: list[ConnectionHook] = []
-
-
-def add_schema(ddl: str) -> None:
-    """Register DDL (CREATE TABLE IF NOT EXISTS ...) that every store runs when it opens."""
-    if ddl not in _schemas:
-        _schemas.append(ddl)
-
-
-def add_connection_hook(hook: ConnectionHook) -> None:
-    """Register a function run on every new connection (collations, SQL functions)."""
-    if hook not in _connection_hooks:
-        _connection_hooks.append(hook)
+from ._collation import register_text_functions
+from ._metadata_tables import METADATA_TABLES
 
 
 class Store:
@@ -44,7 +30,7 @@ class Store:
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         with self.write() as conn:
-            for ddl in _schemas:
+            for ddl in METADATA_TABLES:
                 _run_script(conn, ddl)
 
     def _connect(self) -> sqlite3.Connection:
@@ -55,8 +41,7 @@ class Store:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA cache_size=-65536")
-        for hook in _connection_hooks:
-            hook(conn)
+        register_text_functions(conn)
         with self._all_lock:
             self._all.append(conn)
         return conn

@@ -11,9 +11,9 @@ from typing import Any
 import jwt
 from starlette.requests import Request
 
+from ..wire._errors import SERVER_VERSION, ServiceError
 from ._accounts import decode_session, hash_secret, permission_roles, user_row
 from ._caller import SERVER_FORMAT, USER_SCOPES, Caller, guest_caller, key_caller, parse_format
-from ._errors import SERVER_VERSION, ServiceError
 from ._state import ServiceState
 
 JWT_MAX_AGE = 3600

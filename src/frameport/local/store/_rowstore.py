@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wire._errors import ServiceError
 from ._collation import fold
 from ._columns import ColumnDef, InvalidValue, check_scalar, normalize_datetime
 from ._db_terms import Terms
-from ._errors import ServiceError
 from ._query import Field, Schema
 from ._schema_store import IndexDef, TableMeta, fulltext_table_name, index_sql_name
 from ._sql import Clause, Source

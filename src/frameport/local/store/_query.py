@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wire._params import UID_DESCRIPTION, is_uid
 from ._collation import compile_pattern, fold
 from ._columns import normalize_datetime
-from ._params import UID_DESCRIPTION, is_uid
 
 MAX_VALUES = 500
 DEFAULT_LIMIT = 25
