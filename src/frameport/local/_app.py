@@ -24,6 +24,7 @@ from starlette.routing import Route
 from .routes import ROUTES, Context, Reply, RouteSpec
 from .service._identity import resolve_caller
 from .service._state import ServiceState
+from .wire import _json as request_json
 from .wire._errors import ERROR_HEADERS, ServiceError
 from .wire._params import Params, check_path_ids, merge_bracket_pairs
 
@@ -70,7 +71,7 @@ async def read_params(request: Request) -> Params:
             raw = await request.body()
             if raw.strip():
                 try:
-                    body = json.loads(raw)
+                    body = request_json.loads(raw)
                 except ValueError:
                     raise ServiceError(
                         "general_bad_request",

@@ -4,7 +4,6 @@ the access rules of contract §7, query errors per endpoint kind (§5.7), and me
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -19,6 +18,7 @@ from ..store._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, Quer
 from ..store._query import parse_queries as _parse_queries
 from ..store._schema_store import DatabaseMeta, TableMeta, load_database, load_table
 from ..store._sql import Clause, Source, count, fetch_page
+from ..wire import _json as request_json
 from ..wire._errors import ServiceError, invalid_param
 from ._routing import Context, Handler, RouteSpec
 
@@ -121,7 +121,7 @@ def _decoded(value: Any) -> Any:
     """A JSON string decoded; anything else (or text that is not JSON) as it is."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return request_json.loads(value)
         except ValueError:
             return value
     return value

@@ -10,6 +10,7 @@ import secrets
 import sqlite3
 from typing import Any
 
+from ..wire import _json as request_json
 from ..wire._timefmt import now_text
 
 SESSION_DURATION = 31_536_000
@@ -50,7 +51,7 @@ def encode_session(user_id: str, secret: str) -> str:
 
 def decode_session(value: str) -> tuple[str, str] | None:
     try:
-        decoded = json.loads(base64.b64decode(value + "=" * (-len(value) % 4)))
+        decoded = request_json.loads(base64.b64decode(value + "=" * (-len(value) % 4)))
     except (ValueError, TypeError):
         return None
     if not isinstance(decoded, dict):

@@ -14,20 +14,19 @@ Each element of `queries` is a JSON object `{"method", "column" | "attribute", "
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wire import _json as request_json
 from ..wire._params import UID_DESCRIPTION, is_uid
 from ._collation import compile_pattern, fold
-from ._columns import normalize_datetime
+from ._columns import INT64_MAX, INT64_MIN, normalize_datetime
 
 MAX_VALUES = 500
 DEFAULT_LIMIT = 25
-INT64_MAX = 2**63 - 1
 
 #: Filter methods: the value-count rule of each (§5.3). The four comparisons take several
 #: values, OR-ed (decision 2).
@@ -184,7 +183,7 @@ def _php_type(value: Any) -> str:
 def parse_query(text: str) -> RawQuery:
     """One JSON query string; QueryError with the service's parser messages."""
     try:
-        decoded = json.loads(text)
+        decoded = request_json.loads(text)
     except ValueError:
         raise QueryError("Invalid query: Syntax error") from None
     return parse_object(decoded)
@@ -400,12 +399,22 @@ def convert_value(kind: str, value: Any) -> Any:
         return value if isinstance(value, str) else None
     if kind in ("integer", "sequence"):
         if kind == "sequence" and isinstance(value, str) and value.isdigit():
-            return int(value)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+            value = int(value)
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and INT64_MIN <= value <= INT64_MAX
+        ):
+            return value
+        return None
     if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
-        return float(value) if math.isfinite(value) else None
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the float range
+            return None
+        return number if math.isfinite(number) else None
     if kind == "boolean":
         return int(value) if isinstance(value, bool) else None
     return normalize_datetime(value)
