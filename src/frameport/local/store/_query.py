@@ -22,8 +22,9 @@ from typing import Any
 
 from ..wire import _json as request_json
 from ..wire._params import UID_DESCRIPTION, is_uid
-from ._collation import compile_pattern, fold
+from ._collation import fold
 from ._columns import INT64_MAX, INT64_MIN, normalize_datetime
+from ._regex import PatternError, compile_pattern
 
 MAX_VALUES = 500
 DEFAULT_LIMIT = 25
@@ -351,7 +352,7 @@ def _filter(raw: RawQuery, schema: Schema) -> Filter:
     if method == "regex":
         try:
             compile_pattern(str(values[0]))
-        except re.error as exc:
+        except PatternError as exc:
             raise _invalid(f"Invalid regular expression: {exc}") from None
     return Condition(method, found, converted)
 
