@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ._body import read_limited_body, refuse_declared_oversize
 from .routes import ROUTES, Context, Reply, RouteSpec
 from .service._identity import resolve_caller
 from .service._state import ServiceState
@@ -62,13 +63,15 @@ async def read_params(request: Request) -> Params:
         if content_type.startswith("multipart/form-data") or content_type.startswith(
             "application/x-www-form-urlencoded"
         ):
+            if not content_type.startswith("multipart/"):
+                await refuse_declared_oversize(request)
             try:
                 form = await request.form(max_files=10, max_fields=1000)
             except HTTPException as exc:  # Starlette's answer to a malformed form
                 raise ServiceError("general_bad_request", f"Malformed form: {exc.detail}") from None
             pairs.extend(form.multi_items())
         else:
-            raw = await request.body()
+            raw = await read_limited_body(request)
             if raw.strip():
                 try:
                     body = request_json.loads(raw)
