@@ -21,6 +21,7 @@ from ..service._chunks import (
     ChunkPlan,
     JoinedFile,
     UploadPaths,
+    chunk_index,
     file_extension,
     part_size,
     plan_chunk,
@@ -161,10 +162,7 @@ def _granted_permissions(ctx: Context) -> list[str] | None:
 
 def _chunk_rate_key(ctx: Context) -> str:
     """The chunk index, so each chunk of an upload has its own budget (contract §8)."""
-    try:
-        return str(plan_chunk(ctx.header("Content-Range"), 0).index)
-    except ServiceError:
-        return "1"
+    return str(chunk_index(ctx.header("Content-Range")))
 
 
 def create_file(ctx: Context) -> Reply:
@@ -239,6 +237,13 @@ def _store_chunk(
     require_same_size(stored.id, stored.size_original, chunk.plan)
     parts = paths.parts(stored.id)
     parts.commit(staged, chunk.plan.index)
+    if parts.stored_bytes() > bucket.maximum_file_size:
+        _discard_upload(ctx, stored, paths)
+        raise ServiceError(
+            "storage_invalid_file_size",
+            f"File size not allowed: the parts sent hold more than the bucket's "
+            f"{bucket.maximum_file_size} bytes. Upload the file again with 5 MiB chunks.",
+        )
     uploaded = parts.count()
     if uploaded < stored.chunks_total:
         stored = _record_progress(ctx, stored, uploaded)
@@ -246,6 +251,13 @@ def _store_chunk(
         joined = parts.join(paths.final(stored.id), stored.chunks_total)
         stored = _record_completion(ctx, stored, joined, chunk.permissions)
     return Reply(stored.model(), 201)
+
+
+def _discard_upload(ctx: Context, stored: StoredFile, paths: UploadPaths) -> None:
+    """Forget an unfinished upload: its parts and its record."""
+    paths.remove(stored.id)
+    with ctx.store.write() as conn:
+        conn.execute("DELETE FROM files WHERE sequence = ?", (stored.sequence,))
 
 
 def _create_record(ctx: Context, bucket: Bucket, chunk: FileChunk) -> StoredFile:

@@ -73,21 +73,45 @@ def plan_chunk(content_range: str | None, part_size: int) -> ChunkPlan:
 
     Without the header the request is the whole file: chunk 1 of 1. The header must read
     `<unit> <start>-<end>/<size>` with `start <= end <= size` (the unit is not checked), else
-    400 `storage_invalid_content_range`; so is a start beyond the file's last chunk.
+    400 `storage_invalid_content_range`; so is a start beyond the file's last chunk, and a
+    part whose length is not the span's (`end - start + 1`, or `end - start` when `end` is
+    the size, the contract's leniency).
     """
     if not content_range:
         return ChunkPlan(1, 1, part_size, False)
+    start, end, size = _span(content_range)
+    if part_size != end - start + 1 and not (end == size and part_size == end - start):
+        raise ServiceError(
+            "storage_invalid_content_range",
+            f"The part is {part_size} bytes but Content-Range {content_range!r} spans "
+            f"{end - start + 1}: send exactly the bytes the header names.",
+        )
+    return ChunkPlan(start // CHUNK_SIZE + 1, _total_chunks(size), size, True)
+
+
+def chunk_index(content_range: str | None) -> int:
+    """The chunk index a Content-Range header names (1 without one or when it is invalid)."""
+    if not content_range:
+        return 1
+    try:
+        return _span(content_range)[0] // CHUNK_SIZE + 1
+    except ServiceError:
+        return 1
+
+
+def _total_chunks(size: int) -> int:
+    return max(1, math.ceil(size / CHUNK_SIZE))
+
+
+def _span(content_range: str) -> tuple[int, int, int]:
+    """(start, end, size) of a valid header; 400 `storage_invalid_content_range` otherwise."""
     match = _CONTENT_RANGE.fullmatch(content_range)
     if match is None:
         raise _invalid_range(content_range)
     start, end, size = (int(group) for group in match.group(2, 3, 4))
-    if not start <= end <= size:
+    if not start <= end <= size or start // CHUNK_SIZE + 1 > _total_chunks(size):
         raise _invalid_range(content_range)
-    total_chunks = max(1, math.ceil(size / CHUNK_SIZE))
-    index = start // CHUNK_SIZE + 1
-    if index > total_chunks:
-        raise _invalid_range(content_range)
-    return ChunkPlan(index, total_chunks, size, True)
+    return start, end, size
 
 
 def require_same_size(upload: str, recorded_size: int, plan: ChunkPlan) -> None:
@@ -225,11 +249,22 @@ class PartStore:
         os.replace(staged, target)
         return True
 
-    def count(self) -> int:
-        """The number of distinct parts stored."""
+    def stored_bytes(self) -> int:
+        """The bytes of all stored parts together."""
         if not self.directory.is_dir():
             return 0
-        return sum(1 for entry in self.directory.iterdir() if entry.name.isdigit())
+        return sum(
+            entry.stat().st_size for entry in self.directory.iterdir() if entry.name.isdigit()
+        )
+
+    def count(self) -> int:
+        """The number of distinct parts stored."""
+        return len(self._parts())
+
+    def _parts(self) -> list[Path]:
+        if not self.directory.is_dir():
+            return []
+        return [entry for entry in self.directory.iterdir() if entry.name.isdigit()]
 
     def join(self, target: Path, total_chunks: int) -> JoinedFile:
         """Stream parts 1..total into `target`, hashing as they go; then drop the parts."""
