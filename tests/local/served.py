@@ -34,6 +34,10 @@ class ServedService:
     endpoint: str
 
     @property
+    def port(self) -> int:
+        return int(self.endpoint.rsplit(":", 1)[1].split("/")[0])
+
+    @property
     def pid(self) -> int:
         return self.process.pid
 
@@ -47,9 +51,12 @@ class ServedService:
 
 
 @contextmanager
-def served(data_dir: Path, env: Mapping[str, str] | None = None) -> Iterator[ServedService]:
-    """`frameport serve` on a free port over `data_dir`, killed on exit if still running."""
-    port = free_port()
+def served(
+    data_dir: Path, env: Mapping[str, str] | None = None, port: int | None = None
+) -> Iterator[ServedService]:
+    """`frameport serve` on `port` (default: a free one) over `data_dir`, killed on exit if
+    still running."""
+    port = port or free_port()
     command = [
         sys.executable, "-c", _START, "serve", "--port", str(port), "--data", str(data_dir),
         "--key", KEY, "--project", PROJECT, "--no-rate-limits",

@@ -31,6 +31,7 @@ from ..service._chunks import (
     upload_lock,
     uploaded_part,
 )
+from ..service._crash_points import crash_point
 from ..service._permissions import (
     ITEM_ACTIONS,
     check_grantable,
@@ -248,8 +249,10 @@ def _store_chunk(
     if uploaded < stored.chunks_total:
         stored = _record_progress(ctx, stored, uploaded)
     else:
-        joined = parts.join(paths.final(stored.id), stored.chunks_total)
+        joined = parts.join(paths.joining(stored.id), stored.chunks_total)
         stored = _record_completion(ctx, stored, joined, chunk.permissions)
+        crash_point("upload.recorded")
+        paths.place(stored.id)
     return Reply(stored.model(), 201)
 
 

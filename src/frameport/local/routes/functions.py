@@ -204,7 +204,7 @@ def _deployment(conn: sqlite3.Connection, function_id: str, deployment_id: str) 
 
 def deployment_files(state: ServiceState, function_id: str) -> UploadPaths:
     """Where a function's deployment archives live on disk."""
-    return UploadPaths(state.config.data_dir / "functions" / function_id)
+    return UploadPaths(state.functions_dir / function_id)
 
 
 # -- functions ------------------------------------------------------------------------------
@@ -338,14 +338,17 @@ def _store_chunk(
     complete = uploaded >= stored.chunks_total
     size = stored.source_size
     if complete:
-        size = parts.join(paths.final(stored.id), stored.chunks_total).size
+        size = parts.join(paths.joining(stored.id), stored.chunks_total).size
     with ctx.store.write() as conn:
         conn.execute(
             "UPDATE deployments SET chunks_uploaded = MAX(chunks_uploaded, ?), source_size = ?, "
             "updated_at = ? WHERE sequence = ?",
             (uploaded, size, now_text(), stored.sequence),
         )
-        return _deployment(conn, function.id, stored.id), complete
+        updated = _deployment(conn, function.id, stored.id)
+    if complete:
+        paths.place(stored.id)
+    return updated, complete
 
 
 def _check_deployment(state: ServiceState, function_id: str, deployment_id: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..store._store import Store
 from ._ratelimit import RateLimiter
+from ._upload_recovery import recover_uploads
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
 
@@ -35,12 +36,14 @@ class ServiceState:
         config.data_dir.mkdir(parents=True, exist_ok=True)
         self.files_dir = config.data_dir / "files"
         self.files_dir.mkdir(exist_ok=True)
+        self.functions_dir = config.data_dir / "functions"
         self.store = Store(config.data_dir / "service.sqlite3")
         self.limiter = RateLimiter()
         self.key = self._persisted(
             "api_key", config.key, lambda: f"standard_{secrets.token_hex(32)}"
         )
         self.jwt_secret = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
+        recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
