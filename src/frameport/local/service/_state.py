@@ -26,6 +26,8 @@ class ServiceConfig:
     rate_limit_overrides: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     faults: str | None = None
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: SQLite's `synchronous`: FULL survives a power cut; NORMAL only a process crash.
+    sqlite_synchronous: str = "FULL"
 
 
 class ServiceState:
@@ -37,7 +39,7 @@ class ServiceState:
         self.files_dir = config.data_dir / "files"
         self.files_dir.mkdir(exist_ok=True)
         self.functions_dir = config.data_dir / "functions"
-        self.store = Store(config.data_dir / "service.sqlite3")
+        self.store = Store(config.data_dir / "service.sqlite3", config.sqlite_synchronous)
         self.limiter = RateLimiter()
         self.key = self._persisted(
             "api_key", config.key, lambda: f"standard_{secrets.token_hex(32)}"
