@@ -31,6 +31,10 @@ from .wire._params import Params, check_path_ids, merge_bracket_pairs
 
 logger = logging.getLogger("frameport.local")
 
+#: The service's framework sends a Content-Type on every answer, an empty one included, and
+#: its clients read it on every response (a JSON type would make them decode the empty body).
+EMPTY_BODY_TYPE = "text/html; charset=UTF-8"
+
 
 def error_response(error: ServiceError, headers: dict[str, str] | None = None) -> Response:
     if error.code == 500 and error.detail != error.message:
@@ -47,7 +51,10 @@ def render(reply: Reply | Response, headers: dict[str, str]) -> Response:
         reply.headers.update(headers)
         return reply
     if reply.status == 204 or reply.body is None:
-        return Response(status_code=reply.status, headers={**headers, **reply.headers})
+        return Response(
+            status_code=reply.status, headers={**headers, **reply.headers},
+            media_type=EMPTY_BODY_TYPE,
+        )  # fmt: skip
     body = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
     return Response(
         body, status_code=reply.status, headers={**headers, **reply.headers},
