@@ -23,6 +23,7 @@ from ..wire._errors import ServiceError, invalid_param
 from ..wire._params import Params
 from ..wire._timefmt import format_time
 from ._db_terms import Terms
+from ._spatial import SPATIAL_TYPES, InvalidGeometry, geometry_text
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INT32_MAX = 2**31 - 1
@@ -42,6 +43,7 @@ ROUTE_TYPES: dict[str, tuple[str, str]] = {
     "mediumtext": ("mediumtext", ""),
     "longtext": ("longtext", ""),
     "integer": ("integer", ""),
+    "bigint": ("bigint", ""),
     "float": ("double", ""),
     "boolean": ("boolean", ""),
     "datetime": ("datetime", "datetime"),
@@ -49,6 +51,9 @@ ROUTE_TYPES: dict[str, tuple[str, str]] = {
     "enum": ("string", "enum"),
     "ip": ("string", "ip"),
     "url": ("string", "url"),
+    "point": ("point", ""),
+    "line": ("line", ""),
+    "polygon": ("polygon", ""),
 }
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -77,10 +82,18 @@ class ColumnDef:
 
     @property
     def kind(self) -> str:
-        """What values look like: `string`, `integer`, `float`, `boolean` or `datetime`."""
+        """What values look like: `string`, `integer`, `float`, `boolean`, `datetime` or
+        `spatial`."""
         if self.type in STRING_TYPES:
             return "string"
-        return {"double": "float"}.get(self.type, self.type)
+        if self.type in SPATIAL_TYPES:
+            return "spatial"
+        return {"double": "float", "bigint": "integer"}.get(self.type, self.type)
+
+    @property
+    def stored_as_json(self) -> bool:
+        """Arrays and geometries are stored as their JSON text."""
+        return self.array or self.kind == "spatial"
 
     @property
     def sql_name(self) -> str:
@@ -164,6 +177,11 @@ def check_scalar(column: ColumnDef, value: Any) -> Any:
     kind = column.kind
     if kind == "string":
         return _check_string(column, value)
+    if kind == "spatial":
+        try:
+            return geometry_text(column.type, value)
+        except InvalidGeometry as exc:
+            raise InvalidValue(str(exc)) from None
     if kind == "integer":
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidValue("Value must be a valid integer")
@@ -243,6 +261,8 @@ def _parse_default(column: ColumnDef, params: Params) -> Any:
     if not params.has("default"):
         return None
     kind, fmt = column.kind, column.format
+    if kind == "spatial":
+        return params.raw("default")
     if kind == "integer":
         return params.integer("default")
     if kind == "float":
@@ -304,12 +324,15 @@ def parse_column(route_type: str, params: Params, terms: Terms) -> ColumnDef:
         )
     if fmt == "enum":
         column = replace(column, elements=_elements(params))
-    if stored_type == "integer":
+    if stored_type in SPATIAL_TYPES and column.array:
+        raise invalid_param("array", "Spatial columns cannot be arrays")
+    if stored_type in ("integer", "bigint"):
         low = params.integer("min", minimum=INT64_MIN, maximum=INT64_MAX)
         high = params.integer("max", minimum=INT64_MIN, maximum=INT64_MAX)
         low = INT64_MIN if low is None else low
         high = INT64_MAX if high is None else high
-        column = replace(column, min=low, max=high, size=8 if high > INT32_MAX else 4)
+        size = 8 if high > INT32_MAX or stored_type == "bigint" else 4
+        column = replace(column, min=low, max=high, size=size)
     elif stored_type == "double":
         low_float, high_float = params.number("min"), params.number("max")
         column = replace(
@@ -348,7 +371,7 @@ def column_model(column: ColumnDef) -> dict[str, Any]:
         "$createdAt": column.created_at,
         "$updatedAt": column.updated_at,
     }
-    if column.type in ("integer", "double"):
+    if column.type in ("integer", "bigint", "double"):
         model.update(min=column.min, max=column.max)
     elif column.type == "datetime" or column.format in ("email", "ip", "url"):
         model["format"] = column.format

@@ -14,6 +14,7 @@ Each element of `queries` is a JSON object `{"method", "column" | "attribute", "
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -92,7 +93,8 @@ def _invalid(detail: str) -> QueryError:
 class Field:
     """One queryable key of a source: its value kind and the SQL expressions behind it.
 
-    `kind` is `string`, `id`, `integer`, `float`, `boolean`, `datetime` or `sequence`.
+    `kind` is `string`, `id`, `integer`, `float`, `boolean`, `datetime`, `sequence` or
+    `spatial`.
     `sql` is the stored value, `compare_sql` what comparisons and ordering use (the folded
     text for strings). Both are internal expressions, never user text.
     """
@@ -337,10 +339,12 @@ def _filter(raw: RawQuery, schema: Schema) -> Filter:
     if method in SPATIAL and not values:
         raise _invalid(f"{title} queries require at least one value.")
     found = _field(schema, raw.attribute)
-    if method in SPATIAL:
+    if method in SPATIAL and found.kind != "spatial":
         raise _invalid(
             f'Spatial query "{method}" cannot be applied on non-spatial attribute: {found.key}'
         )
+    if method in SPATIAL:
+        raise _invalid(f'Spatial query "{method}" is not supported by the local service')
     if method in VECTOR:
         raise _invalid("Vector queries can only be used on vector attributes")
     if method in NO_VALUES:
@@ -370,6 +374,8 @@ def _presence(raw: RawQuery, schema: Schema, title: str) -> Filter:
 
 def _check_method_fits(found: Field, method: str) -> None:
     is_text = found.kind in ("string", "id")
+    if found.kind == "spatial" and method not in ("equal", "notEqual"):
+        raise _invalid(f'Cannot query {method} on attribute "{found.key}" because it is spatial.')
     if found.array and method not in ARRAY_METHODS:
         raise _invalid(f'Cannot query {method} on attribute "{found.key}" because it is an array.')
     if not found.array and method in CONTAINS and not is_text:
@@ -418,4 +424,6 @@ def convert_value(kind: str, value: Any) -> Any:
         return number if math.isfinite(number) else None
     if kind == "boolean":
         return int(value) if isinstance(value, bool) else None
+    if kind == "spatial":  # compared as the canonical JSON text the column stores
+        return json.dumps(value, separators=(",", ":")) if isinstance(value, list) else None
     return normalize_datetime(value)
