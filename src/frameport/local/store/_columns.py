@@ -11,6 +11,7 @@ checked and converted to what the row table stores with `check_scalar`.
 from __future__ import annotations
 
 import ipaddress
+import json
 import math
 import re
 import sys
@@ -54,7 +55,10 @@ ROUTE_TYPES: dict[str, tuple[str, str]] = {
     "point": ("point", ""),
     "line": ("line", ""),
     "polygon": ("polygon", ""),
+    "relationship": ("relationship", ""),
 }
+RELATION_TYPES = ("oneToOne", "oneToMany", "manyToOne", "manyToMany")
+ON_DELETE = ("restrict", "cascade", "setNull")
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -88,12 +92,14 @@ class ColumnDef:
             return "string"
         if self.type in SPATIAL_TYPES:
             return "spatial"
+        if self.type == "relationship":
+            return "relationship"
         return {"double": "float", "bigint": "integer"}.get(self.type, self.type)
 
     @property
     def stored_as_json(self) -> bool:
         """Arrays and geometries are stored as their JSON text."""
-        return self.array or self.kind == "spatial"
+        return self.array or self.kind in ("spatial", "relationship")
 
     @property
     def sql_name(self) -> str:
@@ -182,6 +188,11 @@ def check_scalar(column: ColumnDef, value: Any) -> Any:
             return geometry_text(column.type, value)
         except InvalidGeometry as exc:
             raise InvalidValue(str(exc)) from None
+    if kind == "relationship":  # related row IDs, kept as given (not checked, not expanded)
+        ids = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, str) for item in ids):
+            raise InvalidValue("Value must be a related row ID or a list of them")
+        return json.dumps(value)
     if kind == "integer":
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidValue("Value must be a valid integer")
@@ -311,7 +322,11 @@ def parse_column(route_type: str, params: Params, terms: Terms) -> ColumnDef:
         key=key,
         type=stored_type,
         format=fmt,
-        required=params.boolean("required", required=True),
+        required=(
+            params.boolean("required", False)
+            if stored_type == "relationship"
+            else params.boolean("required", required=True)
+        ),
         array=params.boolean("array", False),
         size=_string_size(route_type, params),
         encrypt=params.boolean("encrypt", False) if stored_type in STRING_TYPES else False,
@@ -324,6 +339,8 @@ def parse_column(route_type: str, params: Params, terms: Terms) -> ColumnDef:
         )
     if fmt == "enum":
         column = replace(column, elements=_elements(params))
+    if stored_type == "relationship":
+        return _relationship(column, params)
     if stored_type in SPATIAL_TYPES and column.array:
         raise invalid_param("array", "Spatial columns cannot be arrays")
     if stored_type in ("integer", "bigint"):
@@ -344,6 +361,19 @@ def parse_column(route_type: str, params: Params, terms: Terms) -> ColumnDef:
     column = replace(column, default=_parse_default(column, params))
     _check_default(column, terms)
     return column
+
+
+def _relationship(column: ColumnDef, params: Params) -> ColumnDef:
+    """A relationship column; its options are kept in `elements`: (related table, relation
+    type, on delete). Values are related row IDs, stored as sent."""
+    related = params.uid("relatedTableId", allow_unique=False)
+    relation = params.string("type", default="oneToMany") or "oneToMany"
+    on_delete = params.string("onDelete", default="restrict") or "restrict"
+    if relation not in RELATION_TYPES:
+        raise invalid_param("type", f"Value must be one of ({', '.join(RELATION_TYPES)})")
+    if on_delete not in ON_DELETE:
+        raise invalid_param("onDelete", f"Value must be one of ({', '.join(ON_DELETE)})")
+    return replace(column, required=False, elements=(related, relation, on_delete))
 
 
 def route_type_of(definition: dict[str, Any]) -> str | None:
@@ -379,6 +409,12 @@ def column_model(column: ColumnDef) -> dict[str, Any]:
         model.update(elements=list(column.elements), format="enum")
     elif column.type in ("string", "varchar"):
         model["size"] = column.size
+    elif column.type == "relationship":
+        related, relation, on_delete = column.elements
+        model.update(
+            relatedTable=related, relationType=relation, twoWay=False, twoWayKey="",
+            onDelete=on_delete, side="parent",
+        )  # fmt: skip
     model["default"] = column.default
     if column.type in STRING_TYPES and not column.format:
         model["encrypt"] = column.encrypt

@@ -376,6 +376,8 @@ def _check_method_fits(found: Field, method: str) -> None:
     is_text = found.kind in ("string", "id")
     if found.kind == "spatial" and method not in ("equal", "notEqual"):
         raise _invalid(f'Cannot query {method} on attribute "{found.key}" because it is spatial.')
+    if found.kind == "relationship":
+        raise _invalid(f'Cannot query {method} on attribute "{found.key}": it is a relationship.')
     if found.array and method not in ARRAY_METHODS:
         raise _invalid(f'Cannot query {method} on attribute "{found.key}" because it is an array.')
     if not found.array and method in CONTAINS and not is_text:
