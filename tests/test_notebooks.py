@@ -16,7 +16,12 @@ from nbclient import NotebookClient
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-EXPECTED = {"quickstart.ipynb", "export_to_parquet.ipynb", "upload_dataframe.ipynb"}
+EXPECTED = {
+    "quickstart.ipynb",
+    "export_to_parquet.ipynb",
+    "upload_dataframe.ipynb",
+    "polars_duckdb_sql.ipynb",
+}
 # The venv's own ipykernel (its "python" runs as this interpreter), never a user's kernelspec.
 VENV_KERNELS = Path(sys.prefix) / "share" / "jupyter" / "kernels"
 CELL_TIMEOUT = 300

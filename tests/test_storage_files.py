@@ -12,7 +12,16 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from frameport import ID, Client, DownloadVerificationError, NotFoundError, Permission, Role
+from cutting_proxy import CuttingProxy
+from frameport import (
+    ID,
+    Client,
+    DownloadVerificationError,
+    NotFoundError,
+    Permission,
+    Role,
+    TransportError,
+)
 from frameport._records import PAGE_SIZE
 from frameport._storage import Bucket, File
 from frameport.local import LocalService
@@ -168,3 +177,30 @@ def test_buckets_and_files_have_plain_reprs(storage_client: Client):
     assert repr(bucket) == "Bucket(id='reports')"
     with pytest.raises(ValueError):
         storage_client.bucket("../etc")
+
+
+def test_a_download_cut_short_mid_body_continues_where_it_stopped(
+    storage_service: LocalService, bucket: Bucket, big_file: tuple[File, bytes], tmp_path: Path
+):
+    uploaded, data = big_file
+    with (
+        CuttingProxy(storage_service.endpoint, cut_after=3 * MIB, cuts=2) as proxy,
+        Client(proxy.endpoint, storage_service.project, key=storage_service.key) as far,
+    ):
+        path = far.bucket(bucket.id).download(uploaded.id, tmp_path / "big.bin")
+    assert proxy.cuts_made == 2
+    assert path.read_bytes() == data
+
+
+def test_a_download_that_keeps_breaking_off_is_a_transport_error_and_keeps_its_bytes(
+    storage_service: LocalService, bucket: Bucket, big_file: tuple[File, bytes], tmp_path: Path
+):
+    uploaded, data = big_file
+    destination = tmp_path / "big.bin"
+    with CuttingProxy(storage_service.endpoint, cut_after=0, cuts=None) as proxy:
+        far = Client(proxy.endpoint, storage_service.project, key=storage_service.key, retries=2)
+        with far, pytest.raises(TransportError, match=r"call download\(\) again"):
+            far.bucket(bucket.id).download(uploaded.id, destination)
+    assert proxy.cuts_made == 3  # the first answer and the policy's two retries, no more
+    bucket.download(uploaded.id, destination)  # straight to the service: completes
+    assert destination.read_bytes() == data

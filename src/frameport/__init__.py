@@ -9,15 +9,13 @@
 so the client itself never loads Starlette or ipywidgets.
 """
 
-from __future__ import annotations
-
-import importlib
-from types import ModuleType
+import importlib as _importlib
+from types import ModuleType as _ModuleType
+from typing import Any as _Any
 
 from ._client import AsyncClient, Client
-from ._core._ids import ID
+from ._core import ID, RetryPolicy
 from ._core._permissions import Permission, Role
-from ._core._transport import RetryPolicy
 from ._exceptions import (
     APIError,
     AuthenticationError,
@@ -35,6 +33,7 @@ from ._exceptions import (
     RateLimitError,
     RowDecodeError,
     ServerError,
+    SQLError,
     TransportError,
     UploadVerificationError,
     VerificationError,
@@ -42,17 +41,26 @@ from ._exceptions import (
 from ._expr import Expr, col
 from ._functions import AsyncFunction, Deployment, Function
 from ._schema import DTYPE_TABLE
+from ._sql import scan_table, sql
 from ._storage import AsyncBucket, Bucket, File
-from ._tables._query import AsyncTable, AsyncTableQuery, Table, TableQuery
+from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
+from ._tables._polars_scan import explain_scans
 
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = ("local", "widgets")
 
 
-def __getattr__(name: str) -> ModuleType:
+def load_ipython_extension(ipython: _Any) -> None:
+    """``%load_ext frameport``: adds the ``%%fpsql`` cell magic (see `frameport._ipython`)."""
+    from ._ipython import load_ipython_extension as load
+
+    load(ipython)
+
+
+def __getattr__(name: str) -> _ModuleType:
     if name in _LAZY_SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -88,6 +96,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "RowDecodeError",
+    "SQLError",
     "ServerError",
     "Table",
     "TableQuery",
@@ -96,4 +105,20 @@ __all__ = [
     "VerificationError",
     "__version__",
     "col",
+    "explain_scans",
+    "load_ipython_extension",
+    "scan_table",
+    "sql",
 ]
+
+
+def _present_as_frameport() -> None:
+    """Exported classes and functions say ``frameport.Client``, not the private module, in
+    reprs, tracebacks and documentation."""
+    for name in __all__:
+        value = globals()[name]
+        if isinstance(value, type) or callable(value):
+            value.__module__ = __name__
+
+
+_present_as_frameport()

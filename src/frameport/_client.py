@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -48,6 +47,7 @@ from ._core import (
     user_agent,
 )
 from ._core._auth import AuthenticationMethod
+from ._core._frames import user_frame_depth
 from ._exceptions import (
     AuthenticationError,
     FrameportError,
@@ -75,18 +75,6 @@ def with_credentials(client: Client, credentials: Credentials) -> Client:
     """`client`, now sending `credentials` (for integrations that rebuild a client)."""
     client._async._connection.credentials = credentials
     return client
-
-
-_PACKAGE_DIR = os.path.dirname(__file__) + os.sep
-
-
-def _stacklevel_outside_package() -> int:
-    """The `warnings.warn` stacklevel, for the caller of the caller, naming the first frame
-    outside frameport (so a warning points at user code, whether from Client or AsyncClient)."""
-    level, frame = 2, sys._getframe(2)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        level, frame = level + 1, frame.f_back
-    return level
 
 
 P = ParamSpec("P")
@@ -217,7 +205,7 @@ class AsyncClient:
                     f"(this client authenticates with: {self._credentials.method or 'nothing'}); "
                     "log in as an impersonator user or use a JWT to impersonate."
                 ),
-                stacklevel=_stacklevel_outside_package(),
+                stacklevel=1 + user_frame_depth(),
             )
         clone = object.__new__(type(self))
         clone._connection = self._connection.share(replace(self._credentials, impersonation=target))

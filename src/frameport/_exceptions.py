@@ -42,6 +42,11 @@ class FilterError(FrameportError, ValueError):
         self.offset = offset
 
 
+class SQLError(FrameportError, ValueError):
+    """Raised by `frameport.sql` and the ``%%fpsql`` magic when the SQL cannot be run: a syntax
+    error, or a table or column the statement names but was not given."""
+
+
 class TransportError(FrameportError):
     """Raised when a request got no HTTP answer: the connection failed, was dropped, or timed out.
 

@@ -28,7 +28,7 @@ from ._connection import Connection
 from ._ids import ID, is_valid_id
 from ._queries import equal_query, order_query
 from ._requester import Requester
-from ._sync import SyncFacade, delegate, forward_property, run_sync
+from ._sync import SyncFacade, async_twin, delegate, forward_property, run_sync
 from ._transport import KeyThrottle, RetryPolicy, Transport, queries_param
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "Secret",
     "SyncFacade",
     "Transport",
+    "async_twin",
     "checked_timeout",
     "credentials_from_env",
     "delegate",

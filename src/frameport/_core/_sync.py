@@ -98,6 +98,11 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         raise
 
 
+def on_loop_thread() -> bool:
+    """Whether the caller runs on frameport's loop thread (as the sync faces' coroutines do)."""
+    return threading.current_thread() is _thread
+
+
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
@@ -163,6 +168,11 @@ def _is_forwarded_property(member: object) -> bool:
     return isinstance(member, property) and getattr(member.fget, "_frameport_delegate", False)
 
 
+def async_twin(face: SyncFacade[A]) -> A:
+    """The async object behind a sync face (for code that runs several of its calls at once)."""
+    return face._async
+
+
 def to_sync(value: Any) -> Any:
     """`value`, or its registered sync face if it is an async object with one."""
     face = _faces.get(type(value))
@@ -181,15 +191,19 @@ def delegate(
 def delegate(method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]: ...
 @overload
 def delegate(
-    method: Callable[Concatenate[Any, P], Any], face: type[F]
+    method: Callable[Concatenate[Any, P], Any], face: type[F] | Callable[[], type[F]]
 ) -> Callable[Concatenate[Any, P], F]: ...
-def delegate(method: Callable[..., Any], face: type[Any] | None = None) -> Callable[..., Any]:
+def delegate(
+    method: Callable[..., Any], face: type[Any] | Callable[[], type[Any]] | None = None
+) -> Callable[..., Any]:
     """A sync method forwarding to the async method of the same name on ``self._async``.
 
     The result keeps `method`'s signature and docstring (``inspect.signature`` shows the same
     parameters). Coroutines are run with `run_sync`, async iterators become iterators, and
     async objects with a registered face are wrapped in it. For a method returning an async
-    object, name its face so type checkers see it: ``table = delegate(AsyncClient.table, Table)``.
+    object, name its face so type checkers see it: ``table = delegate(AsyncClient.table, Table)``;
+    inside the face's own class body, name it lazily:
+    ``where = delegate(AsyncTableQuery.where, lambda: TableQuery)``.
     """
     name = method.__name__
 
@@ -201,8 +215,12 @@ def delegate(method: Callable[..., Any], face: type[Any] | None = None) -> Calla
         elif isinstance(result, AsyncIterator):
             return iterate_sync(result)
         result = to_sync(result)
-        if face is not None and not isinstance(result, face):
-            raise TypeError(f"{name}() gave {type(result).__name__}, not the declared {face}.")
+        if face is not None:
+            declared = face if isinstance(face, type) else face()
+            if not isinstance(result, declared):
+                raise TypeError(
+                    f"{name}() gave {type(result).__name__}, not the declared {declared}."
+                )
         return result
 
     forward._frameport_delegate = True  # type: ignore[attr-defined]

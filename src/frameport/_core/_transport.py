@@ -1,7 +1,7 @@
 """HTTP exchange with the service: timeouts, retries with backoff, rate-limit throttling, logging,
 and the one place where httpx errors and error statuses become frameport exceptions.
 
-`Transport.send` is used by `AsyncClient._request`; nothing else talks to httpx directly.
+`Transport.send` is used by `Connection.request`; nothing else talks to httpx directly.
 
 Every attempt is logged at DEBUG on the ``frameport`` logger as
 ``"<METHOD> <redacted path> -> <status> (<seconds> s)"``; the record also carries the attributes
@@ -26,7 +26,7 @@ import random
 import re
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
@@ -114,7 +114,7 @@ def queries_param(queries: Iterable[str | Mapping[str, Any]]) -> dict[str, list[
     >>> queries_param([{"method": "limit", "values": [10]}])
     {'queries[]': ['{"method":"limit","values":[10]}']}
 
-    Merge it into `params` of `AsyncClient._request`; httpx repeats the name for each item.
+    Merge it into `params` of `Connection.request`; httpx repeats the name for each item.
     """
     encoded = [
         query
@@ -275,6 +275,30 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _RETRYABLE_FAILURES = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
+class TranslatedStream(httpx.AsyncByteStream):
+    """A response body whose read errors come out as `TransportError`, like a request's: a
+    connection dropped or timed out while the body streams is mapped here, not by callers."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, method: str, url: str) -> None:
+        self._stream = stream
+        self._method = method
+        self._url = url
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._stream:
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise TransportError(
+                f"{self._method} {self._url} broke off while the body was read: {_describe(exc)}",
+                method=self._method,
+                url=self._url,
+            ) from exc
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
 class Transport:
     """Sends requests to one service endpoint with retries, throttling and error translation.
 
@@ -359,7 +383,7 @@ class Transport:
 
         `path` is relative to the endpoint (``"/account"``). With ``stream=True`` the body of the
         returned response is not read: the caller must close it. Raises `APIError` (a subclass
-        by status) or `TransportError`; see `AsyncClient._request` for the retry rules.
+        by status) or `TransportError`; see `Connection.request` for the retry rules.
         """
         http = self._client()
         retry = 0
@@ -400,6 +424,10 @@ class Transport:
             self.throttle.observe(route, response)
             status = response.status_code
             if status < 400:
+                if stream and isinstance(response.stream, httpx.AsyncByteStream):
+                    response.stream = TranslatedStream(
+                        response.stream, method, redact_url(request.url)
+                    )
                 return response
             if stream:
                 await response.aread()

@@ -4,7 +4,7 @@
 
 from ._location import TableLocation
 from ._page_view import PagePosition, TablePage, TablePager
-from ._pager import TOTAL_CAP, fetch_page, iter_pages
+from ._pager import TOTAL_CAP, iter_pages
 from ._pages import decode_page
 from ._parallel import SEQUENCE, SequenceRange, sequence_bounds, split_ranges
 from ._plan import QuerySpec, make_plan
@@ -26,7 +26,6 @@ __all__ = [
     "TableQuery",
     "create_table",
     "decode_page",
-    "fetch_page",
     "iter_pages",
     "make_plan",
     "sequence_bounds",

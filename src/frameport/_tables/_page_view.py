@@ -1,12 +1,12 @@
-"""One page of a table query at a time: requests with ``limit`` and ``cursorAfter``.
+"""One page of a table query at a time, read through the one cursor loop (`iter_pages`).
 
 The engine behind `TableQuery.to_pandas` fetches ahead; a preview must not, so a page here is
 one request for at most `size` rows, starting after the previous page's last row. When the
 client applies part of the filter (exact string comparisons, see `explain()`), the service
-may send rows the page does not show; the page then asks for the rows still missing, after
-the last row it read, until it holds `size` rows or the rows end (at most
-`MAX_REQUESTS_PER_PAGE` requests). Where the service refuses a cursor (its row has null in a
-sort column) the rows are asked for by ``offset`` instead, as the engine does.
+may send rows the page does not show; the page then reads on, until it holds `size` rows or
+the rows end (at most `MAX_REQUESTS_PER_PAGE` requests), and ends at the last row it shows.
+Where the service refuses a cursor (its row has null in a sort column) the rows are asked for
+by ``offset`` instead, as the engine does.
 
 It reads the query's plan (the compiled filter, select and sort, and the decoder), the same
 way `TableQuery.preview_html` does for its single page. The table widget shows these pages.
@@ -14,6 +14,8 @@ way `TableQuery.preview_html` does for its single page. The table widget shows t
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,8 +24,8 @@ import pyarrow as pa
 
 from .._core import run_sync
 from .._schema import SYSTEM_SCHEMA, to_pandas
-from ._pager import TOTAL_CAP, fetch_page
-from ._pages import decode_page, last_row_id
+from ._pager import TOTAL_CAP, iter_pages
+from ._pages import decode_page
 from ._plan import project
 
 if TYPE_CHECKING:
@@ -92,21 +94,27 @@ class TablePager:
         batches: list[pa.RecordBatch] = []
         kept = read = total = 0
         after: str | None = position.after
-        for _request in range(MAX_REQUESTS_PER_PAGE):
-            limit = wanted - kept
-            body = await fetch_page(
-                self.query._requester, self.query.location.rows_path, plan.requests[0], limit,
-                cursor=after, delivered=position.read + read,
-            )  # fmt: skip
-            total, batch = plan.decode(body)
-            if plan.inferred is not None:
-                batch = plan.inferred.conform(batch)
-            fetched = batch.num_rows if plan.every_row_kept else _row_count(body, self.query)
-            batches.append(project(plan, batch))
-            kept, read = kept + batch.num_rows, read + fetched
-            after = last_row_id(body) if fetched == limit else None
-            if after is None or kept >= wanted:
-                break
+        pages = iter_pages(
+            self.query._requester, self.query.location.rows_path, plan.requests[0], wanted,
+            after=position.after, skipped=position.read,
+        )  # fmt: skip
+        async with aclosing(pages):
+            async for number, body in _numbered(pages):
+                page_total, batch = plan.decode(body)
+                total = page_total if number == 0 else total
+                if plan.inferred is not None:
+                    batch = plan.inferred.conform(batch)
+                ids = _row_ids(body, self.query)
+                fetched = len(ids)
+                if kept + batch.num_rows > wanted:  # more than the page shows: stop at its last
+                    batch = batch.slice(0, wanted - kept)
+                    fetched = ids.index(batch.column("$id")[-1].as_py()) + 1
+                batches.append(project(plan, batch))
+                kept, read = kept + batch.num_rows, read + fetched
+                rows_follow = fetched < len(ids) or len(ids) == wanted  # else the rows ended
+                after = ids[fetched - 1] if rows_follow else None
+                if after is None or kept >= wanted or number + 1 == MAX_REQUESTS_PER_PAGE:
+                    break
         shown = position.shown + kept
         exact = plan.every_row_kept and total < TOTAL_CAP
         more = after is not None and (plan.head is None or shown < plan.head)
@@ -125,6 +133,13 @@ class TablePager:
         )
 
 
+async def _numbered(pages: AsyncIterator[bytes]) -> AsyncIterator[tuple[int, bytes]]:
+    number = 0
+    async for body in pages:
+        yield number, body
+        number += 1
+
+
 def _frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
     """The page's rows as one frame (the batches of inferred types may differ in columns)."""
     if len(batches) == 1:
@@ -133,9 +148,10 @@ def _frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
     return to_pandas(pa.concat_tables(tables, promote_options="default"))
 
 
-def _row_count(body: bytes, query: AsyncTableQuery) -> int:
-    """Rows in a page body, before the query's client-side filter kept some."""
-    return decode_page(body, SYSTEM_SCHEMA, items_key=query.location.items_key)[1].num_rows
+def _row_ids(body: bytes, query: AsyncTableQuery) -> list[str]:
+    """The IDs of the rows in a page body, before the query's client-side filter kept some."""
+    batch = decode_page(body, SYSTEM_SCHEMA, items_key=query.location.items_key)[1]
+    return [str(row_id) for row_id in batch.column("$id").to_pylist()]
 
 
 def _empty(schema: pa.Schema | None) -> pd.DataFrame:

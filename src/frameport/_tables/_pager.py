@@ -186,6 +186,8 @@ async def iter_pages(
     *,
     row_limit: int | None = None,
     with_total: bool = True,
+    after: str | None = None,
+    skipped: int = 0,
 ) -> AsyncGenerator[bytes, None]:
     """Every page body of one list request (`queries`: everything but limit and cursor), in
     the service's order: the one cursor loop of the package.
@@ -193,16 +195,17 @@ async def iter_pages(
     Each page asks for `page_size` rows after the previous page's last ``$id``; the loop ends
     with a page shorter than asked (counted on the raw body), never at a row count, so nothing
     is cut off. With `row_limit`, the pages ask for no more rows than that in all. Only the
-    first page asks the service to count the rows (`with_total`).
+    first page asks the service to count the rows (`with_total`). A read that continues an
+    earlier one starts after the row `after`, `skipped` rows into the request.
     """
     delivered = 0
-    cursor: str | None = None
+    cursor = after
     while True:
         limit = page_size if row_limit is None else min(page_size, row_limit - delivered)
         if limit < 1:
             return
         body = await fetch_page(
-            requester, path, queries, limit, cursor=cursor, delivered=delivered,
+            requester, path, queries, limit, cursor=cursor, delivered=skipped + delivered,
             with_total=with_total and delivered == 0,
         )  # fmt: skip
         cursor = last_row_id(body)

@@ -87,7 +87,7 @@ async def make_plan(
     full = arrow_schema(models) if models is not None else None
     if full is not None:
         warn_unmapped(full, {str(m["key"]): str(m.get("type")) for m in models or ()})
-    kinds = _filter_columns(full) if full is not None else _guessed_columns(spec.condition)
+    kinds = filter_columns(full) if full is not None else _guessed_columns(spec.condition)
     member = requester.query_member_for(location.rows_path)
     compiled = compile_filter(spec.condition, kinds, member=member)
     if full is None and not await _service_accepts(requester, location, compiled):
@@ -178,7 +178,7 @@ def result_schema(plan: Plan, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
 # Filter columns
 
 
-def _filter_columns(schema: pa.Schema) -> dict[str, ColumnSpec]:
+def filter_columns(schema: pa.Schema) -> dict[str, ColumnSpec]:
     """The compiler's view of the table's columns (the ``$`` fields it knows itself; a column
     of inferred types seen only as null has no kind yet and is left out)."""
     columns: dict[str, ColumnSpec] = {}
@@ -253,7 +253,7 @@ class KindCheck:
         self._checked: dict[str, ColumnSpec] | None = None
 
     def __call__(self, schema: pa.Schema) -> None:
-        seen = _filter_columns(schema)
+        seen = filter_columns(schema)
         known = {name: seen[name] for name in self._guessed if name in seen}
         if known != self._checked:
             compile_filter(self._condition, {**self._guessed, **known}, member=self._member)

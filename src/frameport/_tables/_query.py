@@ -49,12 +49,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 import pyarrow as pa
+from pandas.api.typing import Expression as PandasExpression
 
+from .._core._frames import user_frame_depth
 from .._core._progress import progress_bar
 from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
+from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import SYSTEM_SCHEMA, to_pandas
 from ._export import write_parquet
 from ._location import TableLocation
@@ -68,6 +71,7 @@ from ._writes import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
+    import polars as pl
     from tqdm import tqdm
 
     from .._core import Requester
@@ -128,15 +132,18 @@ class AsyncTableQuery:
                 f"call {method}() first, then head()."
             )
 
-    def where(self, condition: Expr) -> AsyncTableQuery:
-        """Keep the rows where `condition` holds (combined with earlier filters by ``&``).
+    def where(self, condition: Expr | PandasExpression) -> AsyncTableQuery:
+        """Keep the rows where `condition` holds (combined with earlier filters by ``&``);
+        pandas 3 ``pd.col(...)`` expressions are read as the same filters (`_pandas_expr`).
 
         >>> table.where((col("age") > 30) & col("city").isin(["Oslo"]))   # doctest: +SKIP
         """
+        if is_pandas_expression(condition):
+            condition = from_pandas_expression(condition)
         if not isinstance(condition, Expr):
             raise TypeError(
-                "where() takes a condition built with col(), e.g. col('age') > 30; "
-                "for a query string use query()."
+                "where() takes a condition built with col() or pandas' pd.col(), e.g. "
+                "col('age') > 30; for a query string use query()."
             )
         self._refuse_after_head("where")
         previous = self._spec.condition
@@ -148,11 +155,12 @@ class AsyncTableQuery:
         """Keep the rows matching `expr`, written as for `pandas.DataFrame.query`.
 
         ``@name`` takes the caller's variable `name` (or `local_dict`'s); a wrapper
-        around this method passes ``level=1`` for each frame it adds.
+        around this method passes ``level=1`` for each frame it adds (frames of frameport's
+        own, such as the synchronous `TableQuery.query`, are skipped).
 
         >>> table.query("age > @minimum and city in ['Oslo', 'Bergen']")  # doctest: +SKIP
         """
-        return self.where(parse(expr, local_dict=local_dict, level=level + 1))
+        return self.where(parse(expr, local_dict=local_dict, level=level + user_frame_depth()))
 
     def select(self, *columns: str) -> AsyncTableQuery:
         """Read only these columns (after the service's ``$`` fields), in this order."""
@@ -282,6 +290,18 @@ class AsyncTableQuery:
                     schema = result_schema(plan, [] if first is None else [first])
                     batches = _prepend(first, stream)
                 return await write_parquet(batches, schema, path, compression=compression)
+
+    async def to_polars(self, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
+        """The rows as a polars DataFrame, or with ``lazy=True`` a LazyFrame whose columns,
+        filters and row limits reach the service (see `frameport.explain_scans`); the lazy
+        scan reads through frameport's loop thread, so it comes from the synchronous face
+        (`TableQuery.to_polars`). Needs the ``polars`` extra.
+
+        >>> people.to_polars(lazy=True).filter(pl.col("age") > 30).collect()  # doctest: +SKIP
+        """
+        from ._polars_scan import to_polars
+
+        return await to_polars(self, lazy=lazy)
 
     async def to_dask(
         self,
@@ -521,30 +541,11 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
 
     location = forward_property("location")
 
-    def where(self, condition: Expr) -> TableQuery:
-        """Keep the rows where `condition` holds; see `AsyncTableQuery.where`."""
-        return TableQuery._from_async(self._async.where(condition))
-
-    def query(
-        self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
-    ) -> TableQuery:
-        """Keep the rows matching `expr` (pandas query grammar); see `AsyncTableQuery.query`."""
-        return TableQuery._from_async(
-            self._async.query(expr, local_dict=local_dict, level=level + 1)
-        )
-
-    def select(self, *columns: str) -> TableQuery:
-        """Read only these columns; see `AsyncTableQuery.select`."""
-        return TableQuery._from_async(self._async.select(*columns))
-
-    def sort(self, by: str | Sequence[str], ascending: bool | Sequence[bool] = True) -> TableQuery:
-        """Order the rows; see `AsyncTableQuery.sort`."""
-        return TableQuery._from_async(self._async.sort(by, ascending))
-
-    def head(self, n: int = 5) -> TableQuery:
-        """At most the first `n` rows; see `AsyncTableQuery.head`."""
-        return TableQuery._from_async(self._async.head(n))
-
+    where = delegate(AsyncTableQuery.where, lambda: TableQuery)
+    query = delegate(AsyncTableQuery.query, lambda: TableQuery)
+    select = delegate(AsyncTableQuery.select, lambda: TableQuery)
+    sort = delegate(AsyncTableQuery.sort, lambda: TableQuery)
+    head = delegate(AsyncTableQuery.head, lambda: TableQuery)
     schema = delegate(AsyncTableQuery.schema)
     to_arrow = delegate(AsyncTableQuery.to_arrow)
     to_pandas = delegate(AsyncTableQuery.to_pandas)
@@ -555,6 +556,15 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
     explain = delegate(AsyncTableQuery.explain)
     preview_html = delegate(AsyncTableQuery.preview_html)
     _repr_html_ = delegate(AsyncTableQuery.preview_html)
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The rows as an Arrow C stream (PyCapsule), fetched page by page as the consumer
+        reads: ``pa.table(q)``, ``pl.DataFrame(q)``, ``duckdb.sql("... from q")``."""
+        from ._stream import record_batch_reader
+
+        return record_batch_reader(self._async).__arrow_c_stream__(requested_schema)
+
+    to_polars = delegate(AsyncTableQuery.to_polars)
 
 
 class Table(TableQuery, wraps=AsyncTable):

@@ -22,8 +22,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-import httpx
-
 from .._exceptions import DownloadVerificationError, FrameportError, TransportError
 from ._progress import ProgressCallback, TransferProgress
 
@@ -113,12 +111,9 @@ class ResumableDownload:
         stalled = 0
         answered = 0 < offset == self._size  # a complete .part needs no request
         while not answered or offset < self._size:
-            before, failure = offset, None
-            try:
-                offset = await self._fetch(out, offset, digest, progress)
-                answered = True
-            except httpx.HTTPError as exc:
-                offset, failure = out.tell(), exc
+            before = offset
+            offset, failure = await self._fetch(out, offset, digest, progress)
+            answered = True
             stalled = 0 if offset > before else stalled + 1
             if stalled > policy.retries:
                 raise TransportError(
@@ -132,8 +127,10 @@ class ResumableDownload:
 
     async def _fetch(
         self, out: BinaryIO, offset: int, digest: hashlib._Hash, progress: TransferProgress
-    ) -> int:
-        """One request for the bytes from `offset`; returns the offset reached."""
+    ) -> tuple[int, TransportError | None]:
+        """One request for the bytes from `offset`; returns the offset reached, and the error
+        that cut the body short, if one did. (The request itself was retried by the transport;
+        a body cut short is continued from where it stopped, with the transport's policy.)"""
         headers: dict[str, str] = {}
         start = max(0, offset - 1)  # a range covers at least two bytes
         if offset:
@@ -150,17 +147,20 @@ class ResumableDownload:
                 skip = offset - start
             else:
                 skip = offset  # a 200 carries the whole file
-            async for block in response.aiter_bytes(BLOCK_SIZE):
-                if skip:
-                    dropped = min(skip, len(block))
-                    block, skip = block[dropped:], skip - dropped
-                if not block:
-                    continue
-                out.write(block)
-                digest.update(block)
-                offset += len(block)
-                progress.advance(len(block))
-        return offset
+            try:
+                async for block in response.aiter_bytes(BLOCK_SIZE):
+                    if skip:
+                        dropped = min(skip, len(block))
+                        block, skip = block[dropped:], skip - dropped
+                    if not block:
+                        continue
+                    out.write(block)
+                    digest.update(block)
+                    offset += len(block)
+                    progress.advance(len(block))
+            except TransportError as exc:
+                return offset, exc
+        return offset, None
 
     def _check(self, md5: str) -> None:
         received = self._partial.stat().st_size

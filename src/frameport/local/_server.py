@@ -104,6 +104,11 @@ class LocalService:
         """The faults injected so far (empty when fault injection is off)."""
         return [] if self._injector is None else list(self._injector.injected)
 
+    @property
+    def rows_served(self) -> int:
+        """How many rows the service has sent in row listings since it started."""
+        return 0 if self._state is None else self._state.rows_served
+
     def start(self) -> LocalService:
         self._state = ServiceState(self.config)
         app, self._injector = make_app(self._state)

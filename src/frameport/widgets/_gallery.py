@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 import pandas as pd
 
-from .._core import run_sync
+from .._core import async_twin, run_sync
 from .._exceptions import FrameportError
 from ._display import StaticViews
 from ._html import image_html, message_html
@@ -125,7 +125,7 @@ class Gallery(StaticViews, widgets.VBox):
 
     def _thumbnails(self, file_ids: list[str]) -> list[bytes | None]:
         """The thumbnails of `file_ids` (None where the service made none), fetched together."""
-        bucket: AsyncBucket = self.bucket._async
+        bucket: AsyncBucket = async_twin(self.bucket)
         side = self.thumbnail_size
         limit = asyncio.Semaphore(THUMBNAIL_REQUESTS)
 

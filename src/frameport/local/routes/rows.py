@@ -308,6 +308,7 @@ def list_rows(ctx: Context, terms: Terms) -> Reply:
             missing_cursor=cursor_missing(terms.title("row")),
             extra=extra,
         )
+    ctx.state.rows_served += len(rows)
     return Reply(list_body(total, terms.rows, [row[0] for row in rows]))
 
 

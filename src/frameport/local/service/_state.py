@@ -48,6 +48,7 @@ class ServiceState:
         recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled
 
     def _persisted(self, name: str, given: str | None, make: Callable[[], str]) -> str:
         with self.store.write() as conn:

@@ -1,0 +1,121 @@
+"""A loopback TCP proxy that cuts file downloads short: it relays every connection to the
+local service, and after a request for a ``/download`` path it closes the connection once the
+answer's headers and `cut_after` bytes of its body went through, `cuts` times (None: every
+time).
+
+It stands between a real client and the real service, like a flaky network, so the client's
+handling of a body that breaks off can be tested over real HTTP.
+
+>>> with CuttingProxy(service.endpoint, cut_after=1 << 20, cuts=2) as proxy:
+...     Client(proxy.endpoint, service.project, key=service.key).bucket(b).download(f)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from types import TracebackType
+
+import httpx
+
+RELAY_BLOCK = 64 * 1024
+
+
+class CuttingProxy:
+    def __init__(self, endpoint: str, *, cut_after: int, cuts: int | None) -> None:
+        url = httpx.URL(endpoint)
+        self._upstream = (url.host, url.port or 80)
+        self._path = url.path
+        self._cut_after = cut_after
+        self._cuts_left = cuts
+        self._lock = threading.Lock()
+        self.cuts_made = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._closed = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self._listener.getsockname()[:2]
+        return f"http://{host}:{port}{self._path}"
+
+    def __enter__(self) -> CuttingProxy:
+        self._start(self._accept)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._closed.set()
+        self._listener.close()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def _start(self, target: object, *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)  # type: ignore[arg-type]
+        self._threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                downstream, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._upstream)
+            state: dict[str, int | None] = {"budget": None}
+            self._start(self._requests, downstream, upstream, state)
+            self._start(self._answers, upstream, downstream, state)
+
+    def _take_cut(self) -> bool:
+        with self._lock:
+            if self._cuts_left is not None and self._cuts_left <= 0:
+                return False
+            if self._cuts_left is not None:
+                self._cuts_left -= 1
+            self.cuts_made += 1
+            return True
+
+    def _requests(
+        self, source: socket.socket, sink: socket.socket, state: dict[str, int | None]
+    ) -> None:
+        try:
+            while block := source.recv(RELAY_BLOCK):
+                line = block.split(b"\r\n", 1)[0]
+                if line.startswith(b"GET ") and b"/download" in line and self._take_cut():
+                    state["budget"] = -1  # armed: counted from the end of the headers
+                sink.sendall(block)
+        except OSError:
+            pass
+        finally:
+            _close(source, sink)
+
+    def _answers(
+        self, source: socket.socket, sink: socket.socket, state: dict[str, int | None]
+    ) -> None:
+        try:
+            while block := source.recv(RELAY_BLOCK):
+                budget = state["budget"]
+                if budget == -1 and (end := block.find(b"\r\n\r\n")) >= 0:
+                    budget = state["budget"] = end + 4 + self._cut_after
+                if budget is not None and budget >= 0:
+                    if len(block) >= budget:
+                        sink.sendall(block[:budget])
+                        return
+                    state["budget"] = budget - len(block)
+                sink.sendall(block)
+        except OSError:
+            pass
+        finally:
+            _close(source, sink)
+
+
+def _close(*sockets: socket.socket) -> None:
+    for sock in sockets:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
