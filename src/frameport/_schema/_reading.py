@@ -296,23 +296,21 @@ TYPE_READS: tuple[TypeRead, ...] = (
 
 def type_reads_markdown() -> str:
     """TYPE_READS as the Markdown table the README publishes (a test keeps them equal)."""
-    lines = [
-        "| service column | Arrow type | pandas dtype read |",
-        "|---|---|---|",
-    ]
-    for row in TYPE_READS:
-        lines.append(f"| `{row.column_type}` | `{row.arrow}` | `{row.read}` |")
-    return "\n".join(lines)
+    header = ("service column", "Arrow type", "pandas dtype read")
+    return _markdown(header, [(row.column_type, row.arrow, row.read) for row in TYPE_READS])
 
 
 def dtype_table_markdown() -> str:
     """DTYPE_TABLE as the Markdown table the README publishes (a test keeps them equal)."""
-    lines = [
-        "| pandas dtype written | service column | Arrow type | pandas dtype read |",
-        "|---|---|---|---|",
-    ]
-    for row in DTYPE_TABLE:
-        lines.append(f"| `{row.written}` | `{row.column_type}` | `{row.arrow}` | `{row.read}` |")
+    header = ("pandas dtype written", "service column", "Arrow type", "pandas dtype read")
+    rows = [(row.written, row.column_type, row.arrow, row.read) for row in DTYPE_TABLE]
+    return _markdown(header, rows)
+
+
+def _markdown(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table with every cell as code."""
+    lines = [f"| {' | '.join(header)} |", f"|{'---|' * len(header)}"]
+    lines.extend("| " + " | ".join(f"`{cell}`" for cell in row) + " |" for row in rows)
     return "\n".join(lines)
 
 
