@@ -82,10 +82,18 @@ def requests(draw: st.DrawFn) -> tuple[RouteSpec, str, dict[str, Any], bytes | N
     body: dict[str, Any] = draw(
         st.dictionaries(st.sampled_from(PARAMS), json_values | query_strings, max_size=5)
     )
-    if draw(st.booleans()):
-        depth = draw(st.integers(min_value=60, max_value=3000))
-        body[draw(st.sampled_from(PARAMS))] = "[" * depth + "]" * depth
+    nesting = draw(st.sampled_from(["none", "string", "body", "query"]))
+    # Past the recursion limit of Python's JSON decoder, even the higher one Hypothesis sets.
+    deep = "[" * 50_000
+    deep += "]" * len(deep)
+    if nesting == "string":  # a JSON-string parameter (data, permissions) nested deeply
+        body[draw(st.sampled_from(PARAMS))] = deep
     raw = None if spec.method == "GET" else json.dumps(body).encode()  # ASCII: surrogates kept
+    if nesting == "body" and raw is not None:  # the body itself nested deeply
+        raw = raw[:-1] + (b", " if body else b"") + b'"deep": ' + deep.encode() + b"}"
+    if nesting == "query":  # a query value nested as deeply as 4096 characters allow
+        value = "[" * 2000 + "]" * 2000
+        query["queries[]"].append('{"method":"equal","attribute":"n","values":' + value + "}")
     return spec, path, query, raw, draw(st.booleans())
 
 
