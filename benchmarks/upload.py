@@ -108,7 +108,7 @@ def sample_frame(megabytes: int) -> pd.DataFrame:
             "x": generator.random(rows),
             "y": generator.normal(size=rows),
             "city": pd.Categorical.from_codes(
-                generator.integers(0, 4, rows), ["Oslo", "Bergen", "Bodø", "Tromsø"]
+                generator.integers(0, 4, rows), pd.Index(["Oslo", "Bergen", "Bodø", "Tromsø"])
             ),
             "n": generator.integers(0, 1000, rows, dtype=np.int32),
         }
@@ -247,7 +247,7 @@ def rss_benchmark(endpoint: str, path: Path) -> float:
         text=True,
         check=True,
     )
-    figures = json.loads(run.stdout.strip().splitlines()[-1])
+    figures: dict[str, float] = json.loads(run.stdout.strip().splitlines()[-1])
     growth = (figures["peak"] - figures["baseline"]) / MB
     print(f"client RSS during upload_file of {figures['size'] / MB:.0f} MB (a subprocess):")
     print(

@@ -15,10 +15,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from frameport._client import AsyncClient, Client
 from frameport._core._ids import ID
 from frameport.local import LocalService
+
+# Property tests judge results, never time: no per-example deadline and no "too slow" check,
+# which on a busy machine fail a correct test. Each test still sets its number of examples.
+settings.register_profile("frameport", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("frameport")
 
 
 @pytest.fixture(scope="session")

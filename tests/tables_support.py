@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
+import pyarrow as pa
 
 from frameport._client import Client
 from frameport._core._ids import ID
@@ -29,6 +32,15 @@ SYSTEM_DTYPES = {
 def new_id(prefix: str) -> str:
     """A fresh table or database ID (tests share one service)."""
     return f"{prefix}-{ID.unique()}"
+
+
+def data_frames(batches: Iterable[pd.DataFrame | pa.RecordBatch]) -> list[pd.DataFrame]:
+    """`batches` from ``iter_batches`` without ``arrow=True``, each checked to be a DataFrame."""
+    frames = []
+    for batch in batches:
+        assert isinstance(batch, pd.DataFrame), type(batch)
+        frames.append(batch)
+    return frames
 
 
 def load(

@@ -63,15 +63,19 @@ def test_polars_reads_the_stream_as_to_arrow(people: Table, case: str) -> None:
 def test_duckdb_reads_the_stream_as_to_arrow(people: Table, case: str) -> None:
     query = queries(people)[case]
     expected = duckdb.from_arrow(query.to_arrow(progress=False)).to_arrow_table()
-    streamed = duckdb.sql("select * from query").to_arrow_table()
+    relation = duckdb.sql("select * from query")
+    assert relation is not None
+    streamed = relation.to_arrow_table()
     assert streamed.equals(expected)
 
 
 def test_duckdb_aggregates_a_table_without_pandas(people: Table) -> None:
     frame = people.to_pandas(progress=False)
-    counted = duckdb.sql(
+    relation = duckdb.sql(
         "select city, count(*) as n from people where city is not null group by city"
-    ).df()
+    )
+    assert relation is not None
+    counted = relation.df()
     expected = frame.dropna(subset=["city"]).groupby("city").size()
     got = counted.set_index("city")["n"].sort_index()
     assert got.to_dict() == expected.sort_index().to_dict()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -146,7 +146,7 @@ class _AsyncCounter:
         self.value += amount * times
         return self.value
 
-    async def countdown(self) -> Any:
+    async def countdown(self) -> AsyncIterator[int]:
         for number in range(self.value, 0, -1):
             yield number
 

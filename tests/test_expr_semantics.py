@@ -234,7 +234,8 @@ class ServiceModel:
         return {row["$id"] for row in self.rows if all(self.truth(q, row) for q in parsed)}
 
     def truth(self, query: dict[str, Any], row: dict[str, Any]) -> bool | None:
-        method, values = query["method"], query.get("values", [])
+        method: str = query["method"]
+        values = query.get("values", [])
         if method in ("and", "or"):
             results = [self.truth(value, row) for value in values]
             decided = method == "or"  # the value that settles the outcome
@@ -403,7 +404,15 @@ def test_pandas_query_datetime_string_equality_quirk() -> None:
 def test_integers_beyond_float_precision_compare_as_pandas_does(text: str) -> None:
     """pandas compares an Int64 column with a float in float64 (and an `isin` list numpy makes
     float64 too), so beyond 2**53 a float stands for every integer rounding to it."""
-    values = [2**53 - 1, 2**53, 2**53 + 1, 2**53 + 2, 2**53 + 3, 2**63 - 513, 2**63 - 512]
+    values: list[int | None] = [
+        2**53 - 1,
+        2**53,
+        2**53 + 1,
+        2**53 + 2,
+        2**53 + 3,
+        2**63 - 513,
+        2**63 - 512,
+    ]
     values += [2**63 - 1, -(2**63), -(2**63) + 1, None]
     frame = pd.DataFrame(
         {"$id": [f"row{n}" for n in range(len(values))], "i": pd.array(values, dtype="Int64")}

@@ -38,7 +38,7 @@ def assert_no_secret(text: str, *extra: str) -> None:
 
 def run_notebook(path: Path, directory: Path) -> nbformat.NotebookNode:
     """`path` executed top to bottom in the venv's kernel, in `directory`, widget state kept."""
-    notebook = nbformat.read(path, as_version=4)
+    notebook: nbformat.NotebookNode = nbformat.read(path, as_version=4)
     kernel = KernelManager(
         kernel_name="python3",
         kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(VENV_KERNELS)]),

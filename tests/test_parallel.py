@@ -30,7 +30,7 @@ from frameport._expr import col
 from frameport._tables._parallel import in_order, serial_reason, split_ranges
 from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
-from tables_support import load, new_id
+from tables_support import data_frames, load, new_id
 
 PAGE = 700
 ROWS = 12_000
@@ -101,7 +101,9 @@ def test_parallel_to_parquet_writes_the_serial_file(people: Table, tmp_path: Pat
 
 def test_parallel_batches_come_in_order_with_constant_dtypes(people: Table) -> None:
     query = people.query("active")
-    batches = list(query.iter_batches(rows=1_000, progress=False, page_size=PAGE, parallel=3))
+    batches = data_frames(
+        query.iter_batches(rows=1_000, progress=False, page_size=PAGE, parallel=3)
+    )
     assert {len(batch) for batch in batches[:-1]} == {1_000}
     assert len({tuple(batch.dtypes.astype(str)) for batch in batches}) == 1
     joined = pd.concat(batches, ignore_index=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import Sequence
 
 import pandas as pd
 import polars as pl
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 import frameport as fp
 from frameport._client import AsyncClient, Client
 from frameport._demo import sample_people
-from frameport._tables._query import Table
+from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import load, new_id
 
@@ -33,6 +34,13 @@ def full(people: Table) -> pl.DataFrame:
     return frame
 
 
+def scan(source: Table | TableQuery) -> pl.LazyFrame:
+    """`source.to_polars(lazy=True)`, checked to be a LazyFrame."""
+    lazy = source.to_polars(lazy=True)
+    assert isinstance(lazy, pl.LazyFrame)
+    return lazy
+
+
 def by_sequence(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort("$sequence")
 
@@ -43,7 +51,7 @@ def test_a_fully_pushed_filter_sends_only_the_matching_rows(
     predicate = (pl.col("age") > 70) & pl.col("city").is_in(["Oslo", "Bergen"])
     expected = full.filter(predicate).select("name", "age")
     before = service.rows_served
-    got = people.to_polars(lazy=True).filter(predicate).select("name", "age").collect()
+    got = scan(people).filter(predicate).select("name", "age").collect()
     assert got.equals(expected)
     assert 0 < expected.height == service.rows_served - before
 
@@ -67,7 +75,7 @@ def test_what_polars_alone_can_apply_stays_exact(
 def test_columns_go_into_the_select_and_a_row_limit_into_head(
     service: LocalService, people: Table, full: pl.DataFrame
 ) -> None:
-    lazy = people.to_polars(lazy=True).select("name", "city").head(7)
+    lazy = scan(people).select("name", "city").head(7)
     report = fp.explain_scans(lazy)
     assert "columns polars needs: name, city" in report
     assert '{"method":"select","values":["name","city"]}' in report
@@ -80,13 +88,13 @@ def test_columns_go_into_the_select_and_a_row_limit_into_head(
 
 def test_a_row_limit_after_a_filter_stops_the_scan(people: Table, full: pl.DataFrame) -> None:
     predicate = pl.col("score") < 50
-    got = people.to_polars(lazy=True).filter(predicate).head(5).collect()
+    got = scan(people).filter(predicate).head(5).collect()
     assert got.equals(full.filter(predicate).head(5))
 
 
 def test_a_scan_of_a_query_keeps_its_filter(people: Table, full: pl.DataFrame) -> None:
     query = people.where(fp.col("active") == True)  # noqa: E712
-    lazy = query.to_polars(lazy=True)
+    lazy = scan(query)
     got = lazy.filter(pl.col("age") < 30).collect()
     expected = full.filter(pl.col("active") & (pl.col("age") < 30))
     assert by_sequence(got).equals(by_sequence(expected))
@@ -126,9 +134,10 @@ def edge_frame() -> pd.DataFrame:
 
 
 OPS = ["==", "!=", "<", "<=", ">", ">="]
+Value = int | float | str | dt.datetime
 
 
-def compare(column: str, op: str, value: object) -> pl.Expr:
+def compare(column: str, op: str, value: Value) -> pl.Expr:
     expr = pl.col(column)
     return {
         "==": expr == value, "!=": expr != value, "<": expr < value,
@@ -136,7 +145,7 @@ def compare(column: str, op: str, value: object) -> pl.Expr:
     }[op]  # fmt: skip
 
 
-def column_leaves(column: str, values: list[object]) -> st.SearchStrategy[pl.Expr]:
+def column_leaves(column: str, values: Sequence[Value]) -> st.SearchStrategy[pl.Expr]:
     value = st.sampled_from(values)
     return st.one_of(
         st.builds(compare, st.just(column), st.sampled_from(OPS), value),
@@ -194,16 +203,17 @@ def test_the_lazy_scan_equals_polars_on_the_full_frame(
     edges: tuple[Table, pl.DataFrame], predicate: pl.Expr
 ) -> None:
     table, full = edges
-    got = table.to_polars(lazy=True).filter(predicate).collect()
+    got = scan(table).filter(predicate).collect()
     assert by_sequence(got).equals(by_sequence(full.filter(predicate))), str(predicate)
 
 
 def test_the_async_face_reads_eagerly_and_refuses_a_lazy_scan(
     async_client: AsyncClient, people: Table, full: pl.DataFrame
 ) -> None:
-    async def read() -> pl.DataFrame | pl.LazyFrame:
+    async def read() -> pl.DataFrame:
         table = async_client.table(people.database_id, people.id)
         eager = await table.to_polars()
+        assert isinstance(eager, pl.DataFrame)
         with pytest.raises(RuntimeError, match="synchronous Client"):
             await table.to_polars(lazy=True)
         return eager

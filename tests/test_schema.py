@@ -124,16 +124,15 @@ def test_arrow_schema_with_select() -> None:
 # ---------------------------------------------------------------------------------------------
 # Arrow → pandas
 
-EVERY_TYPE = pa.schema(
-    [
-        ("i", pa.int64()),
-        ("f", pa.float64()),
-        ("b", pa.bool_()),
-        ("s", pa.string()),
-        ("t", TIMESTAMP),
-        ("l", pa.list_(pa.string())),
-    ]
-)
+EVERY_FIELD: list[tuple[str, pa.DataType]] = [
+    ("i", pa.int64()),
+    ("f", pa.float64()),
+    ("b", pa.bool_()),
+    ("s", pa.string()),
+    ("t", TIMESTAMP),
+    ("l", pa.list_(pa.string())),
+]
+EVERY_TYPE = pa.schema(EVERY_FIELD)
 READ_DTYPES = ["Int64", "float64", "boolean", "str", "datetime64[ms, UTC]", "object"]
 
 
@@ -328,7 +327,7 @@ def test_inference_widens_int_to_float_either_order() -> None:
             batches.append(pa.RecordBatch.from_pylist(page))
         assert inferred.schema.field("x").type == pa.float64()
         values = pa.Table.from_batches([inferred.conform(b) for b in batches]).column("x")
-        assert sorted(values.to_pylist()) == [0.5, 1.0]
+        assert values.sort().to_pylist() == [0.5, 1.0]
 
 
 def test_inference_of_datetimes_and_their_widening_to_text() -> None:

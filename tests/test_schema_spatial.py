@@ -75,8 +75,9 @@ def test_a_relationship_column_reads_as_json_text_with_one_warning(
         read = books.to_pandas(progress=False).set_index("$id").loc[["b1", "b2"]]
     unmapped = [w for w in caught if issubclass(w.category, UnmappedColumnWarning)]
     assert len(unmapped) == 1 and "'author' (relationship)" in str(unmapped[0].message)
-    assert json.loads(read.loc["b1", "author"]) == "ann"
-    assert pd.isna(read.loc["b2", "author"])
+    first, second = read["author"].tolist()
+    assert json.loads(str(first)) == "ann"
+    assert second is None or second != second  # null
 
 
 def test_the_readme_publishes_how_the_new_types_read() -> None:

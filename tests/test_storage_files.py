@@ -59,8 +59,9 @@ def test_list_files_reads_every_page_into_typed_columns(storage_client: Client):
     assert files["$createdAt"].dtype == "datetime64[ms, UTC]"
     assert files["name"].dtype == "str"
     assert files["encryption"].dtype == "boolean"
+    assert uploaded[0].created_at is not None
     assert files.loc[0, "$createdAt"] == pd.Timestamp(uploaded[0].created_at)
-    assert list(files.loc[0, "$permissions"]) == []
+    assert list(files["$permissions"][0]) == []
 
 
 def test_an_empty_bucket_lists_no_files_with_the_same_columns(storage_client: Client):
@@ -189,7 +190,7 @@ def test_a_download_cut_short_mid_body_continues_where_it_stopped(
     ):
         path = far.bucket(bucket.id).download(uploaded.id, tmp_path / "big.bin")
     assert proxy.cuts_made == 2
-    assert path.read_bytes() == data
+    assert isinstance(path, Path) and path.read_bytes() == data
 
 
 def test_a_download_that_keeps_breaking_off_is_a_transport_error_and_keeps_its_bytes(

@@ -7,6 +7,7 @@ import hashlib
 import io
 import random
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 import pytest
@@ -124,7 +125,9 @@ def sample_frame(rows: int = 5000) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("format", ["parquet", "csv", "feather"])
-def test_dataframes_round_trip_in_each_format(bucket: Bucket, format: str):
+def test_dataframes_round_trip_in_each_format(
+    bucket: Bucket, format: Literal["parquet", "csv", "feather"]
+):
     frame = sample_frame()
     uploaded = bucket.upload_dataframe(frame, f"frame.{format}", format=format)
     assert uploaded.name == f"frame.{format}"

@@ -4,6 +4,7 @@ and each method a delegate rather than a hand-written copy."""
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from frameport._core._sync import SyncFacade
 # (they make the face itself), and the context-manager protocol of the sync face.
 WRITTEN_BY_HAND = {"__init__", "from_env", "from_saved", "impersonate", "__enter__", "__exit__"}
 
-PAIRS: list[tuple[type[SyncFacade[object]], type]] = [
+PAIRS: list[tuple[type[SyncFacade[Any]], type]] = [
     (fp.Client, fp.AsyncClient),
     (fp.Table, fp.AsyncTable),
     (fp.TableQuery, fp.AsyncTableQuery),

@@ -130,7 +130,7 @@ def test_create_table_names_a_column_that_cannot_be_a_key(key_client: Client, na
     database = new_id("names")
     for schema in (pd.DataFrame({"ok": [1], name: [1]}), {"ok": "integer", name: "integer"}):
         with pytest.raises(ValueError, match=r"df\.rename") as caught:
-            key_client.create_table(database, "bad1", schema=schema)  # type: ignore[arg-type]
+            key_client.create_table(database, "bad1", schema=schema)
         assert repr(name) in str(caught.value)
     with pytest.raises(NotFoundError):  # nothing was sent: not even the database was made
         key_client.table(database, "bad1").columns()

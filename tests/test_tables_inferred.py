@@ -11,7 +11,7 @@ import pytest
 from frameport._client import Client
 from frameport._demo import sample_people
 from frameport.local import LocalService
-from tables_support import load, new_id
+from tables_support import data_frames, load, new_id
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_streamed_batches_keep_one_type_when_a_column_starts_empty(
 ) -> None:
     database, table_id, by_key = shared
     table = user_client.table(database, table_id)
-    frames = list(table.iter_batches(progress=False))
+    frames = data_frames(table.iter_batches(progress=False))
     assert [len(frame) for frame in frames] == [5000, 5000, 2000]
     assert all(str(frame["late"].dtype) == "Int64" for frame in frames)
     pd.testing.assert_frame_equal(pd.concat(frames, ignore_index=True), by_key)

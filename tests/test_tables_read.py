@@ -5,6 +5,8 @@ The tables (0 to 60,000 rows) are loaded once for the module; pandas is the orac
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -13,7 +15,7 @@ from frameport._client import Client
 from frameport._demo import sample_people
 from frameport._expr import col
 from frameport._tables._query import Table
-from tables_support import PEOPLE_DTYPES, assert_same_rows, load, new_id
+from tables_support import PEOPLE_DTYPES, assert_same_rows, data_frames, load, new_id
 
 SIZES = (0, 1, 4999, 5000, 5001, 60_000)
 Loaded = dict[int, tuple[Table, pd.DataFrame]]
@@ -197,7 +199,7 @@ def test_sort_orders_like_the_service_nulls_and_ties_included(
     big_read: pd.DataFrame,
     by: str | list[str],
     ascending: bool | list[bool],
-    na_position: str,
+    na_position: Literal["first", "last"],
     page_size: int | None,
 ) -> None:
     table, _ = big
@@ -247,7 +249,7 @@ def test_iter_batches_rechunks_by_rows_and_keeps_dtypes(
     big: tuple[Table, pd.DataFrame], big_read: pd.DataFrame
 ) -> None:
     table, _ = big
-    frames = list(table.iter_batches(rows=7000, progress=False))
+    frames = data_frames(table.iter_batches(rows=7000, progress=False))
     assert [len(frame) for frame in frames] == [7000] * 8 + [4000]
     assert all(frame.dtypes.equals(big_read.dtypes) for frame in frames)
     pd.testing.assert_frame_equal(pd.concat(frames, ignore_index=True), big_read)

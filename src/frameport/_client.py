@@ -87,7 +87,7 @@ def _with_connection(
     """A client method calling `function` with the client's connection as first argument."""
 
     @functools.wraps(function)
-    def method(self: AsyncClient, *args: P.args, **kwargs: P.kwargs) -> R:
+    def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return function(self._connection, *args, **kwargs)
 
     return method
@@ -411,15 +411,15 @@ class AsyncClient:
 
     # -- internal request API ------------------------------------------------------------------
 
-    async def _request(self, method: str, path: str, **options: Any) -> httpx.Response:
+    async def _request(self, /, method: str, path: str, **options: Any) -> httpx.Response:
         """`Connection.request` (the internal request API, for tests and tools)."""
         return await self._connection.request(method, path, **options)
 
-    async def _request_json(self, method: str, path: str, **options: Any) -> Any:
+    async def _request_json(self, /, method: str, path: str, **options: Any) -> Any:
         """`Connection.request_json`."""
         return await self._connection.request_json(method, path, **options)
 
-    async def _request_bytes(self, method: str, path: str, **options: Any) -> bytes:
+    async def _request_bytes(self, /, method: str, path: str, **options: Any) -> bytes:
         """`Connection.request_bytes`."""
         return await self._connection.request_bytes(method, path, **options)
 

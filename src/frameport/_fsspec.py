@@ -82,7 +82,7 @@ class _ClientOptionAwareCache(type(AbstractFileSystem)):  # type: ignore[misc]
         return super().__call__(*args, **kwargs)
 
 
-class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache):
+class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache):  # type: ignore[misc]
     """The files of the project's buckets as an fsspec filesystem; see the module docstring.
 
     >>> fs = FrameportFileSystem(client=client)                     # doctest: +SKIP
@@ -321,13 +321,15 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         """Nothing to create: folders are virtual (see the module docstring)."""
 
     def created(self, path: str) -> datetime:
-        return self.info(path)["created"]
+        created: datetime = self.info(path)["created"]
+        return created
 
     def modified(self, path: str) -> datetime:
-        return self.info(path)["modified"]
+        modified: datetime = self.info(path)["modified"]
+        return modified
 
 
-class SequentialReadAhead(ReadAheadCache):
+class SequentialReadAhead(ReadAheadCache):  # type: ignore[misc]
     """fsspec's read-ahead cache, reading ahead only while reads follow one another: a read
     elsewhere in the file (a columnar reader seeking to a footer or a column chunk) fetches
     exactly the bytes asked for. The default cache of frameport files (``"frameport"``)."""
@@ -350,7 +352,7 @@ class SequentialReadAhead(ReadAheadCache):
 register_cache(SequentialReadAhead, clobber=True)
 
 
-class FrameportFile(AbstractBufferedFile):
+class FrameportFile(AbstractBufferedFile):  # type: ignore[misc]
     """A file of a bucket: reads by Range requests (`_fetch_range`), writes by uploading the
     buffered bytes when closed."""
 

@@ -63,8 +63,8 @@ class FrameportMagics(Magics):
             )
         self._client = client
 
-    @magic_arguments()
-    @argument("-o", "--output", metavar="VAR", help="keep the result in the variable VAR")
+    @magic_arguments()  # type: ignore[untyped-decorator]  # IPython's magic_arguments is untyped
+    @argument("-o", "--output", metavar="VAR", help="keep the result in the variable VAR")  # type: ignore[untyped-decorator]
     @cell_magic
     def fpsql(self, line: str, cell: str) -> Any:
         """Run the cell's SQL over the service's tables (``db.table``) and the notebook's
@@ -91,7 +91,8 @@ class FrameportMagics(Magics):
 
     def _namespace(self) -> dict[str, Any]:
         assert self.shell is not None
-        return self.shell.user_ns
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
 
     def _table_client(self) -> Client:
         if self._client is None:

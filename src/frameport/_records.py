@@ -27,42 +27,40 @@ if TYPE_CHECKING:
 #: Records asked for per page.
 PAGE_SIZE = 100
 
-FILE_SCHEMA = pa.schema(
-    [
-        ("$id", pa.string()),
-        ("bucketId", pa.string()),
-        ("name", pa.string()),
-        ("mimeType", pa.string()),
-        ("sizeOriginal", pa.int64()),
-        ("sizeActual", pa.int64()),
-        ("signature", pa.string()),
-        ("chunksTotal", pa.int64()),
-        ("chunksUploaded", pa.int64()),
-        ("compression", pa.string()),
-        ("encryption", pa.bool_()),
-        ("$permissions", pa.list_(pa.string())),
-        ("$createdAt", TIMESTAMP),
-        ("$updatedAt", TIMESTAMP),
-    ]
-)
+_FILE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("$id", pa.string()),
+    ("bucketId", pa.string()),
+    ("name", pa.string()),
+    ("mimeType", pa.string()),
+    ("sizeOriginal", pa.int64()),
+    ("sizeActual", pa.int64()),
+    ("signature", pa.string()),
+    ("chunksTotal", pa.int64()),
+    ("chunksUploaded", pa.int64()),
+    ("compression", pa.string()),
+    ("encryption", pa.bool_()),
+    ("$permissions", pa.list_(pa.string())),
+    ("$createdAt", TIMESTAMP),
+    ("$updatedAt", TIMESTAMP),
+]
+FILE_SCHEMA = pa.schema(_FILE_FIELDS)
 """The columns of `Bucket.list_files`: the File model's fields, named as the service names them."""
 
-DEPLOYMENT_SCHEMA = pa.schema(
-    [
-        ("$id", pa.string()),
-        ("resourceId", pa.string()),
-        ("type", pa.string()),
-        ("status", pa.string()),
-        ("entrypoint", pa.string()),
-        ("activate", pa.bool_()),
-        ("sourceSize", pa.int64()),
-        ("buildSize", pa.int64()),
-        ("totalSize", pa.int64()),
-        ("buildDuration", pa.int64()),
-        ("$createdAt", TIMESTAMP),
-        ("$updatedAt", TIMESTAMP),
-    ]
-)
+_DEPLOYMENT_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("$id", pa.string()),
+    ("resourceId", pa.string()),
+    ("type", pa.string()),
+    ("status", pa.string()),
+    ("entrypoint", pa.string()),
+    ("activate", pa.bool_()),
+    ("sourceSize", pa.int64()),
+    ("buildSize", pa.int64()),
+    ("totalSize", pa.int64()),
+    ("buildDuration", pa.int64()),
+    ("$createdAt", TIMESTAMP),
+    ("$updatedAt", TIMESTAMP),
+]
+DEPLOYMENT_SCHEMA = pa.schema(_DEPLOYMENT_FIELDS)
 """The columns of `Function.deployments`."""
 
 

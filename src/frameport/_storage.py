@@ -273,6 +273,7 @@ class AsyncBucket:
 
     async def upload_dataframe(
         self,
+        /,
         frame: pd.DataFrame,
         name: str,
         format: DataFrameFormat = "parquet",
@@ -496,7 +497,7 @@ class AsyncBucket:
         return body[start - first : stop - first]
 
     async def read_parquet(
-        self, file_id: str, columns: Sequence[str] | None = None, **reader_options: Any
+        self, /, file_id: str, columns: Sequence[str] | None = None, **reader_options: Any
     ) -> pd.DataFrame:
         """A Parquet file of the bucket as a DataFrame (``pandas.read_parquet``); raises
         `FileFormatError` when the file is not Parquet.
@@ -509,12 +510,12 @@ class AsyncBucket:
             _read_parquet_bytes, data, file_id, chosen, dict(reader_options)
         )
 
-    async def read_csv(self, file_id: str, **reader_options: Any) -> pd.DataFrame:
+    async def read_csv(self, /, file_id: str, **reader_options: Any) -> pd.DataFrame:
         """A CSV file of the bucket as a DataFrame (``pandas.read_csv`` with `reader_options`)."""
         data = io.BytesIO(await self._bytes(file_id))
         return await asyncio.to_thread(lambda: pd.read_csv(data, **reader_options))
 
-    async def preview(self, file_id: str, **params: Any) -> bytes:
+    async def preview(self, /, file_id: str, **params: Any) -> bytes:
         """An image of the file (image files scaled/cropped/converted as asked; other files
         get an icon). Options: width, height, gravity, quality, border_width, border_color,
         border_radius, opacity, rotation, background, output.
@@ -525,7 +526,7 @@ class AsyncBucket:
             "GET", self._file_path(file_id, "preview"), params=_preview_params(params)
         )
 
-    def preview_url(self, file_id: str, **params: Any) -> str:
+    def preview_url(self, /, file_id: str, **params: Any) -> str:
         """The preview's URL for a browser (``<img src=...>``), with the project in the query
         string and never a credential: the file must be readable without one (or pass a
         resource ``token``)."""

@@ -71,7 +71,7 @@ def jwt_client(svc: LocalService, user_id: str) -> Iterator[httpx.Client]:
 def assert_error(response: httpx.Response, status: int, type_: str) -> dict[str, Any]:
     """The error body, after checking the status, the type and the body's shape."""
     assert response.status_code == status, response.text
-    body = response.json()
+    body: dict[str, Any] = response.json()
     assert body["type"] == type_, body
     assert body["code"] == status
     assert set(body) == {"message", "code", "type", "version"}

@@ -13,15 +13,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
-from callers import (  # noqa: F401  (re-exported for the storage tests)
-    PASSWORD,
-    assert_error,
-    create_user,
-    guest_client,
-    key_client,
-    project_headers,
-    session_client,
-)
+
+# Re-exported for the storage tests.
+from callers import PASSWORD as PASSWORD
+from callers import assert_error as assert_error
+from callers import create_user as create_user
+from callers import guest_client as guest_client
+from callers import key_client as key_client
+from callers import project_headers as project_headers
+from callers import session_client as session_client
 
 CHUNK = 5 * 1024 * 1024
 MIB = 1024 * 1024

@@ -11,20 +11,20 @@ import json
 import re
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
-from callers import (  # noqa: F401  (re-exported for the tablesdb tests)
-    PASSWORD,
-    assert_error,
-    create_user,
-    guest_client,
-    jwt_client,
-    key_client,
-    project_headers,
-    session_client,
-)
+
+# Re-exported for the tablesdb tests.
+from callers import PASSWORD as PASSWORD
+from callers import assert_error as assert_error
+from callers import create_user as create_user
+from callers import guest_client as guest_client
+from callers import jwt_client as jwt_client
+from callers import key_client as key_client
+from callers import project_headers as project_headers
+from callers import session_client as session_client
 
 
 def ok(response: httpx.Response, status: int = 200) -> Any:
@@ -152,7 +152,7 @@ def _exact_matches(method: str, value: str, values: Sequence[Any]) -> bool:
     if method == "equal":
         return value in values
     if method == "notEqual":
-        return value != values[0]
+        return bool(value != values[0])
     raise AssertionError(method)
 
 
@@ -168,7 +168,7 @@ def _array_matches(method: str, value: list[Any], values: Sequence[Any]) -> bool
 
 def _scalar_matches(method: str, value: Any, values: Sequence[Any]) -> bool:
     current, wanted = _norm(value), [_norm(item) for item in values]
-    comparisons = {
+    comparisons: dict[str, Callable[[Any, Any], bool]] = {
         "equal": lambda a, b: a == b,
         "notEqual": lambda a, b: a != b,
         "lessThan": lambda a, b: a < b,
@@ -189,7 +189,7 @@ def _scalar_matches(method: str, value: Any, values: Sequence[Any]) -> bool:
     if method in ("notStartsWith", "notEndsWith"):
         return not _scalar_matches(method[3].lower() + method[4:], value, values)
     if method == "between":
-        return wanted[0] <= current <= wanted[1]
+        return bool(wanted[0] <= current <= wanted[1])
     if method == "notBetween":
         return not wanted[0] <= current <= wanted[1]
     if method == "regex":

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 DELAY = 0.5
 
 
-class DelayedBar(tqdm):
+class DelayedBar(tqdm):  # type: ignore[type-arg]  # generic in the stubs only
     """A tqdm bar whose forced refreshes (a new total, a postfix) wait for `delay` too:
     tqdm's own `refresh` draws at once, which would show a quick operation's bar anyway."""
 

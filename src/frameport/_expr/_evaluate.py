@@ -41,7 +41,7 @@ from frameport._expr._values import Scalar, parse_datetime_literal
 
 __all__ = ["evaluate"]
 
-_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+_OPERATORS: dict[str, Callable[[Any, Any], pd.Series]] = {
     "==": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,

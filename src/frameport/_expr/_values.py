@@ -115,7 +115,7 @@ def _to_utc_timestamp(value: datetime.date | np.datetime64) -> pd.Timestamp:
         stamp = pd.Timestamp(value)
     except (ValueError, TypeError, OverflowError) as exc:
         raise FilterError(f"The date-time {value!r} cannot be used in a filter: {exc}") from exc
-    if stamp is pd.NaT:
+    if pd.isna(stamp):  # the stubs leave out that Timestamp(None) gives NaT
         raise FilterError(
             "A filter value is NaT; test for missing values with .isna() or .notna() instead."
         )

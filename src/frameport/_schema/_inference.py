@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -12,6 +12,9 @@ import pyarrow.compute as pc
 from .._exceptions import RowDecodeError
 from ._reading import SYSTEM_SCHEMA, TIMESTAMP, WIRE_DATETIME
 from ._writing import format_timestamps, with_list_values
+
+if TYPE_CHECKING:
+    from ._writing import ListArray
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +114,7 @@ class InferredSchema:
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def _observed_type(values: pa.Array) -> pa.DataType | None:
+def _observed_type(values: pa.Array[Any]) -> pa.DataType | None:
     kind = values.type
     if pa.types.is_null(kind) or pa.types.is_boolean(kind):
         return kind
@@ -126,12 +129,12 @@ def _observed_type(values: pa.Array) -> pa.DataType | None:
             return pa.null()
         return TIMESTAMP if _all_wire_datetimes(values) else pa.string()
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        element = _observed_type(values.flatten())
+        element = _observed_type(cast("ListArray", values).flatten())
         return None if element is None else pa.list_(element)
     return None
 
 
-def _all_wire_datetimes(values: pa.Array) -> bool:
+def _all_wire_datetimes(values: pa.Array[Any]) -> bool:
     return bool(pc.all(pc.match_substring_regex(values, WIRE_DATETIME.pattern)).as_py())
 
 
@@ -150,11 +153,12 @@ def _merge_types(current: pa.DataType, seen: pa.DataType, name: str) -> pa.DataT
     raise RowDecodeError(f"column {name!r} holds both {current} and {seen} values", column=name)
 
 
-def _conform_array(values: pa.Array, target: pa.DataType) -> pa.Array:
+def _conform_array(values: pa.Array[Any], target: pa.DataType) -> pa.Array[Any]:
     if values.type == target:
         return values
     if pa.types.is_string(target) and pa.types.is_timestamp(values.type):
         return format_timestamps(values)
     if pa.types.is_list(target) and pa.types.is_list(values.type):
-        return with_list_values(values, _conform_array(values.values, target.value_type))
+        lists = cast("ListArray", values)
+        return with_list_values(lists, _conform_array(lists.values, target.value_type))
     return values.cast(target)

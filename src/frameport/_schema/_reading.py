@@ -25,15 +25,14 @@ TIMESTAMP = pa.timestamp("ms", tz="UTC")
 POINT = pa.list_(pa.float64())
 """The Arrow type of a point column's value: ``[x, y]``."""
 
-SYSTEM_SCHEMA = pa.schema(
-    [
-        ("$id", pa.string()),
-        ("$sequence", pa.int64()),
-        ("$createdAt", TIMESTAMP),
-        ("$updatedAt", TIMESTAMP),
-        ("$permissions", pa.list_(pa.string())),
-    ]
-)
+_SYSTEM_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("$id", pa.string()),
+    ("$sequence", pa.int64()),
+    ("$createdAt", TIMESTAMP),
+    ("$updatedAt", TIMESTAMP),
+    ("$permissions", pa.list_(pa.string())),
+]
+SYSTEM_SCHEMA = pa.schema(_SYSTEM_FIELDS)
 """The internal fields every row batch starts with (the service returns them even with a select)."""
 
 CONSTANT_FIELDS = frozenset({"$tableId", "$databaseId", "$collectionId"})
@@ -112,7 +111,7 @@ def arrow_schema(
     >>> arrow_schema([{"key": "tags", "type": "string", "array": True}]).names
     ['$id', '$sequence', '$createdAt', '$updatedAt', '$permissions', 'tags']
     """
-    fields: dict[str, pa.DataType | pa.Field] = {}
+    fields: dict[str, pa.DataType | pa.Field[Any]] = {}
     known: set[str] = set()
     for column in columns:
         key = str(column["key"])
@@ -123,7 +122,7 @@ def arrow_schema(
         value_type = column_arrow_type(column)
         fields[key] = json_text_field(key) if value_type is None else value_type
     if select is not None and "*" not in select:
-        chosen: dict[str, pa.DataType | pa.Field] = {}
+        chosen: dict[str, pa.DataType | pa.Field[Any]] = {}
         for key in select:
             if key in SYSTEM_SCHEMA.names or key in CONSTANT_FIELDS:
                 continue

@@ -12,6 +12,7 @@ writes each value as ``json.dumps(value)`` (an ID as ``'"abc"'``, a list as ``'[
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import pyarrow as pa
 
@@ -22,12 +23,13 @@ class UnmappedColumnWarning(UserWarning):
     """A table has columns of types frameport does not map; they are read as JSON text."""
 
 
-def json_text_field(key: str) -> pa.Field:
+def json_text_field(key: str) -> pa.Field[Any]:
     return pa.field(key, pa.string(), metadata=JSON_TEXT_METADATA)
 
 
-def is_json_text(field: pa.Field) -> bool:
-    return bool(field.metadata) and field.metadata.get(b"frameport.json_text") == b"1"
+def is_json_text(field: pa.Field[Any]) -> bool:
+    metadata = field.metadata or {}
+    return metadata.get(b"frameport.json_text") == b"1"
 
 
 def json_text_columns(schema: pa.Schema) -> list[str]:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,10 @@ from ._reading import (
     TIMESTAMP,
     WIRE_DATETIME_FORMAT,
 )
+
+if TYPE_CHECKING:
+    ListArray: TypeAlias = pa.ListArray[Any] | pa.LargeListArray[Any]
+    """An Arrow list array, either offset width."""
 
 # ---------------------------------------------------------------------------------------------
 # pandas → service columns
@@ -129,7 +133,7 @@ def new_column(key: str, series: pd.Series) -> NewColumn:
     return NewColumn(key, kind, array=array, size=size)
 
 
-def _fits_enum(categories: pa.Array) -> bool:
+def _fits_enum(categories: pa.Array[Any]) -> bool:
     if not (pa.types.is_string(categories.type) or pa.types.is_large_string(categories.type)):
         return False
     return 0 < len(categories) <= MAX_ENUM_ELEMENTS and (
@@ -137,10 +141,11 @@ def _fits_enum(categories: pa.Array) -> bool:
     )
 
 
-def _longest_text(values: pa.Array) -> int:
+def _longest_text(values: pa.Array[Any]) -> int:
     if pa.types.is_null(values.type) or len(values) == 0:
         return 0
-    longest = pc.max(pc.utf8_length(values)).as_py()
+    text = cast("pa.StringArray | pa.LargeStringArray", values)
+    longest = pc.max(pc.utf8_length(text)).as_py()
     return int(longest or 0)
 
 
@@ -312,11 +317,11 @@ class _NotJsonable(Exception):
     """An Arrow array with values `_jsonable` leaves to `to_json_value`."""
 
 
-def _jsonable(values: pa.Array) -> pa.Array:
+def _jsonable(values: pa.Array[Any]) -> pa.Array[Any]:
     """`values` with datetimes as service text, so that `to_pylist` gives JSON values."""
     kind = values.type
     if pa.types.is_dictionary(kind):
-        return _jsonable(values.dictionary_decode())
+        return _jsonable(cast("pa.DictionaryArray[Any, Any]", values).dictionary_decode())
     if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
         return format_timestamps(values)
     if pa.types.is_floating(kind) and pc.any(pc.is_inf(values)).as_py():
@@ -324,22 +329,25 @@ def _jsonable(values: pa.Array) -> pa.Array:
     if pa.types.is_decimal(kind):
         return values.cast(pa.float64())
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        return with_list_values(values, _jsonable(values.values))
+        lists = cast("ListArray", values)
+        return with_list_values(lists, _jsonable(lists.values))
     if pa.types.is_duration(kind) or pa.types.is_binary(kind) or pa.types.is_struct(kind):
         raise _NotJsonable
     return values
 
 
-def format_timestamps(values: pa.Array) -> pa.Array:
+def format_timestamps(values: pa.Array[Any]) -> pa.StringArray:
     if pa.types.is_date(values.type):
         values = values.cast(pa.timestamp("ms"))
-    if values.type.tz is None:
-        values = pc.assume_timezone(values, "UTC")
-    floored = pc.floor_temporal(values, unit="millisecond").cast(TIMESTAMP)
-    return pc.strftime(floored, format=WIRE_DATETIME_FORMAT)
+    stamps = cast("pa.TimestampArray[Any, Any]", values)
+    if stamps.type.tz is None:
+        stamps = pc.assume_timezone(stamps, "UTC")
+    floored = pc.floor_temporal(stamps, unit="millisecond").cast(TIMESTAMP)
+    return pc.strftime(cast("pa.TimestampArray[Any, Any]", floored), format=WIRE_DATETIME_FORMAT)
 
 
-def with_list_values(lists: pa.Array, values: pa.Array) -> pa.Array:
+def with_list_values(lists: ListArray, values: pa.Array[Any]) -> pa.Array[Any]:
     """`lists` with its child values replaced by `values` (same length, same offsets)."""
-    builder = pa.LargeListArray if pa.types.is_large_list(lists.type) else pa.ListArray
-    return builder.from_arrays(lists.offsets, values, mask=lists.is_null())
+    if isinstance(lists, pa.LargeListArray):
+        return pa.LargeListArray.from_arrays(lists.offsets, values, mask=lists.is_null())
+    return pa.ListArray.from_arrays(lists.offsets, values, mask=lists.is_null())

@@ -42,7 +42,8 @@ async def write_parquet(
     temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.part")
     rows = 0
     try:
-        with pq.ParquetWriter(temporary, schema, compression=compression) as writer:
+        # The stubs list lower-case codec names only; Arrow takes any case.
+        with pq.ParquetWriter(temporary, schema, compression=compression) as writer:  # type: ignore[arg-type]
             async for group in _row_groups(batches):
                 await asyncio.to_thread(writer.write_table, group, row_group_size=group.num_rows)
                 rows += group.num_rows

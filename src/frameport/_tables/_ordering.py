@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -13,11 +14,11 @@ def sort_table(table: pa.Table, order: Sequence[tuple[str, bool]]) -> pa.Table:
     nulls first when ascending and last when descending, text compared case- and
     accent-insensitively (the service's collation), ties by ``$sequence``.
     """
-    keys: list[tuple[str, str]] = []
-    columns: dict[str, pa.Array] = {}
+    keys: list[tuple[str, Literal["ascending", "descending"]]] = []
+    columns: dict[str, pa.Array[Any]] = {}
     for position, (name, ascending) in enumerate(order):
         values = table.column(name).combine_chunks()
-        direction = "ascending" if ascending else "descending"
+        direction: Literal["ascending", "descending"] = "ascending" if ascending else "descending"
         present = f"__present{position}"
         columns[present] = pc.is_valid(values)
         keys.append((present, direction))  # false (null) first when ascending
@@ -34,9 +35,9 @@ def sort_table(table: pa.Table, order: Sequence[tuple[str, bool]]) -> pa.Table:
     return table.take(indices)
 
 
-def _collation_key(values: pa.Array) -> pa.Array:
+def _collation_key(values: pa.Array[Any]) -> pa.Array[Any]:
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         return values
-    decomposed = pc.utf8_normalize(values, form="NFKD")
+    decomposed: pa.Array[Any] = pc.utf8_normalize(values, form="NFKD")  # type: ignore[attr-defined]
     bare = pc.replace_substring_regex(decomposed, pattern=r"\p{Mn}", replacement="")
     return pc.utf8_lower(bare)

@@ -284,7 +284,7 @@ class _SeenIds:
     """The ``$id``s of rows already yielded, to drop repeats when requests overlap."""
 
     def __init__(self) -> None:
-        self._ids: set[str] = set()
+        self._ids: set[str | None] = set()
 
     def new_rows(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         ids = batch.column("$id").to_pylist()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pyarrow as pa
 import pyarrow.json as pa_json
@@ -110,7 +110,7 @@ def _holds_timestamp(kind: pa.DataType) -> bool:
 
 def _read_page(
     body: bytes,
-    row_fields: Sequence[pa.Field],
+    row_fields: Sequence[pa.Field[Any]],
     items_key: str,
     unexpected: Literal["ignore", "infer"],
     memory_pool: pa.MemoryPool | None = None,
@@ -119,7 +119,7 @@ def _read_page(
     row_fields = [_wire_field(field, body) for field in row_fields]
     envelope = pa.schema([("total", pa.int64()), (items_key, pa.list_(pa.struct(row_fields)))])
     table = pa_json.read_json(
-        pa.BufferReader(body),
+        pa.BufferReader(body),  # type: ignore[arg-type]  # the stubs leave out Arrow's own files
         # One block holds the whole body: the envelope is a single JSON value.
         read_options=pa_json.ReadOptions(use_threads=False, block_size=len(body) + 1),
         parse_options=pa_json.ParseOptions(
@@ -132,8 +132,10 @@ def _read_page(
     if table.num_rows != 1:
         raise pa.ArrowInvalid(f"a page body is one JSON object, not {table.num_rows}")
     total = table.column("total")[0].as_py()
-    rows = table.column(items_key).combine_chunks(memory_pool=memory_pool)
-    batch = pa.RecordBatch.from_struct_array(rows.flatten())
+    rows = cast(
+        "pa.ListArray[Any]", table.column(items_key).combine_chunks(memory_pool=memory_pool)
+    )
+    batch = pa.RecordBatch.from_struct_array(cast(pa.StructArray, rows.flatten()))
     position = batch.schema.get_field_index(_SEQUENCE)
     if position >= 0 and batch.schema.field(position).type != pa.int64():
         sequence = batch.column(position).cast(pa.int64(), memory_pool=memory_pool)
@@ -141,7 +143,7 @@ def _read_page(
     return int(total or 0), batch
 
 
-def _wire_field(field: pa.Field, body: bytes) -> pa.Field:
+def _wire_field(field: pa.Field[Any], body: bytes) -> pa.Field[Any]:
     if field.name == _SEQUENCE:
         return field.with_type(_sequence_wire_type(body))
     return field

@@ -33,14 +33,14 @@ async def rechunk(
         count += batch.num_rows
         target = rows if rows is not None else _rows_for_bytes(buffered, count, nbytes or 1)
         while count >= target:
-            joined = pa.concat_batches(buffered)
+            joined = pa.concat_batches(buffered)  # type: ignore[attr-defined]  # missing from the stubs
             yield joined.slice(0, target)
             rest = joined.slice(target)
             buffered, count = ([rest] if rest.num_rows else []), rest.num_rows
             if rows is None:
                 target = _rows_for_bytes(buffered, count, nbytes or 1) if count else count + 1
     if count:
-        yield pa.concat_batches(buffered)
+        yield pa.concat_batches(buffered)  # type: ignore[attr-defined]  # missing from the stubs
 
 
 def _rows_for_bytes(batches: Sequence[pa.RecordBatch], count: int, nbytes: int) -> int:

@@ -16,6 +16,8 @@ from ._app import build_app
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
 
+__all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 THUMBNAIL_REQUESTS = 6
 
 
-class Thumbnail(widgets.VBox):
+class Thumbnail(widgets.VBox):  # type: ignore[misc]
     """One file of the grid: its thumbnail (`image`) and a button with its name (`button`)
     that enlarges it."""
 
@@ -45,7 +45,7 @@ class Thumbnail(widgets.VBox):
         super().__init__([picture, self.button])
 
 
-class Gallery(StaticViews, widgets.VBox):
+class Gallery(StaticViews, widgets.VBox):  # type: ignore[misc]
     """A grid of server-side thumbnails of a bucket's files, `page_size` per page, with
     Previous / Next and a page label; a click on a file's name shows it enlarged below
     (a `FilePreview`, in `enlarged`).

@@ -18,7 +18,7 @@ from ._messages import describe_failure
 _FIELD_LAYOUT = {"width": "28em"}
 
 
-class LoginForm(StaticViews, widgets.VBox):
+class LoginForm(StaticViews, widgets.VBox):  # type: ignore[misc]
     """Endpoint, project, e-mail and password, with Log in / Log out and "Remember me".
 
     `client` is the `Client` the form signs in: the given client, or a new one when the

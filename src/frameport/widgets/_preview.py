@@ -33,7 +33,7 @@ PREVIEW_IMAGE_TYPES = frozenset(
 PREVIEW_FORMAT = "png"
 
 
-class FilePreview(StaticViews, widgets.VBox):
+class FilePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
     """What a file holds, with its facts (name, type, size, ...) beside it.
 
     Images and other files: the service's preview image, fetched by the bucket's client (the

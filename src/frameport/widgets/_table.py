@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .._tables import TableQuery
 
 
-class TablePreview(StaticViews, widgets.VBox):
+class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
     """Rows of `query`, `page_size` at a time, with Previous / Next and a label
     ("rows 21–40 of 57"). Only the rows shown are fetched: each page is one request with a
     limit and the previous page's last row as cursor (more when the client drops rows the

@@ -220,7 +220,7 @@ def _cursor_values(
     item_id: str,
     missing: Callable[[str], ServiceError],
 ) -> Sequence[Any]:
-    row = conn.execute(
+    row: tuple[Any, ...] | None = conn.execute(
         f"SELECT {', '.join(key.sql for key in keys)} FROM {source.table} "
         f"WHERE {source.id} = ? AND {source.base_where}",
         (item_id, *source.base_params),

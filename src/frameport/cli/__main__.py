@@ -1,0 +1,5 @@
+"""``python -m frameport.cli``: the same as the ``frameport`` command."""
+
+from . import main
+
+raise SystemExit(main())
