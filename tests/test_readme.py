@@ -1,17 +1,40 @@
-"""The README publishes the write → read dtype table; it must be the one the code uses."""
+"""The README starts with the two commands, links only to pages that exist, and nothing in
+the repository points outside it."""
 
+from __future__ import annotations
+
+import re
+import subprocess
 from pathlib import Path
 
-from frameport._schema import dtype_table_markdown
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def test_readme_publishes_the_dtype_table_the_code_uses() -> None:
-    assert dtype_table_markdown() in README.read_text(encoding="utf-8")
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
 
 
 def test_readme_starts_with_the_two_commands() -> None:
     lines = [line.strip() for line in README.read_text(encoding="utf-8").splitlines()]
     commands = [line.split("#")[0].strip() for line in lines[:5] if line.startswith("make")]
     assert commands == ["make demo", "make test"]
+
+
+def test_readme_links_to_documentation_pages_that_exist() -> None:
+    links = re.findall(r"\]\(([^)#]+)\)", README.read_text(encoding="utf-8"))
+    assert "docs/getting-started.md" in links
+    assert [link for link in links if not (REPO / link).exists()] == []
+
+
+def test_nothing_in_the_repository_points_outside_it() -> None:
+    """Every relative path written in a tracked text file (``../x/y``) stays inside it."""
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    relative_path = re.compile(r"(?<![\w.])(?:\.\./)+[\w.-][\w./-]*")
+    outside = []
+    for name in tracked:
+        if not name.endswith((".md", ".py", ".toml", ".yml", ".ipynb", ".txt", "Makefile")):
+            continue
+        text = (REPO / name).read_text(encoding="utf-8", errors="replace")
+        for path in relative_path.findall(text):
+            if not (REPO / name).parent.joinpath(path).resolve().is_relative_to(REPO):
+                outside.append(f"{name}: {path}")
+    assert outside == []

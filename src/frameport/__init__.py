@@ -47,6 +47,7 @@ from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
 from ._tables._polars_scan import explain_scans
 
 __version__ = "0.1.0"
+"""This package's version (`frameport --version` prints it too)."""
 
 _LAZY_SUBMODULES = ("local", "widgets")
 

@@ -101,6 +101,7 @@ class Deployment:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Deployment:
+        """A Deployment from the service's deployment record (as JSON)."""
         return cls(
             id=str(record["$id"]),
             function_id=str(record.get("resourceId") or ""),
@@ -215,7 +216,7 @@ class AsyncFunction:
         `interval` seconds. Raises `DeploymentError` (with the build log) when it ends
         ``failed`` or ``canceled``, and `TimeoutError` after `timeout` seconds.
 
-        >>> etl.wait(etl.deploy("./src").id).status                  # doctest: +SKIP
+        >>> etl.wait(etl.deploy("./src").id).status
         'ready'
         """
         if timeout < 0 or interval <= 0:

@@ -3,8 +3,9 @@
 JupyterLab runs on a free loopback port with a generated token and a temporary root holding a
 copy of the notebook; Debian's Chromium (/usr/bin/chromium, never a downloaded browser) opens
 it, runs every cell, signs in through the login widget, waits for the signed-in state and a
-rendered image preview, keeps a screenshot in test-artifacts/quickstart.png, saves the
-notebook and checks that the saved file holds no secret.
+rendered image preview, keeps a screenshot in test-artifacts/quickstart.png and one of each
+widget in docs/images/ (the pictures the notebook-widgets guide shows), saves the notebook
+and checks that the saved file holds no secret.
 
 Without /usr/bin/chromium the test skips, unless CI is set: then it fails, because CI runs
 scripts/install-browser-deps.sh first.
@@ -36,6 +37,14 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "quickstart.ipynb"
 SCREENSHOT = REPO / "test-artifacts" / "quickstart.png"
 FAILURE_SCREENSHOT = REPO / "test-artifacts" / "quickstart-failure.png"
+DOCS_IMAGES = REPO / "docs" / "images"
+# The widgets the notebook shows, by CSS class, and the picture the docs keep of each.
+WIDGET_SCREENSHOTS = {
+    "frameport-login": "widget-login.png",
+    "frameport-preview": "widget-preview.png",
+    "frameport-gallery": "widget-gallery.png",
+    "frameport-table": "widget-table.png",
+}
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -196,6 +205,15 @@ def click_menu(page: Page, menu: str, command: str) -> None:
     page.locator(f'.lm-Menu-item[data-command="{command}"]').first.click()
 
 
+def save_widget_screenshots(page: Page) -> None:
+    """One picture of each widget, for the documentation."""
+    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    for css_class, name in WIDGET_SCREENSHOTS.items():
+        widget = page.locator(f".jp-OutputArea-output .{css_class}").first
+        widget.scroll_into_view_if_needed()
+        widget.screenshot(path=str(DOCS_IMAGES / name), animations="disabled")
+
+
 @pytest.mark.slow
 def test_quickstart_runs_signs_in_and_previews_in_chromium(jupyter_lab: JupyterLab) -> None:
     from playwright.sync_api import expect, sync_playwright
@@ -228,6 +246,7 @@ def test_quickstart_runs_signs_in_and_previews_in_chromium(jupyter_lab: JupyterL
             page.wait_for_function(AN_IMAGE_PREVIEW_SHOWS, timeout=UI_WAIT_MS)
             login.evaluate("element => element.scrollIntoView({block: 'start'})")
             page.screenshot(path=str(SCREENSHOT))
+            save_widget_screenshots(page)
 
             click_menu(page, "File", "docmanager:save")
             expect(page.locator(".jp-mod-dirty")).to_have_count(0, timeout=UI_WAIT_MS)

@@ -7,7 +7,7 @@ and `frame_to_rows` turns its rows into the JSON values the service stores.
 Inference (`_inference`): when the columns cannot be read (session users), `InferredSchema`
 settles the schema page by page.
 
-`DTYPE_TABLE` is the published write → read table; a test holds the code to it.
+`DTYPE_TABLE` is the published write → read table; the documentation is written from it.
 
 >>> arrow_schema([{"key": "age", "type": "integer", "array": False}]).field("age").type
 DataType(int64)

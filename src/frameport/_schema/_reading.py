@@ -266,6 +266,8 @@ DTYPE_TABLE: tuple[DtypeMapping, ...] = (
     DtypeMapping("object", (["a", "b"], None), "string[]", pa.list_(pa.string()), "object"),
     DtypeMapping("object", ([1, 2], []), "integer[]", pa.list_(pa.int64()), "object"),
 )
+"""What a DataFrame column becomes in the service, and how it reads back (default backend).
+Datetimes are stored in UTC with millisecond precision; naive ones are taken as UTC."""
 
 
 class TypeRead(NamedTuple):
@@ -294,13 +296,13 @@ TYPE_READS: tuple[TypeRead, ...] = (
 
 
 def type_reads_markdown() -> str:
-    """TYPE_READS as the Markdown table the README publishes (a test keeps them equal)."""
+    """TYPE_READS as a Markdown table (the documentation writes it with this at build time)."""
     header = ("service column", "Arrow type", "pandas dtype read")
     return _markdown(header, [(row.column_type, row.arrow, row.read) for row in TYPE_READS])
 
 
 def dtype_table_markdown() -> str:
-    """DTYPE_TABLE as the Markdown table the README publishes (a test keeps them equal)."""
+    """DTYPE_TABLE as a Markdown table (the documentation writes it with this at build time)."""
     header = ("pandas dtype written", "service column", "Arrow type", "pandas dtype read")
     rows = [(row.written, row.column_type, row.arrow, row.read) for row in DTYPE_TABLE]
     return _markdown(header, rows)
@@ -311,7 +313,3 @@ def _markdown(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     lines = [f"| {' | '.join(header)} |", f"|{'---|' * len(header)}"]
     lines.extend("| " + " | ".join(f"`{cell}`" for cell in row) + " |" for row in rows)
     return "\n".join(lines)
-
-
-"""What a DataFrame column becomes in the service, and how it reads back (default backend).
-Datetimes are stored in UTC with millisecond precision; naive ones are taken as UTC."""

@@ -7,6 +7,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import __version__
+from ._examples import add_examples
 from ._export import add_export_command
 from ._local import add_demo_command, add_serve_command
 from ._login import add_login_commands
@@ -15,12 +17,14 @@ from ._upload import add_upload_command
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="frameport", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"frameport {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     add_serve_command(commands)
     add_export_command(commands)
     add_upload_command(commands)
     add_login_commands(commands)
     add_demo_command(commands)
+    add_examples(commands)
     return parser
 
 

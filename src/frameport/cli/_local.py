@@ -29,6 +29,9 @@ def add_serve_command(commands: Any) -> None:
     serve.add_argument(
         "--max-file-size", type=positive_int, default=None, help="bytes (default 5 GiB)"
     )
+    serve.add_argument(
+        "--access-log", action="store_true", help="print one line per request (uvicorn's log)"
+    )
     serve.set_defaults(run=_serve)
 
 
@@ -81,7 +84,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.max_file_size is not None:
         config.max_file_size = args.max_file_size
     try:
-        serve(config, args.host, args.port)
+        serve(config, args.host, args.port, access_log=args.access_log)
     except OSError as exc:  # e.g. a data directory that cannot be created
         return fail("serve", exc)
     except KeyboardInterrupt:

@@ -27,6 +27,10 @@ KINDS = (*REFUSALS, APPLIED)
 
 @dataclass(frozen=True)
 class InjectedFault:
+    """One fault the local service injected: its `kind` ("drop", "500", "503" or "429",
+    refused before any change; "apply_then_drop", applied and then the connection dropped)
+    and the `request_line` it hit."""
+
     kind: str
     request_line: str
 

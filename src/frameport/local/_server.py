@@ -32,10 +32,13 @@ def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
     return injector, injector
 
 
-def _uvicorn_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
+def _uvicorn_config(
+    app: ASGIApp, host: str, port: int, *, access_log: bool = False
+) -> uvicorn.Config:
+    """uvicorn's settings; `access_log` prints uvicorn's line per request on stdout."""
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
-        timeout_keep_alive=30,
+        app, host=host, port=port, log_level="info" if access_log else "warning",
+        access_log=access_log, lifespan="off", timeout_keep_alive=30,
     )  # fmt: skip
 
 
@@ -44,7 +47,8 @@ class LocalService:
 
     >>> with LocalService() as svc:
     ...     client = svc.client()
-    ...     client.account  # doctest: +SKIP
+    ...     client.endpoint == svc.endpoint
+    True
 
     `faults="0.2:7"` injects faults at 20 % with seed 7 (see `faults`);
     `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
@@ -88,6 +92,7 @@ class LocalService:
 
     @property
     def project(self) -> str:
+        """The project the service serves (default "demo")."""
         return self.config.project
 
     @property
@@ -99,6 +104,7 @@ class LocalService:
 
     @property
     def data_dir(self) -> Path:
+        """Where the SQLite file and the uploaded files are kept."""
         return self.config.data_dir
 
     @property
@@ -112,6 +118,7 @@ class LocalService:
         return 0 if self._state is None else self._state.rows_served
 
     def start(self) -> LocalService:
+        """Start serving in a background thread; returns once requests are answered."""
         self._state = ServiceState(self.config)
         app, self._injector = make_app(self._state)
         # proto IPPROTO_TCP: asyncio sets TCP_NODELAY only then (else Nagle adds ~40 ms).
@@ -133,6 +140,7 @@ class LocalService:
         return self
 
     def stop(self) -> None:
+        """Stop serving, close the database and remove a temporary data directory."""
         if self._server is not None and self._thread is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
@@ -163,8 +171,9 @@ class LocalService:
         self.stop()
 
 
-def serve(config: ServiceConfig, host: str, port: int) -> None:
-    """Run the service in the foreground until interrupted (`frameport serve`)."""
+def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = False) -> None:
+    """Run the service in the foreground until interrupted (`frameport serve`); with
+    `access_log`, one line per request."""
     state = ServiceState(config)
     app, _ = make_app(state)
     print(f"frameport local service on http://{host}:{port}/v1")
@@ -172,6 +181,6 @@ def serve(config: ServiceConfig, host: str, port: int) -> None:
     print(f"  API key: {state.key}")
     print(f"  data:    {config.data_dir}")
     try:
-        uvicorn.Server(_uvicorn_config(app, host, port)).run()
+        uvicorn.Server(_uvicorn_config(app, host, port, access_log=access_log)).run()
     finally:
         state.close()

@@ -83,6 +83,7 @@ class Gallery(StaticViews, widgets.VBox):  # type: ignore[misc]
 
     @property
     def page_count(self) -> int:
+        """The number of pages of `page_size` files (at least 1)."""
         return max(1, math.ceil(len(self.files) / self.page_size))
 
     def show_page(self, page: int) -> None:
@@ -112,6 +113,7 @@ class Gallery(StaticViews, widgets.VBox):  # type: ignore[misc]
         self.enlarged.children = [close, FilePreview(self.bucket, file_id)]
 
     def close_enlarged(self) -> None:
+        """Close the enlarged view of a file and show the grid again."""
         self.enlarged_file = None
         self.enlarged.children = []
 
@@ -153,6 +155,7 @@ class Gallery(StaticViews, widgets.VBox):  # type: ignore[misc]
         )
 
     def summary(self) -> str:
+        """The gallery as plain text: the page and the names of its files."""
         lines = [f"frameport gallery of bucket {self.bucket.id}: {self._page_text()}"]
         lines.extend(str(tile.button.description) for tile in self.tiles)
         return "\n".join(lines)

@@ -180,6 +180,7 @@ class LoginForm(StaticViews, widgets.VBox):  # type: ignore[misc]
         return f"{name} <{email}>" if name and email else name or email or str(account.get("$id"))
 
     def summary(self) -> str:
+        """The form as plain text: where it signs in, and who is signed in."""
         where = f"{self.endpoint_field.value or '(no endpoint)'}, project "
         where += self.project_field.value or "(none)"
         if self.signed_in:

@@ -80,6 +80,7 @@ class FilePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
         self.content.children = [self.image]
 
     def summary(self) -> str:
+        """The preview as plain text (shown where widgets cannot render)."""
         lines = [f"frameport preview of file {self.file_id}"]
         if self.file is not None:
             lines.append(facts_text(file_facts(self.file)))

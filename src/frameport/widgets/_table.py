@@ -75,6 +75,7 @@ class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
         return f"Rows {first:,}–{last:,} of {of}"
 
     def summary(self) -> str:
+        """The table preview as plain text: the query, the page and its rows."""
         lines = [f"frameport table preview: {self.query!r} · {self._page_text()}"]
         if self.page is not None:
             lines.append(frame_text(self.page.frame))

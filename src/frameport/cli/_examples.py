@@ -1,0 +1,38 @@
+"""An example for the end of every command's `--help` (argparse epilogs)."""
+
+from __future__ import annotations
+
+import argparse
+
+EXAMPLES: dict[str, str] = {
+    "serve": """\
+example:
+  frameport serve --port 8080 --data ./frameport-data --access-log
+  # then, in another shell, with the key it printed:
+  FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1 FRAMEPORT_PROJECT=demo FRAMEPORT_KEY=... \\
+    frameport export crm people -o people.parquet""",
+    "export": """\
+example:
+  export FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1 FRAMEPORT_PROJECT=demo FRAMEPORT_KEY=...
+  frameport export crm people -o people.parquet --where "age > 30" --columns name,age""",
+    "upload": """\
+example:
+  frameport upload reports big.csv photos/*.png --permission 'read("any")' --resume""",
+    "login": """\
+example:
+  frameport login --endpoint http://127.0.0.1:8080/v1 --project demo --email ada@example.com
+  frameport export crm people -o people.parquet   # uses the saved session""",
+    "logout": """\
+example:
+  frameport logout --endpoint http://127.0.0.1:8080/v1 --project demo""",
+    "demo": """\
+example:
+  frameport demo --rows 10000 --out ./out""",
+}
+
+
+def add_examples(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """End each command's help with its example, kept as written (line breaks and all)."""
+    for name, parser in commands.choices.items():
+        parser.epilog = EXAMPLES[name]
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
