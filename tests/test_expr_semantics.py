@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from frameport._expr import ColumnSpec, Expr, col, compile_filter, evaluate, parse
-from frameport.local._collation import fold
+from frameport.local.store._collation import fold
 
 TEXTS = [
     "Oslo", "oslo", "OSLO", "Ósló", "Bergen", "bergen", "it's", 'say "hi"', "a`b", "x & y | z",

@@ -28,6 +28,7 @@ from frameport._schema import (
     column_type_name,
     column_types,
     frame_to_rows,
+    is_json_text,
     new_column,
     parse_column_type,
     string_size,
@@ -72,8 +73,11 @@ def service_model(definition: dict[str, Any]) -> dict[str, Any]:
         ({"type": "double"}, pa.float64()),
         ({"type": "boolean"}, pa.bool_()),
         ({"type": "datetime", "format": "datetime"}, TIMESTAMP),
+        ({"type": "bigint"}, pa.int64()),
+        ({"type": "point"}, pa.list_(pa.float64())),
+        ({"type": "line"}, pa.list_(pa.list_(pa.float64()))),
+        ({"type": "polygon"}, pa.list_(pa.list_(pa.list_(pa.float64())))),
         ({"type": "relationship"}, None),
-        ({"type": "point"}, None),
     ],
 )
 def test_column_model_to_arrow(model: dict[str, Any], expected: pa.DataType | None) -> None:
@@ -99,9 +103,10 @@ COLUMNS: list[dict[str, Any]] = [
 ]
 
 
-def test_arrow_schema_puts_internal_fields_first_and_leaves_out_unread_columns() -> None:
+def test_arrow_schema_puts_internal_fields_first_and_reads_unmapped_columns_as_text() -> None:
     schema = arrow_schema(COLUMNS)
-    assert schema.names == [*SYSTEM_SCHEMA.names, "name", "age", "tags"]
+    assert schema.names == [*SYSTEM_SCHEMA.names, "name", "age", "owner", "tags"]
+    assert schema.field("owner").type == pa.string() and is_json_text(schema.field("owner"))
     assert schema.field("tags").type == pa.list_(pa.string())
     assert str(SYSTEM_SCHEMA.field("$sequence").type) == "int64"
     assert SYSTEM_SCHEMA.field("$createdAt").type == pa.timestamp("ms", tz="UTC")
@@ -111,7 +116,7 @@ def test_arrow_schema_with_select() -> None:
     assert arrow_schema(COLUMNS, select=["tags", "$id", "name"]).names[-2:] == ["tags", "name"]
     assert arrow_schema(COLUMNS, select=["$id"]).names == SYSTEM_SCHEMA.names
     assert arrow_schema(COLUMNS, select=["*"]) == arrow_schema(COLUMNS)
-    assert arrow_schema(COLUMNS, select=["owner"]).names == SYSTEM_SCHEMA.names
+    assert arrow_schema(COLUMNS, select=["owner"]).names == [*SYSTEM_SCHEMA.names, "owner"]
     with pytest.raises(FilterError, match="'nope'"):
         arrow_schema(COLUMNS, select=["name", "nope"])
 

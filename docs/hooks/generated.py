@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from frameport._schema import dtype_table_markdown
+from frameport._schema import dtype_table_markdown, type_reads_markdown
 from frameport.cli import build_parser
 
 HELP_WIDTH = "88"
@@ -33,6 +33,7 @@ def cli_reference_markdown() -> str:
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "dtype-table": dtype_table_markdown,
+    "type-reads": type_reads_markdown,
     "cli-reference": cli_reference_markdown,
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from frameport.local._errors import ERROR_CODES, ServiceError
+from frameport.local.wire._errors import ERROR_CODES, ServiceError
 
 PASS_THROUGH = {400, 401, 402, 403, 404, 405, 408, 409, 410, 412, 416, 422, 429, 451, 501, 503}
 

@@ -21,7 +21,8 @@ from tablesdb_helpers import (
     wait_available,
 )
 
-from frameport.local import LocalService, _schema_store
+from frameport.local import LocalService
+from frameport.local.store import _schema_store
 
 DATABASE_FIELDS = ["$id", "name", "$createdAt", "$updatedAt", "enabled", "type", "status"]
 TABLE_FIELDS = [

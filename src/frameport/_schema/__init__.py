@@ -17,6 +17,7 @@ from .._exceptions import RowDecodeError
 from ._inference import InferredSchema, infer_batch
 from ._reading import (
     DTYPE_TABLE,
+    SPATIAL_COLUMN_TYPES,
     SYSTEM_SCHEMA,
     TIMESTAMP,
     DtypeMapping,
@@ -25,7 +26,9 @@ from ._reading import (
     column_type_name,
     dtype_table_markdown,
     to_pandas,
+    type_reads_markdown,
 )
+from ._unmapped import UnmappedColumnWarning, is_json_text, json_text_columns, warn_unmapped
 from ._writing import (
     SERVICE_FIELDS,
     NewColumn,
@@ -42,12 +45,14 @@ from ._writing import (
 __all__ = [
     "DTYPE_TABLE",
     "SERVICE_FIELDS",
+    "SPATIAL_COLUMN_TYPES",
     "SYSTEM_SCHEMA",
     "TIMESTAMP",
     "DtypeMapping",
     "InferredSchema",
     "NewColumn",
     "RowDecodeError",
+    "UnmappedColumnWarning",
     "arrow_schema",
     "check_column_keys",
     "column_arrow_type",
@@ -57,9 +62,13 @@ __all__ = [
     "dtype_table_markdown",
     "frame_to_rows",
     "infer_batch",
+    "is_json_text",
+    "json_text_columns",
     "new_column",
     "parse_column_type",
     "string_size",
     "to_json_value",
     "to_pandas",
+    "type_reads_markdown",
+    "warn_unmapped",
 ]

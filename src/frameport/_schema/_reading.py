@@ -15,11 +15,15 @@ import pandas as pd
 import pyarrow as pa
 
 from .._exceptions import FilterError
+from ._unmapped import json_text_field
 
 log = logging.getLogger(__name__)
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 """The Arrow type of every service datetime: milliseconds, UTC."""
+
+POINT = pa.list_(pa.float64())
+"""The Arrow type of a point column's value: ``[x, y]``."""
 
 _SYSTEM_FIELDS: list[tuple[str, pa.DataType]] = [
     ("$id", pa.string()),
@@ -40,11 +44,18 @@ ARROW_BY_COLUMN_TYPE: Mapping[str, pa.DataType] = {
         pa.string(),
     ),
     "integer": pa.int64(),
+    "bigint": pa.int64(),
     "float": pa.float64(),
     "boolean": pa.bool_(),
     "datetime": TIMESTAMP,
+    "point": POINT,
+    "line": pa.list_(POINT),
+    "polygon": pa.list_(pa.list_(POINT)),
 }
 """Service column type (as `column_type_name` names it) → Arrow type of one value."""
+
+SPATIAL_COLUMN_TYPES = frozenset({"point", "line", "polygon"})
+"""Geometries: a point `[x, y]`, a line (list of points), a polygon (list of rings)."""
 
 _FORMATTED_STRING_TYPES = frozenset({"email", "ip", "url", "enum"})
 _UNUSABLE_STATUSES = frozenset({"failed", "stuck", "deleting"})
@@ -78,8 +89,8 @@ def column_type_name(column: Mapping[str, Any]) -> str:
 
 
 def column_arrow_type(column: Mapping[str, Any]) -> pa.DataType | None:
-    """The Arrow type of a column model's values, or None for types frameport does not read
-    (relationships, geometry)."""
+    """The Arrow type of a column model's values, or None for types frameport does not map
+    (relationships; they are read as JSON text)."""
     value_type = ARROW_BY_COLUMN_TYPE.get(column_type_name(column))
     if value_type is None:
         return None
@@ -91,15 +102,16 @@ def arrow_schema(
 ) -> pa.Schema:
     """The Arrow schema of a row batch: `SYSTEM_SCHEMA`, then the table's columns.
 
-    Columns that are failed, stuck or being deleted, and columns of types frameport does not
-    read, are left out (logged at DEBUG). With `select`, only the selected columns follow the
-    internal fields, in the order selected; ``"*"`` selects all. Selecting an internal field
-    is allowed and changes nothing; selecting an unknown column raises `FilterError`.
+    Columns that are failed, stuck or being deleted are left out (logged at DEBUG); columns of
+    types frameport does not map are read as JSON text (`json_text_field`). With `select`,
+    only the selected columns follow the internal fields, in the order selected; ``"*"``
+    selects all. Selecting an internal field is allowed and changes nothing; selecting an
+    unknown column raises `FilterError`.
 
     >>> arrow_schema([{"key": "tags", "type": "string", "array": True}]).names
     ['$id', '$sequence', '$createdAt', '$updatedAt', '$permissions', 'tags']
     """
-    fields: dict[str, pa.DataType] = {}
+    fields: dict[str, pa.DataType | pa.Field[Any]] = {}
     known: set[str] = set()
     for column in columns:
         key = str(column["key"])
@@ -108,12 +120,9 @@ def arrow_schema(
             log.debug("column %r left out: status %s", key, column.get("status"))
             continue
         value_type = column_arrow_type(column)
-        if value_type is None:
-            log.debug("column %r left out: type %r is not read", key, column.get("type"))
-            continue
-        fields[key] = value_type
+        fields[key] = json_text_field(key) if value_type is None else value_type
     if select is not None and "*" not in select:
-        chosen: dict[str, pa.DataType] = {}
+        chosen: dict[str, pa.DataType | pa.Field[Any]] = {}
         for key in select:
             if key in SYSTEM_SCHEMA.names or key in CONSTANT_FIELDS:
                 continue
@@ -122,7 +131,12 @@ def arrow_schema(
             if key in fields:
                 chosen[key] = fields[key]
         fields = chosen
-    return pa.schema([*SYSTEM_SCHEMA, *(pa.field(k, t) for k, t in fields.items())])
+    return pa.schema(
+        [
+            *SYSTEM_SCHEMA,
+            *(t if isinstance(t, pa.Field) else pa.field(k, t) for k, t in fields.items()),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,12 +270,46 @@ DTYPE_TABLE: tuple[DtypeMapping, ...] = (
 Datetimes are stored in UTC with millisecond precision; naive ones are taken as UTC."""
 
 
+class TypeRead(NamedTuple):
+    """How a column of a service type no pandas dtype creates reads back: create it by name
+    (``create_table(..., schema={"c": "point"})``), write values like `example`."""
+
+    column_type: str
+    example: Any
+    arrow: pa.DataType
+    read: str
+
+
+TYPE_READS: tuple[TypeRead, ...] = (
+    TypeRead("bigint", 2**62, pa.int64(), "Int64"),
+    TypeRead("point", [10.5, 59.9], POINT, "object"),
+    TypeRead("line", [[0.0, 0.0], [1.0, 1.0]], pa.list_(POINT), "object"),
+    TypeRead(
+        "polygon",
+        [[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]]],
+        pa.list_(pa.list_(POINT)),
+        "object",
+    ),
+    TypeRead("relationship (any unmapped type)", None, pa.string(), "str"),
+)
+"""Service types read with these Arrow types; unmapped types come as their JSON text."""
+
+
+def type_reads_markdown() -> str:
+    """TYPE_READS as a Markdown table (the documentation writes it with this at build time)."""
+    header = ("service column", "Arrow type", "pandas dtype read")
+    return _markdown(header, [(row.column_type, row.arrow, row.read) for row in TYPE_READS])
+
+
 def dtype_table_markdown() -> str:
     """DTYPE_TABLE as a Markdown table (the documentation writes it with this at build time)."""
-    lines = [
-        "| pandas dtype written | service column | Arrow type | pandas dtype read |",
-        "|---|---|---|---|",
-    ]
-    for row in DTYPE_TABLE:
-        lines.append(f"| `{row.written}` | `{row.column_type}` | `{row.arrow}` | `{row.read}` |")
+    header = ("pandas dtype written", "service column", "Arrow type", "pandas dtype read")
+    rows = [(row.written, row.column_type, row.arrow, row.read) for row in DTYPE_TABLE]
+    return _markdown(header, rows)
+
+
+def _markdown(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table with every cell as code."""
+    lines = [f"| {' | '.join(header)} |", f"|{'---|' * len(header)}"]
+    lines.extend("| " + " | ".join(f"`{cell}`" for cell in row) + " |" for row in rows)
     return "\n".join(lines)

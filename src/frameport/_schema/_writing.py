@@ -23,6 +23,7 @@ from ._reading import (
     MAX_ENUM_ELEMENT_LENGTH,
     MAX_ENUM_ELEMENTS,
     MAX_STRING_SIZE,
+    SPATIAL_COLUMN_TYPES,
     SYSTEM_SCHEMA,
     TIMESTAMP,
     WIRE_DATETIME_FORMAT,
@@ -217,6 +218,8 @@ def parse_column_type(key: str, type_name: str) -> NewColumn:
         )
     if match["size"] is not None and kind not in _SIZED_TYPES:
         raise ValueError(f"column {key!r}: type {kind!r} takes no size")
+    if match["array"] is not None and kind in SPATIAL_COLUMN_TYPES:
+        raise ValueError(f"column {key!r}: {kind} columns cannot be arrays; drop the []")
     size = int(match["size"]) if match["size"] else DEFAULT_STRING_SIZE
     return NewColumn(
         key, kind, array=match["array"] is not None, size=size if kind in _SIZED_TYPES else None

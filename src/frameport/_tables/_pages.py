@@ -20,7 +20,14 @@ from typing import Any, Literal, cast
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from .._schema import SYSTEM_SCHEMA, InferredSchema, RowDecodeError, infer_batch
+from .._schema import (
+    SYSTEM_SCHEMA,
+    InferredSchema,
+    RowDecodeError,
+    infer_batch,
+    is_json_text,
+    json_text_columns,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +53,8 @@ def decode_page(
     (9, [{'$id': 'a', 'n': 1}])
     """
     try:
+        if json_text_columns(schema):  # Arrow's reader would take text values as they are
+            raise pa.ArrowInvalid("columns read as JSON text")
         total, batch = _read_page(body, list(schema), items_key, "ignore", memory_pool)
         return total, pa.RecordBatch.from_arrays(batch.columns, schema=schema)
     except pa.ArrowException as exc:
@@ -183,7 +192,11 @@ def batch_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.
     """
     arrays = []
     for field in schema:
-        coerce = _coercion(field.type, sequence=field.name == _SEQUENCE)
+        coerce = (
+            json.dumps
+            if is_json_text(field)
+            else _coercion(field.type, sequence=field.name == _SEQUENCE)
+        )
         values = [row.get(field.name) for row in rows]
         for position, value in enumerate(values):
             if value is not None:

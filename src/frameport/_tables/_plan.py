@@ -27,7 +27,7 @@ from .._core._queries import order_query, select_query
 from .._exceptions import AuthenticationError, BadRequestError, FilterError
 from .._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
 from .._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
-from .._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas
+from .._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas, warn_unmapped
 from ._location import TableLocation
 from ._pager import (
     DEFAULT_PAGE_SIZE,
@@ -85,6 +85,8 @@ async def make_plan(
     """Resolve `spec` against the columns of the table at `location`."""
     models = await column_models(requester, location)
     full = arrow_schema(models) if models is not None else None
+    if full is not None:
+        warn_unmapped(full, {str(m["key"]): str(m.get("type")) for m in models or ()})
     kinds = filter_columns(full) if full is not None else _guessed_columns(spec.condition)
     member = requester.query_member_for(location.rows_path)
     compiled = compile_filter(spec.condition, kinds, member=member)

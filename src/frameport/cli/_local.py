@@ -70,8 +70,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from ..local._distance import check_distance
         from ..local._faults import parse_fault_spec
-        from ..local._server import serve
-        from ..local._state import ServiceConfig
+        from ..local._server import ServiceConfig, serve
     except ImportError as exc:  # the `local` extra is missing
         return fail("serve", f"{LOCAL_EXTRA} ({exc})", code=2)
     config = ServiceConfig(

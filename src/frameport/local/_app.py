@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,14 +21,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import routes  # noqa: F401  (registers every route and its schema before any store opens)
-from ._errors import ERROR_HEADERS, ServiceError
-from ._identity import resolve_caller
-from ._params import Params, check_path_ids, merge_bracket_pairs
-from ._routing import ROUTES, Context, Reply, RouteSpec
-from ._state import ServiceState
+from ._body import read_limited_body, refuse_declared_oversize
+from .routes import ROUTES, Context, Reply, RouteSpec
+from .service._identity import resolve_caller
+from .service._state import ServiceState
+from .wire import _json as request_json
+from .wire._errors import ERROR_HEADERS, ServiceError
+from .wire._params import Params, check_path_ids, merge_bracket_pairs
 
 logger = logging.getLogger("frameport.local")
+
+#: The service's framework sends a Content-Type on every answer, an empty one included, and
+#: its clients read it on every response (a JSON type would make them decode the empty body).
+EMPTY_BODY_TYPE = "text/html; charset=UTF-8"
 
 
 def error_response(error: ServiceError, headers: dict[str, str] | None = None) -> Response:
@@ -46,7 +51,10 @@ def render(reply: Reply | Response, headers: dict[str, str]) -> Response:
         reply.headers.update(headers)
         return reply
     if reply.status == 204 or reply.body is None:
-        return Response(status_code=reply.status, headers={**headers, **reply.headers})
+        return Response(
+            status_code=reply.status, headers={**headers, **reply.headers},
+            media_type=EMPTY_BODY_TYPE,
+        )  # fmt: skip
     body = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
     return Response(
         body, status_code=reply.status, headers={**headers, **reply.headers},
@@ -62,16 +70,18 @@ async def read_params(request: Request) -> Params:
         if content_type.startswith("multipart/form-data") or content_type.startswith(
             "application/x-www-form-urlencoded"
         ):
+            if not content_type.startswith("multipart/"):
+                await refuse_declared_oversize(request)
             try:
                 form = await request.form(max_files=10, max_fields=1000)
             except HTTPException as exc:  # Starlette's answer to a malformed form
                 raise ServiceError("general_bad_request", f"Malformed form: {exc.detail}") from None
             pairs.extend(form.multi_items())
         else:
-            raw = await request.body()
+            raw = await read_limited_body(request)
             if raw.strip():
                 try:
-                    body = json.loads(raw)
+                    body = request_json.loads(raw)
                 except ValueError:
                     raise ServiceError(
                         "general_bad_request",
@@ -189,10 +199,10 @@ async def server_error(request: Request, exc: Exception) -> Response:
     return error_response(ServiceError("general_unknown", "Server Error"))
 
 
-def build_app(state: ServiceState) -> Starlette:
-    """The ASGI app of one local service (fault injection wraps it when configured)."""
+def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Starlette:
+    """The ASGI app of one local service, serving `routes` (fault injection wraps it)."""
     by_path: dict[str, list[RouteSpec]] = {}
-    for spec in ROUTES:
+    for spec in routes:
         by_path.setdefault(spec.path, []).append(spec)
     starlette_routes = []
     for path, specs in by_path.items():

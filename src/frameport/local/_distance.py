@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 if TYPE_CHECKING:
-    from ._state import ServiceConfig
+    from .service._state import ServiceConfig
 
 PACING_CHUNK = 64 * 1024
 """Bytes sent (or taken in) between two pauses of a bandwidth-capped connection."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._errors import ERROR_HEADERS, SERVER_ERROR_MESSAGE, error_body
+from .wire._errors import ERROR_HEADERS, SERVER_ERROR_MESSAGE, error_body
 
 logger = logging.getLogger("frameport.local.faults")
 

@@ -15,12 +15,12 @@ import uvicorn
 from ._app import build_app
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
-from ._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
+from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
+
+__all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
-
-    from .._client import Client
 
 
 def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
@@ -163,8 +163,11 @@ class LocalService:
             self._tempdir.cleanup()
             self._tempdir = None
 
-    def client(self, **options: Any) -> Client:
-        """An API-key `frameport.Client` for this service."""
+    def client(self, **options: Any) -> Any:
+        """An API-key `frameport.Client` for this service.
+
+        Typed `Any`: the local service imports nothing of the client at module level.
+        """
         from .._client import Client
 
         return Client(self.endpoint, self.project, key=self.key, **options)

@@ -1,7 +1,36 @@
-"""The service's routes, one module per area; importing this package registers them all."""
+"""The service's HTTP routes, one module per area, joined in one explicit list."""
 
-import importlib
-import pkgutil
+from . import (
+    account,
+    buckets,
+    columns,
+    databases,
+    file_content,
+    files,
+    functions,
+    indexes,
+    memberships,
+    rows,
+    tables,
+    teams,
+    users,
+)
+from ._routing import Context, Reply, RouteSpec
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+ROUTES: tuple[RouteSpec, ...] = (
+    *account.ROUTES,
+    *buckets.ROUTES,
+    *columns.ROUTES,
+    *databases.ROUTES,
+    *file_content.ROUTES,
+    *files.ROUTES,
+    *functions.ROUTES,
+    *indexes.ROUTES,
+    *memberships.ROUTES,
+    *rows.ROUTES,
+    *tables.ROUTES,
+    *teams.ROUTES,
+    *users.ROUTES,
+)
+
+__all__ = ["ROUTES", "Context", "Reply", "RouteSpec"]

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from .._accounts import (
+from ..service._accounts import (
     NO_IMPERSONATION_BEFORE,
     SESSION_DURATION,
     SESSIONS_PER_USER,
@@ -21,13 +21,13 @@ from .._accounts import (
     user_row,
     verify_password,
 )
-from .._errors import ServiceError
-from .._identity import mint_jwt, session_cookie_names
-from .._params import unique_id
-from .._ratelimit import RateLimit
-from .._routing import Context, Reply, route
-from .._timefmt import from_timestamp, now_text
-from ..routes.users import validate_email
+from ..service._identity import mint_jwt, session_cookie_names
+from ..service._ratelimit import RateLimit
+from ..wire._errors import ServiceError
+from ..wire._params import unique_id
+from ..wire._timefmt import from_timestamp, now_text
+from ._routing import Context, Reply, RouteSpec, route
+from .users import validate_email
 
 _DOMAINLESS = ("localhost",)
 #: Cleared cookies expire this many seconds in the past.
@@ -55,12 +55,6 @@ def require_user(ctx: Context) -> dict[str, Any]:
     return ctx.caller.user
 
 
-@route(
-    "POST",
-    "/v1/account",
-    scopes=("sessions.write",),
-    rate_limit=RateLimit(10, 3600),
-)
 def create_account(ctx: Context) -> Reply:
     user_id = ctx.params.uid("userId")
     email = validate_email(ctx.params.required_string("email")).lower()
@@ -181,13 +175,6 @@ def _email_key(ctx: Context) -> str:
     return email.lower() if isinstance(email, str) else ""
 
 
-@route(
-    "POST",
-    "/v1/account/sessions/email",
-    "/v1/account/sessions",
-    scopes=("sessions.write",),
-    rate_limit=RateLimit(10, 3600, key=_email_key, by_ip=False, reset_on_success=True),
-)
 def create_email_session(ctx: Context) -> Reply:
     email = ctx.params.required_string("email").lower()
     password = ctx.params.required_string("password")
@@ -208,7 +195,6 @@ def create_email_session(ctx: Context) -> Reply:
         return _start_session(conn, ctx, user)
 
 
-@route("GET", "/v1/account", scopes=("account",))
 def get_account(ctx: Context) -> Reply:
     return account_reply(ctx, require_user(ctx))
 
@@ -228,12 +214,6 @@ def _session_not_found() -> ServiceError:
     return ServiceError("user_session_not_found", "The current user session could not be found.")
 
 
-@route(
-    "DELETE",
-    "/v1/account/sessions/{sessionId}",
-    scopes=("account",),
-    rate_limit=RateLimit(100, 3600),
-)
 def delete_session(ctx: Context) -> Reply:
     user = require_user(ctx)
     session_id = _named_session(ctx)
@@ -248,7 +228,6 @@ def delete_session(ctx: Context) -> Reply:
     return Reply(status=204)
 
 
-@route("DELETE", "/v1/account/sessions", scopes=("account",), rate_limit=RateLimit(100, 3600))
 def delete_sessions(ctx: Context) -> Reply:
     user = require_user(ctx)
     with ctx.store.write() as conn:
@@ -267,7 +246,6 @@ def _session_reply(ctx: Context, user: dict[str, Any], row: tuple[Any, ...]) -> 
     return model
 
 
-@route("GET", "/v1/account/sessions", scopes=("account",))
 def list_sessions(ctx: Context) -> Reply:
     user = require_user(ctx)
     with ctx.store.read() as conn:
@@ -280,7 +258,6 @@ def list_sessions(ctx: Context) -> Reply:
     return Reply({"total": len(sessions), "sessions": sessions})
 
 
-@route("GET", "/v1/account/sessions/{sessionId}", scopes=("account",))
 def get_session(ctx: Context) -> Reply:
     """One session of the user; `current` names the request's own session."""
     user = require_user(ctx)
@@ -299,13 +276,6 @@ def _jwt_key(ctx: Context) -> str:
     return ctx.caller.user_id or ""
 
 
-@route(
-    "POST",
-    "/v1/account/jwts",
-    "/v1/account/jwt",
-    scopes=("account",),
-    rate_limit=RateLimit(120, 60, key=_jwt_key, by_ip=False),
-)
 def create_jwt(ctx: Context) -> Reply:
     user = require_user(ctx)
     duration = ctx.params.integer("duration", 900, minimum=0, maximum=3600)
@@ -318,3 +288,47 @@ def create_jwt(ctx: Context) -> Reply:
     if ctx.caller.session_id is None:
         raise _session_not_found()
     return Reply({"jwt": mint_jwt(ctx.state, user["id"], ctx.caller.session_id, duration)}, 201)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(
+        create_account,
+        "POST",
+        "/v1/account",
+        scopes=("sessions.write",),
+        rate_limit=RateLimit(10, 3600),
+    ),
+    *route(
+        create_email_session,
+        "POST",
+        "/v1/account/sessions/email",
+        "/v1/account/sessions",
+        scopes=("sessions.write",),
+        rate_limit=RateLimit(10, 3600, key=_email_key, by_ip=False, reset_on_success=True),
+    ),
+    *route(get_account, "GET", "/v1/account", scopes=("account",)),
+    *route(
+        delete_session,
+        "DELETE",
+        "/v1/account/sessions/{sessionId}",
+        scopes=("account",),
+        rate_limit=RateLimit(100, 3600),
+    ),
+    *route(
+        delete_sessions,
+        "DELETE",
+        "/v1/account/sessions",
+        scopes=("account",),
+        rate_limit=RateLimit(100, 3600),
+    ),
+    *route(list_sessions, "GET", "/v1/account/sessions", scopes=("account",)),
+    *route(get_session, "GET", "/v1/account/sessions/{sessionId}", scopes=("account",)),
+    *route(
+        create_jwt,
+        "POST",
+        "/v1/account/jwts",
+        "/v1/account/jwt",
+        scopes=("account",),
+        rate_limit=RateLimit(120, 60, key=_jwt_key, by_ip=False),
+    ),
+]

@@ -14,30 +14,16 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from .._caller import Caller
-from .._chunks import UploadPaths
-from .._errors import ServiceError, invalid_param
-from .._listing import MetadataList
-from .._permissions import RESOURCE_ACTIONS, is_allowed, normalize_permissions
-from .._routing import Context, Reply, route
-from .._state import ServiceState
-from .._store import add_schema
-from .._timefmt import now_text
+from ..service._caller import Caller
+from ..service._chunks import UploadPaths
+from ..service._permissions import RESOURCE_ACTIONS, is_allowed, normalize_permissions
+from ..service._state import ServiceState
+from ..store._listing import MetadataList
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec, route
 
 COMPRESSIONS = ("none", "gzip", "zstd")
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS buckets (
-        sequence INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
-        name TEXT NOT NULL, permissions TEXT NOT NULL, file_security INTEGER NOT NULL,
-        enabled INTEGER NOT NULL, maximum_file_size INTEGER NOT NULL,
-        allowed_file_extensions TEXT NOT NULL, compression TEXT NOT NULL,
-        encryption INTEGER NOT NULL, antivirus INTEGER NOT NULL,
-        transformations INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-    )
-    """
-)
 
 BUCKET_LIST = MetadataList(
     "buckets",
@@ -179,7 +165,6 @@ def _existing(conn: sqlite3.Connection, bucket_id: str) -> Bucket:
     return bucket
 
 
-@route("POST", "/v1/storage/buckets", scopes=("buckets.write",))
 def create_bucket(ctx: Context) -> Reply:
     bucket_id = ctx.params.uid("bucketId")
     settings = _settings(ctx, None)
@@ -200,14 +185,12 @@ def create_bucket(ctx: Context) -> Reply:
     return Reply(bucket.model(0), 201)
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}", scopes=("buckets.read",))
 def get_bucket(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
         bucket = _existing(conn, ctx.path["bucketId"])
         return Reply(bucket.model(_total_size(conn, bucket.id)))
 
 
-@route("GET", "/v1/storage/buckets", scopes=("buckets.read",))
 def list_buckets(ctx: Context) -> Reply:
     query = BUCKET_LIST.parse(ctx.params.queries())
     with ctx.store.read() as conn:
@@ -223,7 +206,6 @@ def list_buckets(ctx: Context) -> Reply:
     return Reply({"total": total, "buckets": models})
 
 
-@route("PUT", "/v1/storage/buckets/{bucketId}", scopes=("buckets.write",))
 def update_bucket(ctx: Context) -> Reply:
     with ctx.store.write() as conn:
         current = _existing(conn, ctx.path["bucketId"])
@@ -237,7 +219,6 @@ def update_bucket(ctx: Context) -> Reply:
         return Reply(bucket.model(_total_size(conn, bucket.id)))
 
 
-@route("DELETE", "/v1/storage/buckets/{bucketId}", scopes=("buckets.write",))
 def delete_bucket(ctx: Context) -> Reply:
     with ctx.store.write() as conn:
         bucket = _existing(conn, ctx.path["bucketId"])
@@ -245,3 +226,12 @@ def delete_bucket(ctx: Context) -> Reply:
         conn.execute("DELETE FROM buckets WHERE id = ?", (bucket.id,))
     shutil.rmtree(bucket_files(ctx.state, bucket.id).root, ignore_errors=True)
     return Reply(status=204)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(create_bucket, "POST", "/v1/storage/buckets", scopes=("buckets.write",)),
+    *route(get_bucket, "GET", "/v1/storage/buckets/{bucketId}", scopes=("buckets.read",)),
+    *route(list_buckets, "GET", "/v1/storage/buckets", scopes=("buckets.read",)),
+    *route(update_bucket, "PUT", "/v1/storage/buckets/{bucketId}", scopes=("buckets.write",)),
+    *route(delete_bucket, "DELETE", "/v1/storage/buckets/{bucketId}", scopes=("buckets.write",)),
+]

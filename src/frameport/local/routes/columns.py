@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from .._columns import ROUTE_TYPES, ColumnDef, column_model, parse_column
-from .._db_terms import BOTH, Terms
-from .._errors import ServiceError
-from .._routing import Context, Reply
-from .._rowstore import add_column, drop_column, drop_index
-from .._schema_store import (
+from ..store._columns import ROUTE_TYPES, ColumnDef, column_model, parse_column
+from ..store._db_terms import BOTH, Terms
+from ..store._rowstore import add_column, drop_column, drop_index
+from ..store._schema_store import (
     COLUMN_SCHEMA,
     TableMeta,
     delete_column,
@@ -23,7 +21,9 @@ from .._schema_store import (
     promote_ready,
     reload_table,
 )
-from .._tablesdb import add_route, list_queries, metadata_page, scopes, table_or_404
+from ..wire._errors import ServiceError
+from ._routing import Context, Reply, RouteSpec
+from ._tablesdb import list_queries, metadata_page, scopes, table_or_404, table_route
 
 COLUMN_LIMIT = 500
 
@@ -103,11 +103,18 @@ def delete_column_route(ctx: Context, terms: Terms) -> Reply:
     return Reply(status=204)
 
 
-for _terms in BOTH:
-    _base = f"{_terms.table_path}/{_terms.columns}"
-    _read, _write = scopes(_terms, "read", *COLUMN_SCOPES), scopes(_terms, "write", *COLUMN_SCOPES)
-    for _type in ROUTE_TYPES:
-        add_route(_terms, "POST", f"{_base}/{_type}", create_column, _write)
-    add_route(_terms, "GET", _base, list_columns, _read)
-    add_route(_terms, "GET", f"{_base}/{{key}}", get_column, _read)
-    add_route(_terms, "DELETE", f"{_base}/{{key}}", delete_column_route, _write)
+def _column_routes(terms: Terms) -> list[RouteSpec]:
+    base = f"{terms.table_path}/{terms.columns}"
+    read, write = scopes(terms, "read", *COLUMN_SCOPES), scopes(terms, "write", *COLUMN_SCOPES)
+    return [
+        *(
+            table_route(terms, "POST", f"{base}/{route_type}", create_column, write)
+            for route_type in ROUTE_TYPES
+        ),
+        table_route(terms, "GET", base, list_columns, read),
+        table_route(terms, "GET", f"{base}/{{key}}", get_column, read),
+        table_route(terms, "DELETE", f"{base}/{{key}}", delete_column_route, write),
+    ]
+
+
+ROUTES: list[RouteSpec] = [spec for terms in BOTH for spec in _column_routes(terms)]

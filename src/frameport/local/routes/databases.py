@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._db_terms import BOTH, Terms
-from .._errors import ServiceError
-from .._routing import Context, Reply, route
-from .._rowstore import drop_rows_table
-from .._schema_store import (
+from ..store._db_terms import BOTH, Terms
+from ..store._rowstore import drop_rows_table
+from ..store._schema_store import (
     DATABASE_SCHEMA,
     DATABASE_SOURCE,
     database_model,
@@ -23,7 +21,9 @@ from .._schema_store import (
     load_tables,
     update_database,
 )
-from .._tablesdb import database_or_404, list_queries, metadata_page, search_clause
+from ..wire._errors import ServiceError
+from ._routing import Context, Reply, RouteSpec, route
+from ._tablesdb import database_or_404, list_queries, metadata_page, search_clause
 
 READ, WRITE = ("databases.read",), ("databases.write",)
 
@@ -74,10 +74,15 @@ def delete_database_route(ctx: Context) -> Reply:
     return Reply(status=204)
 
 
-for _terms in BOTH:
-    _one = f"{_terms.base}/{{databaseId}}"
-    route("POST", _terms.base, scopes=WRITE)(partial(create_database, terms=_terms))
-    route("GET", _terms.base, scopes=READ)(list_databases)
-    route("GET", _one, scopes=READ)(get_database)
-    route("PUT", _one, scopes=WRITE)(update_database_route)
-    route("DELETE", _one, scopes=WRITE)(delete_database_route)
+def _database_routes(terms: Terms) -> list[RouteSpec]:
+    one = f"{terms.base}/{{databaseId}}"
+    return [
+        *route(partial(create_database, terms=terms), "POST", terms.base, scopes=WRITE),
+        *route(list_databases, "GET", terms.base, scopes=READ),
+        *route(get_database, "GET", one, scopes=READ),
+        *route(update_database_route, "PUT", one, scopes=WRITE),
+        *route(delete_database_route, "DELETE", one, scopes=WRITE),
+    ]
+
+
+ROUTES: list[RouteSpec] = [spec for terms in BOTH for spec in _database_routes(terms)]

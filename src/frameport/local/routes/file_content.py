@@ -11,10 +11,10 @@ from collections.abc import Collection
 
 from starlette.responses import Response
 
-from .._download import content_disposition, stored_bytes_response
-from .._errors import ServiceError, invalid_param
-from .._preview import GRAVITIES, OUTPUTS, PreviewOptions, render_preview
-from .._routing import Context, Reply, route
+from ..service._download import content_disposition, stored_bytes_response
+from ..service._preview import GRAVITIES, OUTPUTS, PreviewOptions, render_preview
+from ..wire._errors import ServiceError, invalid_param
+from ._routing import Context, Reply, RouteSpec, route
 from .buckets import Bucket, bucket_files, open_bucket
 from .files import StoredFile, accessible_file
 
@@ -41,7 +41,6 @@ def _complete_file(ctx: Context, bucket: Bucket) -> StoredFile:
     return stored
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}/files/{fileId}/download", scopes=("files.read",))
 def download_file(ctx: Context) -> Response:
     bucket = open_bucket(ctx)
     stored = _complete_file(ctx, bucket)
@@ -53,7 +52,6 @@ def download_file(ctx: Context) -> Response:
     return stored_bytes_response(path, ctx.header("Range"), stored.mime_type, headers)
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}/files/{fileId}/view", scopes=("files.read",))
 def view_file(ctx: Context) -> Response:
     bucket = open_bucket(ctx)
     stored = _complete_file(ctx, bucket)
@@ -105,7 +103,6 @@ def _preview_options(ctx: Context) -> PreviewOptions:
     )
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}/files/{fileId}/preview", scopes=("files.read",))
 def preview_file(ctx: Context) -> Reply:
     bucket = open_bucket(ctx)
     if not bucket.transformations and not ctx.caller.is_key:
@@ -124,3 +121,25 @@ def preview_file(ctx: Context) -> Reply:
         headers={"Cache-Control": "private, max-age=2592000"},
         media_type=media_type,
     )
+
+
+ROUTES: list[RouteSpec] = [
+    *route(
+        download_file,
+        "GET",
+        "/v1/storage/buckets/{bucketId}/files/{fileId}/download",
+        scopes=("files.read",),
+    ),
+    *route(
+        view_file,
+        "GET",
+        "/v1/storage/buckets/{bucketId}/files/{fileId}/view",
+        scopes=("files.read",),
+    ),
+    *route(
+        preview_file,
+        "GET",
+        "/v1/storage/buckets/{bucketId}/files/{fileId}/preview",
+        scopes=("files.read",),
+    ),
+]

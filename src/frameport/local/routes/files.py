@@ -17,10 +17,11 @@ from typing import Any
 
 from starlette.datastructures import UploadFile
 
-from .._chunks import (
+from ..service._chunks import (
     ChunkPlan,
     JoinedFile,
     UploadPaths,
+    chunk_index,
     file_extension,
     part_size,
     plan_chunk,
@@ -30,34 +31,20 @@ from .._chunks import (
     upload_lock,
     uploaded_part,
 )
-from .._errors import ServiceError
-from .._listing import MetadataList, readable_by
-from .._permissions import (
+from ..service._crash_points import crash_point
+from ..service._permissions import (
     ITEM_ACTIONS,
     check_grantable,
     default_item_permissions,
     is_allowed,
     normalize_permissions,
 )
-from .._ratelimit import RateLimit
-from .._routing import Context, Reply, route
-from .._store import add_schema
-from .._timefmt import now_text
+from ..service._ratelimit import RateLimit
+from ..store._listing import MetadataList, readable_by
+from ..wire._errors import ServiceError
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec, route
 from .buckets import Bucket, bucket_files, open_bucket
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS files (
-        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-        bucket_id TEXT NOT NULL REFERENCES buckets(id) ON DELETE CASCADE,
-        id TEXT NOT NULL, name TEXT NOT NULL, folder TEXT NOT NULL, permissions TEXT NOT NULL,
-        signature TEXT NOT NULL, mime_type TEXT NOT NULL, size_original INTEGER NOT NULL,
-        size_actual INTEGER NOT NULL, chunks_total INTEGER NOT NULL,
-        chunks_uploaded INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-        UNIQUE (bucket_id, id)
-    )
-    """
-)
 
 FILE_LIST = MetadataList(
     "files",
@@ -176,18 +163,9 @@ def _granted_permissions(ctx: Context) -> list[str] | None:
 
 def _chunk_rate_key(ctx: Context) -> str:
     """The chunk index, so each chunk of an upload has its own budget (contract §8)."""
-    try:
-        return str(plan_chunk(ctx.header("Content-Range"), 0).index)
-    except ServiceError:
-        return "1"
+    return str(chunk_index(ctx.header("Content-Range")))
 
 
-@route(
-    "POST",
-    "/v1/storage/buckets/{bucketId}/files",
-    scopes=("files.write",),
-    rate_limit=RateLimit(60, 60, key=_chunk_rate_key, by_method=True, by_user=True),
-)
 def create_file(ctx: Context) -> Reply:
     """One chunk of a file (or the whole file): 201, or 200 for a chunk of a complete file."""
     bucket = open_bucket(ctx)
@@ -260,13 +238,29 @@ def _store_chunk(
     require_same_size(stored.id, stored.size_original, chunk.plan)
     parts = paths.parts(stored.id)
     parts.commit(staged, chunk.plan.index)
+    if parts.stored_bytes() > bucket.maximum_file_size:
+        _discard_upload(ctx, stored, paths)
+        raise ServiceError(
+            "storage_invalid_file_size",
+            f"File size not allowed: the parts sent hold more than the bucket's "
+            f"{bucket.maximum_file_size} bytes. Upload the file again with 5 MiB chunks.",
+        )
     uploaded = parts.count()
     if uploaded < stored.chunks_total:
         stored = _record_progress(ctx, stored, uploaded)
     else:
-        joined = parts.join(paths.final(stored.id), stored.chunks_total)
+        joined = parts.join(paths.joining(stored.id), stored.chunks_total)
         stored = _record_completion(ctx, stored, joined, chunk.permissions)
+        crash_point("upload.recorded")
+        paths.place(stored.id)
     return Reply(stored.model(), 201)
+
+
+def _discard_upload(ctx: Context, stored: StoredFile, paths: UploadPaths) -> None:
+    """Forget an unfinished upload: its parts and its record."""
+    paths.remove(stored.id)
+    with ctx.store.write() as conn:
+        conn.execute("DELETE FROM files WHERE sequence = ?", (stored.sequence,))
 
 
 def _create_record(ctx: Context, bucket: Bucket, chunk: FileChunk) -> StoredFile:
@@ -321,13 +315,11 @@ def _record_completion(
 # -- read, list, update, delete ---------------------------------------------------------------
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.read",))
 def get_file(ctx: Context) -> Reply:
     """A file's record, complete or not (a client resumes from `chunksUploaded`)."""
     return Reply(accessible_file(ctx, open_bucket(ctx), "read").model())
 
 
-@route("GET", "/v1/storage/buckets/{bucketId}/files", scopes=("files.read",))
 def list_files(ctx: Context) -> Reply:
     bucket = open_bucket(ctx)
     by_bucket = bucket.allows(ctx.caller, "read")
@@ -347,7 +339,6 @@ def list_files(ctx: Context) -> Reply:
     return Reply({"total": total, "files": [StoredFile.from_row(row).model() for row in rows]})
 
 
-@route("PUT", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.write",))
 def update_file(ctx: Context) -> Reply:
     stored = accessible_file(ctx, open_bucket(ctx), "update")
     name = ctx.params.string("name", max_length=255)
@@ -365,12 +356,6 @@ def update_file(ctx: Context) -> Reply:
         return Reply(_reloaded(conn, stored.bucket_id, stored.id).model())
 
 
-@route(
-    "DELETE",
-    "/v1/storage/buckets/{bucketId}/files/{fileId}",
-    scopes=("files.write",),
-    rate_limit=RateLimit(60, 60, by_method=True, by_user=True),
-)
 def delete_file(ctx: Context) -> Reply:
     bucket = open_bucket(ctx)
     stored = accessible_file(ctx, bucket, "delete")
@@ -379,3 +364,28 @@ def delete_file(ctx: Context) -> Reply:
             conn.execute("DELETE FROM files WHERE sequence = ?", (stored.sequence,))
         bucket_files(ctx.state, bucket.id).remove(stored.id)
     return Reply(status=204)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(
+        create_file,
+        "POST",
+        "/v1/storage/buckets/{bucketId}/files",
+        scopes=("files.write",),
+        rate_limit=RateLimit(60, 60, key=_chunk_rate_key, by_method=True, by_user=True),
+    ),
+    *route(
+        get_file, "GET", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.read",)
+    ),
+    *route(list_files, "GET", "/v1/storage/buckets/{bucketId}/files", scopes=("files.read",)),
+    *route(
+        update_file, "PUT", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.write",)
+    ),
+    *route(
+        delete_file,
+        "DELETE",
+        "/v1/storage/buckets/{bucketId}/files/{fileId}",
+        scopes=("files.write",),
+        rate_limit=RateLimit(60, 60, by_method=True, by_user=True),
+    ),
+]

@@ -18,8 +18,8 @@ from starlette.background import BackgroundTask
 from starlette.datastructures import UploadFile
 from starlette.responses import JSONResponse, Response
 
-from .._archive import check_archive
-from .._chunks import (
+from ..service._archive import check_archive
+from ..service._chunks import (
     ChunkPlan,
     UploadPaths,
     part_size,
@@ -29,36 +29,15 @@ from .._chunks import (
     upload_lock,
     uploaded_part,
 )
-from .._download import stored_bytes_response
-from .._errors import ServiceError
-from .._listing import MetadataList
-from .._routing import Context, Reply, route
-from .._state import ServiceState
-from .._store import add_schema
-from .._timefmt import now_text
+from ..service._download import stored_bytes_response
+from ..service._state import ServiceState
+from ..store._listing import MetadataList
+from ..wire._errors import ServiceError
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec, route
 
 #: The largest deployment archive, in bytes (`_APP_COMPUTE_SIZE_LIMIT`'s default).
 DEPLOYMENT_SIZE_LIMIT = 30_000_000
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS functions (
-        sequence INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
-        name TEXT NOT NULL, runtime TEXT NOT NULL, entrypoint TEXT NOT NULL,
-        commands TEXT NOT NULL, deployment_id TEXT NOT NULL DEFAULT '',
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS deployments (
-        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-        function_id TEXT NOT NULL REFERENCES functions(id) ON DELETE CASCADE,
-        id TEXT NOT NULL, entrypoint TEXT NOT NULL, commands TEXT NOT NULL,
-        activate INTEGER NOT NULL, status TEXT NOT NULL, build_logs TEXT NOT NULL,
-        source_size INTEGER NOT NULL, chunks_total INTEGER NOT NULL,
-        chunks_uploaded INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-        UNIQUE (function_id, id)
-    )
-    """
-)
 
 FUNCTION_LIST = MetadataList(
     "functions",
@@ -225,13 +204,12 @@ def _deployment(conn: sqlite3.Connection, function_id: str, deployment_id: str) 
 
 def deployment_files(state: ServiceState, function_id: str) -> UploadPaths:
     """Where a function's deployment archives live on disk."""
-    return UploadPaths(state.config.data_dir / "functions" / function_id)
+    return UploadPaths(state.functions_dir / function_id)
 
 
 # -- functions ------------------------------------------------------------------------------
 
 
-@route("POST", "/v1/functions", scopes=("functions.write",))
 def create_function(ctx: Context) -> Reply:
     function_id = ctx.params.uid("functionId")
     name = ctx.params.required_string("name", max_length=128)
@@ -252,13 +230,11 @@ def create_function(ctx: Context) -> Reply:
         return Reply(_function(conn, function_id).model(conn), 201)
 
 
-@route("GET", "/v1/functions/{functionId}", scopes=("functions.read",))
 def get_function(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
         return Reply(_function(conn, ctx.path["functionId"]).model(conn))
 
 
-@route("GET", "/v1/functions", scopes=("functions.read",))
 def list_functions(ctx: Context) -> Reply:
     query = FUNCTION_LIST.parse(ctx.params.queries())
     with ctx.store.read() as conn:
@@ -313,7 +289,6 @@ def _read_chunk(ctx: Context, function: StoredFunction) -> DeploymentChunk:
     return DeploymentChunk(deployment_id, entrypoint, chosen_commands, activate, plan, code)
 
 
-@route("POST", "/v1/functions/{functionId}/deployments", scopes=("functions.write",))
 def create_deployment(ctx: Context) -> Response | Reply:
     """One chunk of a deployment archive; 202 with the Deployment on every chunk."""
     with ctx.store.read() as conn:
@@ -363,14 +338,17 @@ def _store_chunk(
     complete = uploaded >= stored.chunks_total
     size = stored.source_size
     if complete:
-        size = parts.join(paths.final(stored.id), stored.chunks_total).size
+        size = parts.join(paths.joining(stored.id), stored.chunks_total).size
     with ctx.store.write() as conn:
         conn.execute(
             "UPDATE deployments SET chunks_uploaded = MAX(chunks_uploaded, ?), source_size = ?, "
             "updated_at = ? WHERE sequence = ?",
             (uploaded, size, now_text(), stored.sequence),
         )
-        return _deployment(conn, function.id, stored.id), complete
+        updated = _deployment(conn, function.id, stored.id)
+    if complete:
+        paths.place(stored.id)
+    return updated, complete
 
 
 def _check_deployment(state: ServiceState, function_id: str, deployment_id: str) -> None:
@@ -397,14 +375,12 @@ def _check_deployment(state: ServiceState, function_id: str, deployment_id: str)
             )
 
 
-@route("GET", "/v1/functions/{functionId}/deployments/{deploymentId}", scopes=("functions.read",))
 def get_deployment(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
         function = _function(conn, ctx.path["functionId"])
         return Reply(_deployment(conn, function.id, ctx.path["deploymentId"]).model())
 
 
-@route("GET", "/v1/functions/{functionId}/deployments", scopes=("functions.read",))
 def list_deployments(ctx: Context) -> Reply:
     query = DEPLOYMENT_LIST.parse(ctx.params.queries())
     with ctx.store.read() as conn:
@@ -420,11 +396,6 @@ def list_deployments(ctx: Context) -> Reply:
     return Reply({"total": total, "deployments": [StoredDeployment(*r).model() for r in rows]})
 
 
-@route(
-    "GET",
-    "/v1/functions/{functionId}/deployments/{deploymentId}/download",
-    scopes=("functions.read",),
-)
 def download_deployment(ctx: Context) -> Response:
     """The deployment's archive as uploaded (Range requests work as for files)."""
     with ctx.store.read() as conn:
@@ -437,3 +408,34 @@ def download_deployment(ctx: Context) -> Response:
     headers = {"Content-Disposition": f'attachment; filename="{stored.id}.tar.gz"'}
     path = deployment_files(ctx.state, function.id).final(stored.id)
     return stored_bytes_response(path, ctx.header("Range"), "application/gzip", headers)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(create_function, "POST", "/v1/functions", scopes=("functions.write",)),
+    *route(get_function, "GET", "/v1/functions/{functionId}", scopes=("functions.read",)),
+    *route(list_functions, "GET", "/v1/functions", scopes=("functions.read",)),
+    *route(
+        create_deployment,
+        "POST",
+        "/v1/functions/{functionId}/deployments",
+        scopes=("functions.write",),
+    ),
+    *route(
+        get_deployment,
+        "GET",
+        "/v1/functions/{functionId}/deployments/{deploymentId}",
+        scopes=("functions.read",),
+    ),
+    *route(
+        list_deployments,
+        "GET",
+        "/v1/functions/{functionId}/deployments",
+        scopes=("functions.read",),
+    ),
+    *route(
+        download_deployment,
+        "GET",
+        "/v1/functions/{functionId}/deployments/{deploymentId}/download",
+        scopes=("functions.read",),
+    ),
+]

@@ -10,12 +10,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .._db_terms import BOTH, Terms
-from .._errors import ServiceError, invalid_param
-from .._params import Params
-from .._routing import Context, Reply
-from .._rowstore import SYSTEM_SQL, build_index, drop_index
-from .._schema_store import (
+from ..store._db_terms import BOTH, Terms
+from ..store._rowstore import SYSTEM_SQL, build_index, drop_index
+from ..store._schema_store import (
     INDEX_SCHEMA,
     IndexDef,
     TableMeta,
@@ -26,7 +23,10 @@ from .._schema_store import (
     keyed_source,
     promote_ready,
 )
-from .._tablesdb import add_route, list_queries, metadata_page, scopes, table_or_404
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._params import Params
+from ._routing import Context, Reply, RouteSpec
+from ._tablesdb import list_queries, metadata_page, scopes, table_or_404, table_route
 
 INDEX_TYPES = ("key", "unique", "fulltext")
 
@@ -140,10 +140,15 @@ def delete_index_route(ctx: Context, terms: Terms) -> Reply:
     return Reply(status=204)
 
 
-for _terms in BOTH:
-    _base = f"{_terms.table_path}/indexes"
-    _read, _write = scopes(_terms, "read", *INDEX_SCOPES), scopes(_terms, "write", *INDEX_SCOPES)
-    add_route(_terms, "POST", _base, create_index, _write)
-    add_route(_terms, "GET", _base, list_indexes, _read)
-    add_route(_terms, "GET", f"{_base}/{{key}}", get_index, _read)
-    add_route(_terms, "DELETE", f"{_base}/{{key}}", delete_index_route, _write)
+def _index_routes(terms: Terms) -> list[RouteSpec]:
+    base = f"{terms.table_path}/indexes"
+    read, write = scopes(terms, "read", *INDEX_SCOPES), scopes(terms, "write", *INDEX_SCOPES)
+    return [
+        table_route(terms, "POST", base, create_index, write),
+        table_route(terms, "GET", base, list_indexes, read),
+        table_route(terms, "GET", f"{base}/{{key}}", get_index, read),
+        table_route(terms, "DELETE", f"{base}/{{key}}", delete_index_route, write),
+    ]
+
+
+ROUTES: list[RouteSpec] = [spec for terms in BOTH for spec in _index_routes(terms)]

@@ -11,19 +11,16 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from .._columns import normalize_datetime
-from .._db_terms import BOTH, Terms
-from .._errors import ServiceError, invalid_param, missing_param
-from .._params import UID_DESCRIPTION, UNIQUE, is_uid, unique_id
-from .._permissions import (
+from ..service._permissions import (
     ITEM_ACTIONS,
     check_grantable,
     default_item_permissions,
     normalize_permissions,
 )
-from .._ratelimit import RateLimit
-from .._routing import Context, Reply
-from .._rowstore import (
+from ..service._ratelimit import RateLimit
+from ..store._columns import normalize_datetime
+from ..store._db_terms import BOTH, Terms
+from ..store._rowstore import (
     InvalidStructure,
     RowMeta,
     StoredRow,
@@ -40,10 +37,13 @@ from .._rowstore import (
     split_row_data,
     update_row,
 )
-from .._schema_store import TableMeta, promote_ready
-from .._sql import Clause, count, fetch_page
-from .._tablesdb import (
-    add_route,
+from ..store._schema_store import TableMeta, promote_ready
+from ..store._sql import Clause, count, fetch_page
+from ..wire._errors import ServiceError, invalid_param, missing_param
+from ..wire._params import UID_DESCRIPTION, UNIQUE, is_uid, unique_id
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec
+from ._tablesdb import (
     cursor_missing,
     item_queries,
     object_list,
@@ -52,9 +52,9 @@ from .._tablesdb import (
     sequence_as_text,
     table_allows,
     table_or_404,
+    table_route,
     unauthorized,
 )
-from .._timefmt import now_text
 
 WRITE_LIMIT = RateLimit(120, 60, by_method=True, by_user=True)
 DELETE_LIMIT = RateLimit(60, 60, by_method=True, by_user=True)
@@ -459,15 +459,20 @@ def delete_many(ctx: Context, terms: Terms) -> Reply:
     return Reply(list_body(len(texts), terms.rows, texts))
 
 
-for _terms in BOTH:
-    _many, _one = _terms.rows_path, f"{_terms.rows_path}/{{{_terms.row_id}}}"
-    _read, _write = scopes(_terms, "read", *ROW_SCOPES), scopes(_terms, "write", *ROW_SCOPES)
-    add_route(_terms, "POST", _many, create_rows, _write, WRITE_LIMIT)
-    add_route(_terms, "GET", _many, list_rows, _read)
-    add_route(_terms, "PUT", _many, upsert_many, _write, WRITE_LIMIT)
-    add_route(_terms, "PATCH", _many, update_many, _write, WRITE_LIMIT)
-    add_route(_terms, "DELETE", _many, delete_many, _write, DELETE_LIMIT)
-    add_route(_terms, "GET", _one, get_row, _read)
-    add_route(_terms, "PATCH", _one, update_one, _write, WRITE_LIMIT)
-    add_route(_terms, "PUT", _one, upsert_one, _write, WRITE_LIMIT)
-    add_route(_terms, "DELETE", _one, delete_one, _write, DELETE_LIMIT)
+def _row_routes(terms: Terms) -> list[RouteSpec]:
+    many, one = terms.rows_path, f"{terms.rows_path}/{{{terms.row_id}}}"
+    read, write = scopes(terms, "read", *ROW_SCOPES), scopes(terms, "write", *ROW_SCOPES)
+    return [
+        table_route(terms, "POST", many, create_rows, write, WRITE_LIMIT),
+        table_route(terms, "GET", many, list_rows, read),
+        table_route(terms, "PUT", many, upsert_many, write, WRITE_LIMIT),
+        table_route(terms, "PATCH", many, update_many, write, WRITE_LIMIT),
+        table_route(terms, "DELETE", many, delete_many, write, DELETE_LIMIT),
+        table_route(terms, "GET", one, get_row, read),
+        table_route(terms, "PATCH", one, update_one, write, WRITE_LIMIT),
+        table_route(terms, "PUT", one, upsert_one, write, WRITE_LIMIT),
+        table_route(terms, "DELETE", one, delete_one, write, DELETE_LIMIT),
+    ]
+
+
+ROUTES: list[RouteSpec] = [spec for terms in BOTH for spec in _row_routes(terms)]

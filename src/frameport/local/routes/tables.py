@@ -5,14 +5,11 @@ A table may be created with its `columns` and `indexes`; those are available at 
 
 from __future__ import annotations
 
-from .._columns import parse_column, route_type_of
-from .._db_terms import BOTH, Terms
-from .._errors import ServiceError, invalid_param
-from .._params import Params
-from .._permissions import RESOURCE_ACTIONS, normalize_permissions
-from .._routing import Context, Reply
-from .._rowstore import create_rows_table, drop_rows_table
-from .._schema_store import (
+from ..service._permissions import RESOURCE_ACTIONS, normalize_permissions
+from ..store._columns import parse_column, route_type_of
+from ..store._db_terms import BOTH, Terms
+from ..store._rowstore import create_rows_table, drop_rows_table
+from ..store._schema_store import (
     delete_table,
     insert_table,
     load_table,
@@ -23,8 +20,10 @@ from .._schema_store import (
     table_source,
     update_table,
 )
-from .._tablesdb import (
-    add_route,
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._params import Params
+from ._routing import Context, Reply, RouteSpec
+from ._tablesdb import (
     database_or_404,
     list_queries,
     metadata_page,
@@ -32,6 +31,7 @@ from .._tablesdb import (
     scopes,
     search_clause,
     table_or_404,
+    table_route,
 )
 from .columns import add_table_column
 from .indexes import add_table_index, parse_index
@@ -141,11 +141,16 @@ def delete_table_route(ctx: Context, terms: Terms) -> Reply:
     return Reply(status=204)
 
 
-for _terms in BOTH:
-    _many = f"{_terms.base}/{{databaseId}}/{_terms.tables}"
-    _read, _write = scopes(_terms, "read", *TABLE_SCOPES), scopes(_terms, "write", *TABLE_SCOPES)
-    add_route(_terms, "POST", _many, create_table, _write)
-    add_route(_terms, "GET", _many, list_tables, _read)
-    add_route(_terms, "GET", _terms.table_path, get_table, _read)
-    add_route(_terms, "PUT", _terms.table_path, update_table_route, _write)
-    add_route(_terms, "DELETE", _terms.table_path, delete_table_route, _write)
+def _table_routes(terms: Terms) -> list[RouteSpec]:
+    many = f"{terms.base}/{{databaseId}}/{terms.tables}"
+    read, write = scopes(terms, "read", *TABLE_SCOPES), scopes(terms, "write", *TABLE_SCOPES)
+    return [
+        table_route(terms, "POST", many, create_table, write),
+        table_route(terms, "GET", many, list_tables, read),
+        table_route(terms, "GET", terms.table_path, get_table, read),
+        table_route(terms, "PUT", terms.table_path, update_table_route, write),
+        table_route(terms, "DELETE", terms.table_path, delete_table_route, write),
+    ]
+
+
+ROUTES: list[RouteSpec] = [spec for terms in BOTH for spec in _table_routes(terms)]

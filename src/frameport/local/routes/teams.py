@@ -6,31 +6,13 @@ import json
 import sqlite3
 from typing import Any
 
-from .._accounts import user_row
-from .._errors import ServiceError, invalid_param
-from .._params import unique_id
-from .._ratelimit import RateLimit
-from .._routing import Context, Reply, route
-from .._timefmt import now_text
-
-
-def _team_model(conn: sqlite3.Connection, team_id: str) -> dict[str, Any]:
-    row = conn.execute(
-        "SELECT id, name, prefs, created_at, updated_at FROM teams WHERE id = ?", (team_id,)
-    ).fetchone()
-    if row is None:
-        raise ServiceError("team_not_found", "Team with the requested ID could not be found.")
-    total = conn.execute(
-        "SELECT COUNT(*) FROM memberships WHERE team_id = ? AND confirm = 1", (team_id,)
-    ).fetchone()[0]
-    return {
-        "$id": row[0],
-        "$createdAt": row[3],
-        "$updatedAt": row[4],
-        "name": row[1],
-        "total": total,
-        "prefs": json.loads(row[2]),
-    }
+from ..service._accounts import user_row
+from ..service._ratelimit import RateLimit
+from ..service._teams import is_owner, membership_model, team_model, visible_team
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._params import unique_id
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec, route
 
 
 def _insert_membership(
@@ -52,24 +34,7 @@ def _insert_membership(
             now,
         ),
     )
-    team = _team_model(conn, team_id)
-    return {
-        "$id": membership_id,
-        "$createdAt": now,
-        "$updatedAt": now,
-        "userId": user["id"],
-        "userName": user["name"],
-        "userEmail": user["email"] or "",
-        "userPhone": user["phone"] or "",
-        "teamId": team_id,
-        "teamName": team["name"],
-        "invited": now,
-        "joined": now if confirm else "",
-        "confirm": confirm,
-        "mfa": False,
-        "userAccessedAt": user["accessed_at"],
-        "roles": roles,
-    }
+    return membership_model(conn, team_id, membership_id)
 
 
 def _roles(ctx: Context, default: list[str] | None) -> list[str]:
@@ -77,7 +42,6 @@ def _roles(ctx: Context, default: list[str] | None) -> list[str]:
     return roles if roles is not None else list(default or [])
 
 
-@route("POST", "/v1/teams", scopes=("teams.write",))
 def create_team(ctx: Context) -> Reply:
     team_id = ctx.params.uid("teamId")
     name = ctx.params.required_string("name", max_length=128)
@@ -95,13 +59,12 @@ def create_team(ctx: Context) -> Reply:
             ) from None
         if ctx.caller.user is not None and not ctx.caller.is_key:
             _insert_membership(conn, team_id, ctx.caller.user, roles, True)
-        return Reply(_team_model(conn, team_id), 201)
+        return Reply(team_model(conn, team_id), 201)
 
 
-@route("GET", "/v1/teams/{teamId}", scopes=("teams.read",))
 def get_team(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
-        return Reply(_team_model(conn, ctx.path["teamId"]))
+        return Reply(visible_team(conn, ctx.caller, ctx.path["teamId"]))
 
 
 def _member_named(ctx: Context) -> tuple[str, str]:
@@ -119,27 +82,32 @@ def _member_named(ctx: Context) -> tuple[str, str]:
     raise invalid_param("userId", "Send one of userId, email or phone.")
 
 
-@route(
-    "POST",
-    "/v1/teams/{teamId}/memberships",
-    scopes=("teams.write",),
-    rate_limit=RateLimit(10, 3600),
-)
 def create_membership(ctx: Context) -> Reply:
     team_id = ctx.path["teamId"]
     roles = _roles(ctx, None)
     column, value = _member_named(ctx)
     with ctx.store.write() as conn:
-        _team_model(conn, team_id)
+        team_model(conn, team_id)
         user = user_row(conn, column, value)
         if user is None:
             raise ServiceError("user_not_found", "User with the requested ID could not be found.")
-        if not ctx.caller.is_key and ctx.caller.user_id is not None:
-            owner = f"team:{team_id}/owner"
-            if owner not in ctx.caller.roles:
-                raise ServiceError(
-                    "user_unauthorized",
-                    "The current user is not authorized to add members to this team.",
-                )
+        if ctx.caller.user_id is not None and not is_owner(ctx.caller, team_id):
+            raise ServiceError(
+                "user_unauthorized",
+                "The current user is not authorized to add members to this team.",
+            )
         membership = _insert_membership(conn, team_id, user, roles, ctx.caller.is_key)
     return Reply(membership, 201)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(create_team, "POST", "/v1/teams", scopes=("teams.write",)),
+    *route(get_team, "GET", "/v1/teams/{teamId}", scopes=("teams.read",)),
+    *route(
+        create_membership,
+        "POST",
+        "/v1/teams/{teamId}/memberships",
+        scopes=("teams.write",),
+        rate_limit=RateLimit(10, 3600),
+    ),
+]

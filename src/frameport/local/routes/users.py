@@ -6,11 +6,11 @@ import json
 import re
 from typing import Any
 
-from .._accounts import NO_IMPERSONATION_BEFORE, insert_user, user_model, user_row
-from .._errors import ServiceError, invalid_param
-from .._identity import mint_jwt
-from .._routing import Context, Reply, route
-from .._timefmt import now_text
+from ..service._accounts import NO_IMPERSONATION_BEFORE, insert_user, user_model, user_row
+from ..service._identity import mint_jwt
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._timefmt import now_text
+from ._routing import Context, Reply, RouteSpec, route
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PHONE = re.compile(r"^\+[0-9]{1,15}$")
@@ -37,7 +37,6 @@ def _get_user(ctx: Context) -> dict[str, Any]:
     return user
 
 
-@route("POST", "/v1/users", scopes=("users.write",))
 def create_user(ctx: Context) -> Reply:
     user_id = ctx.params.uid("userId")
     email = ctx.params.string("email")
@@ -65,12 +64,10 @@ def create_user(ctx: Context) -> Reply:
     return _user_reply(ctx, user, 201)
 
 
-@route("GET", "/v1/users/{userId}", scopes=("users.read",))
 def get_user(ctx: Context) -> Reply:
     return _user_reply(ctx, _get_user(ctx))
 
 
-@route("GET", "/v1/users", scopes=("users.read",))
 def list_users(ctx: Context) -> Reply:
     with ctx.store.read() as conn:
         ids = [row[0] for row in conn.execute("SELECT id FROM users ORDER BY rowid")]
@@ -91,23 +88,19 @@ def _set_flag(ctx: Context, column: str, value: Any) -> Reply:
     return _user_reply(ctx, updated)
 
 
-@route("PATCH", "/v1/users/{userId}/impersonator", scopes=("users.write",))
 def update_impersonator(ctx: Context) -> Reply:
     return _set_flag(ctx, "impersonator", int(ctx.params.boolean("impersonator", required=True)))
 
 
-@route("PATCH", "/v1/users/{userId}/status", scopes=("users.write",))
 def update_status(ctx: Context) -> Reply:
     return _set_flag(ctx, "status", int(ctx.params.boolean("status", required=True)))
 
 
-@route("PATCH", "/v1/users/{userId}/verification", scopes=("users.write",))
 def update_email_verification(ctx: Context) -> Reply:
     verified = int(ctx.params.boolean("emailVerification", required=True))
     return _set_flag(ctx, "email_verification", verified)
 
 
-@route("PUT", "/v1/users/{userId}/labels", scopes=("users.write",))
 def update_labels(ctx: Context) -> Reply:
     labels = ctx.params.string_list("labels", max_items=1000, max_length=36, required=True)
     return _set_flag(ctx, "labels", json.dumps(labels))
@@ -130,7 +123,6 @@ def _jwt_session(ctx: Context, user_id: str, wanted: str) -> str:
     return "" if row is None else str(row[0])
 
 
-@route("POST", "/v1/users/{userId}/jwts", scopes=("users.write",))
 def create_user_jwt(ctx: Context) -> Reply:
     """A JWT for one of the user's sessions; with no such session, a JWT naming none, which acts
     as the user until it expires (§2.1: only a JWT whose session is gone resolves to a guest)."""
@@ -142,3 +134,22 @@ def create_user_jwt(ctx: Context) -> Reply:
     user = _get_user(ctx)
     session_id = _jwt_session(ctx, user["id"], wanted)
     return Reply({"jwt": mint_jwt(ctx.state, user["id"], session_id, duration)}, 201)
+
+
+ROUTES: list[RouteSpec] = [
+    *route(create_user, "POST", "/v1/users", scopes=("users.write",)),
+    *route(get_user, "GET", "/v1/users/{userId}", scopes=("users.read",)),
+    *route(list_users, "GET", "/v1/users", scopes=("users.read",)),
+    *route(
+        update_impersonator, "PATCH", "/v1/users/{userId}/impersonator", scopes=("users.write",)
+    ),
+    *route(update_status, "PATCH", "/v1/users/{userId}/status", scopes=("users.write",)),
+    *route(
+        update_email_verification,
+        "PATCH",
+        "/v1/users/{userId}/verification",
+        scopes=("users.write",),
+    ),
+    *route(update_labels, "PUT", "/v1/users/{userId}/labels", scopes=("users.write",)),
+    *route(create_user_jwt, "POST", "/v1/users/{userId}/jwts", scopes=("users.write",)),
+]

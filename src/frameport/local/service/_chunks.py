@@ -18,23 +18,29 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from starlette.datastructures import UploadFile
 
-from ._errors import ServiceError
-from ._params import UNIQUE, Params, is_uid, unique_id
-from ._state import ServiceState
+from ..wire._errors import ServiceError
+from ..wire._params import UNIQUE, Params, is_uid, unique_id
+from ._crash_points import crash_point
+from ._durability import durable_write, sync_directory
+
+if TYPE_CHECKING:
+    from ._state import ServiceState
 
 CHUNK_SIZE = 5 * 1024 * 1024
 COPY_BUFFER = 1024 * 1024
 #: How long a chunk waits for another chunk of the same upload before answering 429.
 LOCK_WAIT_SECONDS = 30.0
 _SNIFF_BYTES = 512
+INCOMING = ".incoming"
+JOINING_PREFIX = ".joining-"
 _CONTENT_RANGE = re.compile(r"(\S+) ([0-9]+)-([0-9]+)/([0-9]+)")
 
 #: Leading bytes of the formats the service recognises by content, before the file name.
@@ -73,21 +79,45 @@ def plan_chunk(content_range: str | None, part_size: int) -> ChunkPlan:
 
     Without the header the request is the whole file: chunk 1 of 1. The header must read
     `<unit> <start>-<end>/<size>` with `start <= end <= size` (the unit is not checked), else
-    400 `storage_invalid_content_range`; so is a start beyond the file's last chunk.
+    400 `storage_invalid_content_range`; so is a start beyond the file's last chunk, and a
+    part whose length is not the span's (`end - start + 1`, or `end - start` when `end` is
+    the size, the contract's leniency).
     """
     if not content_range:
         return ChunkPlan(1, 1, part_size, False)
+    start, end, size = _span(content_range)
+    if part_size != end - start + 1 and not (end == size and part_size == end - start):
+        raise ServiceError(
+            "storage_invalid_content_range",
+            f"The part is {part_size} bytes but Content-Range {content_range!r} spans "
+            f"{end - start + 1}: send exactly the bytes the header names.",
+        )
+    return ChunkPlan(start // CHUNK_SIZE + 1, _total_chunks(size), size, True)
+
+
+def chunk_index(content_range: str | None) -> int:
+    """The chunk index a Content-Range header names (1 without one or when it is invalid)."""
+    if not content_range:
+        return 1
+    try:
+        return _span(content_range)[0] // CHUNK_SIZE + 1
+    except ServiceError:
+        return 1
+
+
+def _total_chunks(size: int) -> int:
+    return max(1, math.ceil(size / CHUNK_SIZE))
+
+
+def _span(content_range: str) -> tuple[int, int, int]:
+    """(start, end, size) of a valid header; 400 `storage_invalid_content_range` otherwise."""
     match = _CONTENT_RANGE.fullmatch(content_range)
     if match is None:
         raise _invalid_range(content_range)
     start, end, size = (int(group) for group in match.group(2, 3, 4))
-    if not start <= end <= size:
+    if not start <= end <= size or start // CHUNK_SIZE + 1 > _total_chunks(size):
         raise _invalid_range(content_range)
-    total_chunks = max(1, math.ceil(size / CHUNK_SIZE))
-    index = start // CHUNK_SIZE + 1
-    if index > total_chunks:
-        raise _invalid_range(content_range)
-    return ChunkPlan(index, total_chunks, size, True)
+    return start, end, size
 
 
 def require_same_size(upload: str, recorded_size: int, plan: ChunkPlan) -> None:
@@ -177,8 +207,9 @@ class JoinedFile:
 class UploadPaths:
     """Where an area keeps its uploads: `<root>/<id>` when complete, `<root>/.parts/<id>/`.
 
-    Incoming chunks are first copied to `<root>/.incoming/`, outside any lock. IDs cannot
-    start with a dot, so these directories never collide with an upload.
+    Incoming chunks are first copied to `<root>/.incoming/`, outside any lock; the last chunk
+    joins the parts into `<root>/.joining-<id>`, which `place` moves to `<root>/<id>` once the
+    completion is recorded. IDs cannot start with a dot, so these never collide with an upload.
     """
 
     def __init__(self, root: Path) -> None:
@@ -187,23 +218,57 @@ class UploadPaths:
     def final(self, upload: str) -> Path:
         return self.root / upload
 
+    def joining(self, upload: str) -> Path:
+        return self.root / f"{JOINING_PREFIX}{upload}"
+
     def parts(self, upload: str) -> PartStore:
         return PartStore(self.root / ".parts" / upload)
 
     def stage(self, source: BinaryIO) -> Path:
         """Copy incoming bytes to a private file of this area, to be committed as a part."""
-        incoming = self.root / ".incoming"
+        incoming = self.root / INCOMING
         incoming.mkdir(parents=True, exist_ok=True)
         handle, name = tempfile.mkstemp(dir=incoming)
         source.seek(0)
         with os.fdopen(handle, "wb") as target:
             shutil.copyfileobj(source, target, COPY_BUFFER)
+            durable_write(target)
+        crash_point("chunk.staged")
         return Path(name)
+
+    def place(self, upload: str) -> None:
+        """Move the joined file into place and drop its parts (after the completion is
+        recorded: a crash in between is finished by `recover` at the next start)."""
+        os.replace(self.joining(upload), self.final(upload))
+        sync_directory(self.root)
+        crash_point("upload.placed")
+        self.parts(upload).discard()
 
     def remove(self, upload: str) -> None:
         """Delete an upload's bytes, complete or partial."""
         self.final(upload).unlink(missing_ok=True)
+        self.joining(upload).unlink(missing_ok=True)
         self.parts(upload).discard()
+
+    def recover(self, complete: Collection[str], known: Collection[str]) -> None:
+        """Finish or drop what a crash left behind (run at start-up, before any request).
+
+        Staged chunks are dropped; a joined file whose completion was recorded is moved into
+        place, any other is dropped (its parts are still there); parts of complete or unknown
+        uploads are dropped.
+        """
+        shutil.rmtree(self.root / INCOMING, ignore_errors=True)
+        for joined in self.root.glob(f"{JOINING_PREFIX}*"):
+            upload = joined.name.removeprefix(JOINING_PREFIX)
+            if upload in complete:
+                os.replace(joined, self.final(upload))
+            else:
+                joined.unlink(missing_ok=True)
+        parts_root = self.root / ".parts"
+        if parts_root.is_dir():
+            for directory in parts_root.iterdir():
+                if directory.name in complete or directory.name not in known:
+                    shutil.rmtree(directory, ignore_errors=True)
 
 
 class PartStore:
@@ -223,28 +288,30 @@ class PartStore:
             staged.unlink(missing_ok=True)
             return False
         os.replace(staged, target)
+        sync_directory(self.directory)
         return True
+
+    def stored_bytes(self) -> int:
+        """The bytes of all stored parts together."""
+        return sum(part.stat().st_size for part in self._parts())
 
     def count(self) -> int:
         """The number of distinct parts stored."""
+        return len(self._parts())
+
+    def _parts(self) -> list[Path]:
         if not self.directory.is_dir():
-            return 0
-        return sum(1 for entry in self.directory.iterdir() if entry.name.isdigit())
+            return []
+        return [entry for entry in self.directory.iterdir() if entry.name.isdigit()]
 
     def join(self, target: Path, total_chunks: int) -> JoinedFile:
-        """Stream parts 1..total into `target`, hashing as they go; then drop the parts."""
+        """Stream parts 1..total into `target`, hashing as they go; the parts stay."""
         digest = _StreamingDigest()
-        if total_chunks == 1:  # nothing to join: hash the only part and move it into place
-            only = self.directory / "1"
-            digest.feed(only, None)
-            os.replace(only, target)
-        else:
-            joining = target.with_name(f".joining-{target.name}")
-            with open(joining, "wb") as out:
-                for index in range(1, total_chunks + 1):
-                    digest.feed(self.directory / str(index), out)
-            os.replace(joining, target)
-        self.discard()
+        with open(target, "wb") as out:
+            for index in range(1, total_chunks + 1):
+                digest.feed(self.directory / str(index), out)
+            durable_write(out)
+        crash_point("upload.joined")
         return JoinedFile(digest.md5.hexdigest(), digest.size, digest.head)
 
     def discard(self) -> None:

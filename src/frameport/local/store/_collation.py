@@ -9,18 +9,15 @@ decomposed stay themselves, so `đ` and `d` differ while `ờ` and `o` are equal
 'truong đai hoc'
 
 Every SQLite connection gets the SQL functions `fold(text)` and `regexp(pattern, text)`
-(the `REGEXP` operator). Regular expressions use Python's `re` with IGNORECASE and search
-semantics, as a case-insensitive MariaDB REGEXP does; they do not ignore accents.
+(the `REGEXP` operator); regular expressions are matched by `_regex` (RE2).
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import unicodedata
-from functools import lru_cache
 
-from ._store import add_connection_hook
+from ._regex import compile_pattern
 
 
 def fold(text: str) -> str:
@@ -36,12 +33,6 @@ def fold_or_none(value: object) -> str | None:
     return fold(value) if isinstance(value, str) else None
 
 
-@lru_cache(maxsize=256)
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """A compiled, case-insensitive pattern; `re.error` when it is not a valid expression."""
-    return re.compile(pattern, re.IGNORECASE)
-
-
 def regexp(pattern: str | None, text: object) -> int | None:
     """SQLite's `text REGEXP pattern`: 1 when the pattern matches anywhere in the text."""
     if pattern is None or not isinstance(text, str):
@@ -53,6 +44,3 @@ def register_text_functions(conn: sqlite3.Connection) -> None:
     """Add `fold()` and `regexp()` to a connection."""
     conn.create_function("fold", 1, fold_or_none, deterministic=True)
     conn.create_function("regexp", 2, regexp, deterministic=True)
-
-
-add_connection_hook(register_text_functions)

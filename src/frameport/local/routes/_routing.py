@@ -1,13 +1,14 @@
 """Route declarations and the request context handlers receive.
 
-A handler is a plain function `handler(ctx: Context) -> Reply | Response`, declared with
-`@route`. It runs in a worker thread (SQLite is blocking); the dispatcher in `_app` has
-already resolved the project and the caller, checked the route's scopes, applied its rate
+A handler is a plain function `handler(ctx: Context) -> Reply | Response`; each route module
+lists its routes in `ROUTES`, built with `route`, and `routes.ROUTES` joins those lists. A
+handler runs in a worker thread (SQLite is blocking); the dispatcher in `_app` has already
+resolved the project and the caller, checked the route's scopes, applied its rate
 limit and checked that every path parameter is a valid ID.
 
->>> @route("GET", "/v1/account", scopes=("account",))
-... def get_account(ctx: Context) -> Reply:
+>>> def get_account(ctx: Context) -> Reply:
 ...     return Reply(account_model(ctx.caller.user))
+>>> ROUTES = [*route(get_account, "GET", "/v1/account", scopes=("account",))]
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ._caller import Caller
-from ._params import Params
-from ._ratelimit import RateLimit
-from ._state import ServiceState
-from ._store import Store
+from ..service._caller import Caller
+from ..service._ratelimit import RateLimit
+from ..service._state import ServiceState
+from ..store._store import Store
+from ..wire._params import Params
 
 
 @dataclass
@@ -75,20 +76,12 @@ class RouteSpec:
         return self.path.replace("{", ":").replace("}", "")
 
 
-ROUTES: list[RouteSpec] = []
-
-
 def route(
+    handler: Handler,
     method: str,
     *paths: str,
     scopes: tuple[str, ...] = (),
     rate_limit: RateLimit | None = None,
-) -> Callable[[Handler], Handler]:
-    """Declare `handler` for `method` on each of `paths` (aliases share one handler)."""
-
-    def register(handler: Handler) -> Handler:
-        for path in paths:
-            ROUTES.append(RouteSpec(method, path, handler, scopes, rate_limit))
-        return handler
-
-    return register
+) -> list[RouteSpec]:
+    """`handler` for `method` on each of `paths` (aliases share one handler)."""
+    return [RouteSpec(method, path, handler, scopes, rate_limit) for path in paths]

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..wire._errors import ServiceError
 from ._collation import fold
-from ._errors import ServiceError
 from ._query import DEFAULT_LIMIT, Condition, Filter, ListQuery
 
 COUNT_CAP = 5000
@@ -118,13 +118,19 @@ def _condition(item: Condition, source: Source, params: list[Any]) -> str:
 
 
 def _affix(method: str, column: str, value: str, params: list[Any]) -> str:
-    """startsWith/endsWith and negations, comparing substrings (no LIKE wildcards)."""
+    """startsWith/endsWith and negations, comparing UTF-8 bytes (no LIKE wildcards).
+
+    Bytes, not text: SQLite's text functions stop at a NUL character, its blob functions do
+    not, and a prefix or suffix of the UTF-8 bytes is one of the characters.
+    """
     negate = method.startswith("not")
     if not value:
         return "0" if negate else f"{column} IS NOT NULL"
-    params.extend([len(value), value])
+    encoded = value.encode("utf-8")
+    params.extend([len(encoded), encoded])
     start = "1, ?" if method in ("startsWith", "notStartsWith") else "-?"
-    test = f"substr({column}, {start}) = ?"
+    blob = f"CAST({column} AS BLOB)"
+    test = f"coalesce(substr({blob}, {start}), {blob}) = ?"  # substr of an empty blob is NULL
     return f"NOT ({test})" if negate else test
 
 

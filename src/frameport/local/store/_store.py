@@ -1,7 +1,7 @@
 """The local service's SQLite file: thread-local connections, one serialised writer.
 
-Every room of the service (accounts, tables, storage, functions) registers the DDL of its
-own metadata tables with `Store.add_schema`; the store runs it once at start-up.
+The store creates the service's metadata tables (`_metadata_tables`) when it opens and
+registers the text functions of `_collation` on every connection.
 
 >>> store = Store(Path(tmp) / "service.sqlite3")
 >>> with store.write() as conn:
@@ -12,39 +12,36 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-ConnectionHook = Callable[[sqlite3.Connection], None]
+from ._collation import register_text_functions
+from ._metadata_tables import METADATA_TABLES
 
-_schemas: list[str] = []
-_connection_hooks: list[ConnectionHook] = []
-
-
-def add_schema(ddl: str) -> None:
-    """Register DDL (CREATE TABLE IF NOT EXISTS ...) that every store runs when it opens."""
-    if ddl not in _schemas:
-        _schemas.append(ddl)
-
-
-def add_connection_hook(hook: ConnectionHook) -> None:
-    """Register a function run on every new connection (collations, SQL functions)."""
-    if hook not in _connection_hooks:
-        _connection_hooks.append(hook)
+SYNCHRONOUS_SETTINGS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
 class Store:
-    """One SQLite database in WAL mode, shared by the request threads of one service."""
+    """One SQLite database in WAL mode, shared by the request threads of one service.
 
-    def __init__(self, path: Path) -> None:
+    `synchronous` is SQLite's setting: FULL (the default) is durable through a power cut;
+    NORMAL is faster and loses the last commits then, as the durability benchmark shows.
+    """
+
+    def __init__(self, path: Path, synchronous: str = "FULL") -> None:
+        if synchronous not in SYNCHRONOUS_SETTINGS:
+            raise ValueError(
+                f"synchronous must be one of {SYNCHRONOUS_SETTINGS}, not {synchronous!r}"
+            )
         self.path = path
+        self.synchronous = synchronous
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         with self.write() as conn:
-            for ddl in _schemas:
+            for ddl in METADATA_TABLES:
                 _run_script(conn, ddl)
 
     def _connect(self) -> sqlite3.Connection:
@@ -52,11 +49,12 @@ class Store:
             self.path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        # FULL: each commit is fsynced to the WAL before it is acknowledged, so acknowledged
+        # writes survive a power cut, not only a crash of the process (NORMAL's promise).
+        conn.execute(f"PRAGMA synchronous={self.synchronous}")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA cache_size=-65536")
-        for hook in _connection_hooks:
-            hook(conn)
+        register_text_functions(conn)
         with self._all_lock:
             self._all.append(conn)
         return conn

@@ -8,16 +8,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store._store import Store
 from ._ratelimit import RateLimiter
-from ._store import Store, add_schema
+from ._upload_recovery import recover_uploads
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)
-    """
-)
 
 
 @dataclass
@@ -33,6 +28,8 @@ class ServiceConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     latency: str | float | None = None  # milliseconds, "MS:JITTER_MS" (see `_distance`)
     bandwidth: float | None = None  # megabits per second per connection
+    #: SQLite's `synchronous`: FULL survives a power cut; NORMAL only a process crash.
+    sqlite_synchronous: str = "FULL"
 
 
 class ServiceState:
@@ -43,14 +40,14 @@ class ServiceState:
         config.data_dir.mkdir(parents=True, exist_ok=True)
         self.files_dir = config.data_dir / "files"
         self.files_dir.mkdir(exist_ok=True)
-        from . import routes  # noqa: F401  (each room registers its schema and SQL functions)
-
-        self.store = Store(config.data_dir / "service.sqlite3")
+        self.functions_dir = config.data_dir / "functions"
+        self.store = Store(config.data_dir / "service.sqlite3", config.sqlite_synchronous)
         self.limiter = RateLimiter()
         self.key = self._persisted(
             "api_key", config.key, lambda: f"standard_{secrets.token_hex(32)}"
         )
         self.jwt_secret = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
+        recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled

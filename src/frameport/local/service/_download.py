@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from starlette.responses import StreamingResponse
 
-from ._errors import ServiceError
+from ..wire._errors import ServiceError
 
 READ_BUFFER = 20_000_000
 MAX_OUTPUT_CHUNK = 10 * 1024 * 1024

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..wire._errors import ServiceError, invalid_param
 from ._caller import Caller
-from ._errors import ServiceError, invalid_param
 
 _PERMISSION = re.compile(r'^(?P<action>[a-z]+)\("(?P<role>[^"]+)"\)$')
 _ROLE = re.compile(

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..wire._errors import ServiceError, invalid_param
 from ._collation import fold
-from ._errors import ServiceError, invalid_param
 from ._query import ALL_METHODS, Field, ListQuery, QueryError, Schema, parse_queries
 from ._sql import Clause, Source, count, fetch_page
 

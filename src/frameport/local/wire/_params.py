@@ -7,13 +7,13 @@ Array parameters use bracket syntax in query strings and forms (`queries[]=a&que
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from . import _json as request_json
 from ._errors import invalid_param, missing_param
 
 UNIQUE = "unique()"
@@ -186,7 +186,7 @@ class Params:
         value = self.data[name]
         if isinstance(value, str):
             try:
-                decoded = json.loads(value)
+                decoded = request_json.loads(value)
             except ValueError:
                 decoded = [value]
             value = decoded if isinstance(decoded, list) else [value]
@@ -215,7 +215,7 @@ class Params:
         value = self.data[name]
         if isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = request_json.loads(value)
             except ValueError:
                 raise invalid_param(name, "Value must be a valid JSON object") from None
         if not isinstance(value, dict):

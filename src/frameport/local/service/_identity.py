@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from dataclasses import replace
@@ -11,9 +10,10 @@ from typing import Any
 import jwt
 from starlette.requests import Request
 
+from ..wire import _json as request_json
+from ..wire._errors import SERVER_VERSION, ServiceError
 from ._accounts import decode_session, hash_secret, permission_roles, user_row
 from ._caller import SERVER_FORMAT, USER_SCOPES, Caller, guest_caller, key_caller, parse_format
-from ._errors import SERVER_VERSION, ServiceError
 from ._state import ServiceState
 
 JWT_MAX_AGE = 3600
@@ -48,7 +48,7 @@ def _session_value(request: Request, project: str) -> tuple[str | None, bool]:
     if not fallback:
         return None, True
     try:
-        decoded = json.loads(fallback)
+        decoded = request_json.loads(fallback)
     except ValueError:
         return None, True
     found = decoded.get(session_cookie_names(project)[0]) if isinstance(decoded, dict) else None

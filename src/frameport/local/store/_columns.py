@@ -11,6 +11,7 @@ checked and converted to what the row table stores with `check_scalar`.
 from __future__ import annotations
 
 import ipaddress
+import json
 import math
 import re
 import sys
@@ -19,10 +20,11 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..wire._errors import ServiceError, invalid_param
+from ..wire._params import Params
+from ..wire._timefmt import format_time
 from ._db_terms import Terms
-from ._errors import ServiceError, invalid_param
-from ._params import Params
-from ._timefmt import format_time
+from ._spatial import SPATIAL_TYPES, InvalidGeometry, geometry_text
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INT32_MAX = 2**31 - 1
@@ -42,6 +44,7 @@ ROUTE_TYPES: dict[str, tuple[str, str]] = {
     "mediumtext": ("mediumtext", ""),
     "longtext": ("longtext", ""),
     "integer": ("integer", ""),
+    "bigint": ("bigint", ""),
     "float": ("double", ""),
     "boolean": ("boolean", ""),
     "datetime": ("datetime", "datetime"),
@@ -49,7 +52,13 @@ ROUTE_TYPES: dict[str, tuple[str, str]] = {
     "enum": ("string", "enum"),
     "ip": ("string", "ip"),
     "url": ("string", "url"),
+    "point": ("point", ""),
+    "line": ("line", ""),
+    "polygon": ("polygon", ""),
+    "relationship": ("relationship", ""),
 }
+RELATION_TYPES = ("oneToOne", "oneToMany", "manyToOne", "manyToMany")
+ON_DELETE = ("restrict", "cascade", "setNull")
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -77,10 +86,20 @@ class ColumnDef:
 
     @property
     def kind(self) -> str:
-        """What values look like: `string`, `integer`, `float`, `boolean` or `datetime`."""
+        """What values look like: `string`, `integer`, `float`, `boolean`, `datetime` or
+        `spatial`."""
         if self.type in STRING_TYPES:
             return "string"
-        return {"double": "float"}.get(self.type, self.type)
+        if self.type in SPATIAL_TYPES:
+            return "spatial"
+        if self.type == "relationship":
+            return "relationship"
+        return {"double": "float", "bigint": "integer"}.get(self.type, self.type)
+
+    @property
+    def stored_as_json(self) -> bool:
+        """Arrays and geometries are stored as their JSON text."""
+        return self.array or self.kind in ("spatial", "relationship")
 
     @property
     def sql_name(self) -> str:
@@ -164,6 +183,16 @@ def check_scalar(column: ColumnDef, value: Any) -> Any:
     kind = column.kind
     if kind == "string":
         return _check_string(column, value)
+    if kind == "spatial":
+        try:
+            return geometry_text(column.type, value)
+        except InvalidGeometry as exc:
+            raise InvalidValue(str(exc)) from None
+    if kind == "relationship":  # related row IDs, kept as given (not checked, not expanded)
+        ids = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, str) for item in ids):
+            raise InvalidValue("Value must be a related row ID or a list of them")
+        return json.dumps(value)
     if kind == "integer":
         if not isinstance(value, int) or isinstance(value, bool):
             raise InvalidValue("Value must be a valid integer")
@@ -243,6 +272,8 @@ def _parse_default(column: ColumnDef, params: Params) -> Any:
     if not params.has("default"):
         return None
     kind, fmt = column.kind, column.format
+    if kind == "spatial":
+        return params.raw("default")
     if kind == "integer":
         return params.integer("default")
     if kind == "float":
@@ -291,7 +322,11 @@ def parse_column(route_type: str, params: Params, terms: Terms) -> ColumnDef:
         key=key,
         type=stored_type,
         format=fmt,
-        required=params.boolean("required", required=True),
+        required=(
+            params.boolean("required", False)
+            if stored_type == "relationship"
+            else params.boolean("required", required=True)
+        ),
         array=params.boolean("array", False),
         size=_string_size(route_type, params),
         encrypt=params.boolean("encrypt", False) if stored_type in STRING_TYPES else False,
@@ -304,12 +339,17 @@ def parse_column(route_type: str, params: Params, terms: Terms) -> ColumnDef:
         )
     if fmt == "enum":
         column = replace(column, elements=_elements(params))
-    if stored_type == "integer":
+    if stored_type == "relationship":
+        return _relationship(column, params)
+    if stored_type in SPATIAL_TYPES and column.array:
+        raise invalid_param("array", "Spatial columns cannot be arrays")
+    if stored_type in ("integer", "bigint"):
         low = params.integer("min", minimum=INT64_MIN, maximum=INT64_MAX)
         high = params.integer("max", minimum=INT64_MIN, maximum=INT64_MAX)
         low = INT64_MIN if low is None else low
         high = INT64_MAX if high is None else high
-        column = replace(column, min=low, max=high, size=8 if high > INT32_MAX else 4)
+        size = 8 if high > INT32_MAX or stored_type == "bigint" else 4
+        column = replace(column, min=low, max=high, size=size)
     elif stored_type == "double":
         low_float, high_float = params.number("min"), params.number("max")
         column = replace(
@@ -321,6 +361,19 @@ def parse_column(route_type: str, params: Params, terms: Terms) -> ColumnDef:
     column = replace(column, default=_parse_default(column, params))
     _check_default(column, terms)
     return column
+
+
+def _relationship(column: ColumnDef, params: Params) -> ColumnDef:
+    """A relationship column; its options are kept in `elements`: (related table, relation
+    type, on delete). Values are related row IDs, stored as sent."""
+    related = params.uid("relatedTableId", allow_unique=False)
+    relation = params.string("type", default="oneToMany") or "oneToMany"
+    on_delete = params.string("onDelete", default="restrict") or "restrict"
+    if relation not in RELATION_TYPES:
+        raise invalid_param("type", f"Value must be one of ({', '.join(RELATION_TYPES)})")
+    if on_delete not in ON_DELETE:
+        raise invalid_param("onDelete", f"Value must be one of ({', '.join(ON_DELETE)})")
+    return replace(column, required=False, elements=(related, relation, on_delete))
 
 
 def route_type_of(definition: dict[str, Any]) -> str | None:
@@ -348,7 +401,7 @@ def column_model(column: ColumnDef) -> dict[str, Any]:
         "$createdAt": column.created_at,
         "$updatedAt": column.updated_at,
     }
-    if column.type in ("integer", "double"):
+    if column.type in ("integer", "bigint", "double"):
         model.update(min=column.min, max=column.max)
     elif column.type == "datetime" or column.format in ("email", "ip", "url"):
         model["format"] = column.format
@@ -356,6 +409,12 @@ def column_model(column: ColumnDef) -> dict[str, Any]:
         model.update(elements=list(column.elements), format="enum")
     elif column.type in ("string", "varchar"):
         model["size"] = column.size
+    elif column.type == "relationship":
+        related, relation, on_delete = column.elements
+        model.update(
+            relatedTable=related, relationType=relation, twoWay=False, twoWayKey="",
+            onDelete=on_delete, side="parent",
+        )  # fmt: skip
     model["default"] = column.default
     if column.type in STRING_TYPES and not column.format:
         model["encrypt"] = column.encrypt

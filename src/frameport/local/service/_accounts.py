@@ -10,43 +10,12 @@ import secrets
 import sqlite3
 from typing import Any
 
-from ._store import add_schema
-from ._timefmt import now_text
+from ..wire import _json as request_json
+from ..wire._timefmt import now_text
 
 SESSION_DURATION = 31_536_000
 SESSIONS_PER_USER = 10
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 64}
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS users (
-        id TEXT PRIMARY KEY, email TEXT UNIQUE, phone TEXT UNIQUE, name TEXT NOT NULL,
-        password_hash TEXT, status INTEGER NOT NULL DEFAULT 1, labels TEXT NOT NULL DEFAULT '[]',
-        email_verification INTEGER NOT NULL DEFAULT 0,
-        phone_verification INTEGER NOT NULL DEFAULT 0,
-        impersonator INTEGER NOT NULL DEFAULT 0, prefs TEXT NOT NULL DEFAULT '{}',
-        password_update TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-        accessed_at TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS sessions (
-        id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-        secret_hash TEXT NOT NULL, expire REAL NOT NULL, ip TEXT NOT NULL,
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS sessions_user ON sessions(user_id);
-    CREATE TABLE IF NOT EXISTS teams (
-        id TEXT PRIMARY KEY, name TEXT NOT NULL, prefs TEXT NOT NULL DEFAULT '{}',
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS memberships (
-        id TEXT PRIMARY KEY, team_id TEXT NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
-        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, roles TEXT NOT NULL,
-        confirm INTEGER NOT NULL, invited TEXT NOT NULL, joined TEXT,
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS memberships_user ON memberships(user_id)
-    """
-)
 
 USER_COLUMNS = (
     "id, email, phone, name, password_hash, status, labels, email_verification, "
@@ -82,7 +51,7 @@ def encode_session(user_id: str, secret: str) -> str:
 
 def decode_session(value: str) -> tuple[str, str] | None:
     try:
-        decoded = json.loads(base64.b64decode(value + "=" * (-len(value) % 4)))
+        decoded = request_json.loads(base64.b64decode(value + "=" * (-len(value) % 4)))
     except (ValueError, TypeError):
         return None
     if not isinstance(decoded, dict):

@@ -16,84 +16,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..wire._timefmt import now_text
 from ._columns import ColumnDef, column_model
 from ._db_terms import Terms
 from ._query import Field, Schema
 from ._sql import Source
-from ._store import Store, add_schema
-from ._timefmt import now_text
+from ._store import Store
 
 #: How long a new column or index stays `processing`.
 PROCESSING_SECONDS = 0.05
 BYTES_MAX = 65_535
-
-add_schema(
-    """
-    CREATE TABLE IF NOT EXISTS tdb_databases (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        name TEXT NOT NULL,
-        enabled INTEGER NOT NULL,
-        type TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS tdb_tables (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        database_id TEXT NOT NULL,
-        id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        enabled INTEGER NOT NULL,
-        row_security INTEGER NOT NULL,
-        permissions TEXT NOT NULL,
-        next_position INTEGER NOT NULL DEFAULT 1,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        UNIQUE (database_id, id)
-    );
-    CREATE TABLE IF NOT EXISTS tdb_columns (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        table_seq INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        type TEXT NOT NULL,
-        format TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        required INTEGER NOT NULL,
-        array INTEGER NOT NULL,
-        default_json TEXT NOT NULL,
-        min_json TEXT NOT NULL,
-        max_json TEXT NOT NULL,
-        elements TEXT NOT NULL,
-        encrypt INTEGER NOT NULL,
-        status TEXT NOT NULL,
-        final_status TEXT NOT NULL,
-        error TEXT NOT NULL,
-        ready_at REAL NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        UNIQUE (table_seq, key)
-    );
-    CREATE INDEX IF NOT EXISTS tdb_columns_status ON tdb_columns (status);
-    CREATE TABLE IF NOT EXISTS tdb_indexes (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        table_seq INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        type TEXT NOT NULL,
-        columns TEXT NOT NULL,
-        lengths TEXT NOT NULL,
-        orders TEXT NOT NULL,
-        status TEXT NOT NULL,
-        final_status TEXT NOT NULL,
-        error TEXT NOT NULL,
-        ready_at REAL NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        UNIQUE (table_seq, key)
-    );
-    CREATE INDEX IF NOT EXISTS tdb_indexes_status ON tdb_indexes (status)
-    """
-)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wire._errors import ServiceError
 from ._collation import fold
 from ._columns import ColumnDef, InvalidValue, check_scalar, normalize_datetime
 from ._db_terms import Terms
-from ._errors import ServiceError
 from ._query import Field, Schema
 from ._schema_store import IndexDef, TableMeta, fulltext_table_name, index_sql_name
 from ._sql import Clause, Source
@@ -34,7 +34,7 @@ STRIPPED_KEYS = frozenset(
     {"$sequence", "$databaseId", "$tableId", "$collectionId", "$collection", "$tenant"}
 )
 SYSTEM_SQL = {"$id": "_id", "$sequence": "_seq", "$createdAt": "_created", "$updatedAt": "_updated"}
-_SQL_TYPES = {"integer": "INTEGER", "double": "REAL", "boolean": "INTEGER"}
+_SQL_TYPES = {"integer": "INTEGER", "bigint": "INTEGER", "double": "REAL", "boolean": "INTEGER"}
 _PRINTF_ARGUMENTS = 100
 
 
@@ -82,7 +82,7 @@ def drop_rows_table(conn: sqlite3.Connection, table: TableMeta) -> None:
 
 
 def add_column(conn: sqlite3.Connection, table: TableMeta, column: ColumnDef) -> None:
-    sql_type = "TEXT" if column.array else _SQL_TYPES.get(column.type, "TEXT")
+    sql_type = "TEXT" if column.stored_as_json else _SQL_TYPES.get(column.type, "TEXT")
     conn.execute(f"ALTER TABLE {table.rows_table} ADD COLUMN {column.sql_name} {sql_type}")
     for shadow in (column.fold_name, column.json_name):
         if shadow:
@@ -199,7 +199,7 @@ def permission_clause(table: TableMeta, roles: frozenset[str], action: str) -> C
 def _value_json(column: ColumnDef) -> str:
     """SQL giving the JSON text of a column's value."""
     name = column.sql_name
-    if column.array:
+    if column.stored_as_json:
         return f"coalesce({name}, 'null')"
     if column.type == "boolean":
         return f"CASE {name} WHEN 1 THEN 'true' WHEN 0 THEN 'false' ELSE 'null' END"
@@ -379,7 +379,7 @@ def row_values(
     for column in columns.values():
         if values.get(column.key) is None:
             if column.default is not None:
-                values[column.key] = column.default
+                values[column.key] = _stored(column, column.default, terms)
             elif column.required:
                 raise InvalidStructure(terms, f'Missing required attribute "{column.key}"')
     return values

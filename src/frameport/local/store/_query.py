@@ -21,13 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._collation import compile_pattern, fold
-from ._columns import normalize_datetime
-from ._params import UID_DESCRIPTION, is_uid
+from ..wire import _json as request_json
+from ..wire._params import UID_DESCRIPTION, is_uid
+from ._collation import fold
+from ._columns import INT64_MAX, INT64_MIN, normalize_datetime
+from ._regex import PatternError, compile_pattern
 
 MAX_VALUES = 500
 DEFAULT_LIMIT = 25
-INT64_MAX = 2**63 - 1
 
 #: Filter methods: the value-count rule of each (§5.3). The four comparisons take several
 #: values, OR-ed (decision 2).
@@ -92,7 +93,8 @@ def _invalid(detail: str) -> QueryError:
 class Field:
     """One queryable key of a source: its value kind and the SQL expressions behind it.
 
-    `kind` is `string`, `id`, `integer`, `float`, `boolean`, `datetime` or `sequence`.
+    `kind` is `string`, `id`, `integer`, `float`, `boolean`, `datetime`, `sequence` or
+    `spatial`.
     `sql` is the stored value, `compare_sql` what comparisons and ordering use (the folded
     text for strings). Both are internal expressions, never user text.
     """
@@ -184,7 +186,7 @@ def _php_type(value: Any) -> str:
 def parse_query(text: str) -> RawQuery:
     """One JSON query string; QueryError with the service's parser messages."""
     try:
-        decoded = json.loads(text)
+        decoded = request_json.loads(text)
     except ValueError:
         raise QueryError("Invalid query: Syntax error") from None
     return parse_object(decoded)
@@ -337,10 +339,12 @@ def _filter(raw: RawQuery, schema: Schema) -> Filter:
     if method in SPATIAL and not values:
         raise _invalid(f"{title} queries require at least one value.")
     found = _field(schema, raw.attribute)
-    if method in SPATIAL:
+    if method in SPATIAL and found.kind != "spatial":
         raise _invalid(
             f'Spatial query "{method}" cannot be applied on non-spatial attribute: {found.key}'
         )
+    if method in SPATIAL:
+        raise _invalid(f'Spatial query "{method}" is not supported by the local service')
     if method in VECTOR:
         raise _invalid("Vector queries can only be used on vector attributes")
     if method in NO_VALUES:
@@ -352,7 +356,7 @@ def _filter(raw: RawQuery, schema: Schema) -> Filter:
     if method == "regex":
         try:
             compile_pattern(str(values[0]))
-        except re.error as exc:
+        except PatternError as exc:
             raise _invalid(f"Invalid regular expression: {exc}") from None
     return Condition(method, found, converted)
 
@@ -370,6 +374,10 @@ def _presence(raw: RawQuery, schema: Schema, title: str) -> Filter:
 
 def _check_method_fits(found: Field, method: str) -> None:
     is_text = found.kind in ("string", "id")
+    if found.kind == "spatial" and method not in ("equal", "notEqual"):
+        raise _invalid(f'Cannot query {method} on attribute "{found.key}" because it is spatial.')
+    if found.kind == "relationship":
+        raise _invalid(f'Cannot query {method} on attribute "{found.key}": it is a relationship.')
     if found.array and method not in ARRAY_METHODS:
         raise _invalid(f'Cannot query {method} on attribute "{found.key}" because it is an array.')
     if not found.array and method in CONTAINS and not is_text:
@@ -400,12 +408,24 @@ def convert_value(kind: str, value: Any) -> Any:
         return value if isinstance(value, str) else None
     if kind in ("integer", "sequence"):
         if kind == "sequence" and isinstance(value, str) and value.isdigit():
-            return int(value)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+            value = int(value)
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and INT64_MIN <= value <= INT64_MAX
+        ):
+            return value
+        return None
     if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
-        return float(value) if math.isfinite(value) else None
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the float range
+            return None
+        return number if math.isfinite(number) else None
     if kind == "boolean":
         return int(value) if isinstance(value, bool) else None
+    if kind == "spatial":  # compared as the canonical JSON text the column stores
+        return json.dumps(value, separators=(",", ":")) if isinstance(value, list) else None
     return normalize_datetime(value)

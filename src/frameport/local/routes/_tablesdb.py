@@ -4,23 +4,23 @@ the access rules of contract §7, query errors per endpoint kind (§5.7), and me
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from ._collation import fold
-from ._db_terms import TABLES, Terms
-from ._errors import ServiceError, invalid_param
-from ._listing import queries_param_error
-from ._permissions import is_allowed
-from ._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
-from ._query import parse_queries as _parse_queries
-from ._ratelimit import RateLimit
-from ._routing import Context, Handler, route
-from ._schema_store import DatabaseMeta, TableMeta, load_database, load_table
-from ._sql import Clause, Source, count, fetch_page
+from ..service._permissions import is_allowed
+from ..service._ratelimit import RateLimit
+from ..store._collation import fold
+from ..store._db_terms import TABLES, Terms
+from ..store._listing import queries_param_error
+from ..store._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
+from ..store._query import parse_queries as _parse_queries
+from ..store._schema_store import DatabaseMeta, TableMeta, load_database, load_table
+from ..store._sql import Clause, Source, count, fetch_page
+from ..wire import _json as request_json
+from ..wire._errors import ServiceError, invalid_param
+from ._routing import Context, Handler, RouteSpec
 
 #: Methods the metadata lists (databases, tables, columns, indexes) accept.
 METADATA_METHODS = FILTERS | ORDERS | PAGING
@@ -36,17 +36,17 @@ def scopes(
     return tuple(f"{kind}.{access}" for kind in kinds)
 
 
-def add_route(
+def table_route(
     terms: Terms,
     method: str,
     path: str,
     handler: Callable[..., Any],
     accepted: tuple[str, ...],
     limit: RateLimit | None = None,
-) -> None:
-    """Declare `handler(ctx, terms=terms)` for one interface."""
+) -> RouteSpec:
+    """`handler(ctx, terms=terms)` for one interface."""
     bound: Handler = partial(handler, terms=terms)
-    route(method, path, scopes=accepted, rate_limit=limit)(bound)
+    return RouteSpec(method, path, bound, accepted, limit)
 
 
 def unauthorized() -> ServiceError:
@@ -121,7 +121,7 @@ def _decoded(value: Any) -> Any:
     """A JSON string decoded; anything else (or text that is not JSON) as it is."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return request_json.loads(value)
         except ValueError:
             return value
     return value

@@ -1,0 +1,2 @@
+"""The service's rules: accounts, identity, permissions, callers, chunked uploads, rate limits,
+downloads, previews and deployment archives."""

@@ -1,0 +1,150 @@
+"""Input meant to break the service gets a 4xx with the error body, never a 500.
+
+Each case below once answered 500 `general_unknown`: JSON nested past Python's recursion
+limit, lone UTF-16 surrogates (`"\\ud800"`) and integers beyond int64 in filters.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from callers import assert_error, guest_client, key_client
+from tablesdb_helpers import create_database, create_table, q, wait_available
+
+from frameport.local import LocalService
+
+DB, TABLE = "hostile", "things"
+ROWS = f"/tablesdb/{DB}/tables/{TABLE}/rows"
+DEEP = 100_000
+#: Deeper than the recursion limit, yet within the server's 16 KiB of headers.
+DEEP_HEADER = 3_000
+#: The deepest list that still fits in one 4096-character query string.
+DEEP_QUERY_VALUE = "[" * 2000 + "]" * 2000
+#: A lone high surrogate, escaped as JSON sends it.
+LONE = '"\\ud800"'
+
+
+@pytest.fixture(scope="module")
+def svc() -> Iterator[LocalService]:
+    with LocalService(rate_limits=False) as service:
+        with key_client(service) as admin:
+            create_database(admin, DB)
+            create_table(
+                admin, DB, TABLE,
+                columns=[
+                    {"key": "name", "type": "string", "size": 64, "required": False},
+                    {"key": "n", "type": "integer", "required": False},
+                ],
+            )  # fmt: skip
+            wait_available(admin, DB, TABLE)
+        yield service
+
+
+@pytest.fixture
+def admin(svc: LocalService) -> Iterator[httpx.Client]:
+    with key_client(svc) as client:
+        yield client
+
+
+def deep_json(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def raw_post(client: httpx.Client, path: str, text: str) -> httpx.Response:
+    return client.post(path, content=text, headers={"Content-Type": "application/json"})
+
+
+def test_a_deeply_nested_body_is_a_bad_request(admin: httpx.Client) -> None:
+    body = '{"rowId": "r1", "data": ' + deep_json(DEEP) + "}"
+    assert_error(raw_post(admin, ROWS, body), 400, "general_bad_request")
+
+
+@pytest.mark.parametrize("name", ["data", "permissions"])
+def test_a_deeply_nested_json_string_parameter_is_refused(admin: httpx.Client, name: str) -> None:
+    body: dict[str, Any] = {"rowId": "r2", "data": {"name": "x"}, name: deep_json(DEEP)}
+    response = admin.post(ROWS, json=body)
+    assert 400 <= response.status_code < 500, response.text
+    assert set(response.json()) == {"message", "code", "type", "version"}
+
+
+def test_a_deeply_nested_query_value_is_an_invalid_query(admin: httpx.Client) -> None:
+    query = '{"method":"equal","attribute":"name","values":' + DEEP_QUERY_VALUE + "}"
+    assert len(query) <= 4096
+    response = admin.get(ROWS, params={"queries[]": [query]})
+    assert_error(response, 400, "general_query_invalid")
+
+
+def test_deeply_nested_fallback_cookies_are_ignored(svc: LocalService) -> None:
+    with guest_client(svc) as guest:
+        response = guest.get("/account", headers={"X-Fallback-Cookies": deep_json(DEEP_HEADER)})
+    assert_error(response, 401, "general_unauthorized_scope")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        deep_json(DEEP_HEADER),
+        '{"id": ' + LONE + ', "secret": "s"}',
+        '{"id": "u", "secret": ' + LONE + "}",
+    ],
+    ids=["deep", "surrogate-id", "surrogate-secret"],
+)
+def test_a_hostile_session_cookie_is_no_session(svc: LocalService, payload: str) -> None:
+    cookie = base64.b64encode(payload.encode()).decode()
+    with guest_client(svc) as guest:
+        response = guest.get("/account", headers={"X-Service-Session": cookie})
+    assert 400 <= response.status_code < 500, response.text
+    assert set(response.json()) == {"message", "code", "type", "version"}
+
+
+def test_a_lone_surrogate_in_row_data_is_a_bad_request(admin: httpx.Client) -> None:
+    body = '{"rowId": "r3", "data": {"name": ' + LONE + "}}"
+    assert_error(raw_post(admin, ROWS, body), 400, "general_bad_request")
+
+
+def test_a_lone_surrogate_in_a_query_value_is_an_invalid_query(admin: httpx.Client) -> None:
+    query = '{"method":"equal","attribute":"name","values":[' + LONE + "]}"
+    assert_error(admin.get(ROWS, params={"queries[]": [query]}), 400, "general_query_invalid")
+
+
+def test_a_lone_surrogate_in_a_bucket_name_is_a_bad_request(admin: httpx.Client) -> None:
+    body = '{"bucketId": "b1", "name": ' + LONE + "}"
+    assert_error(raw_post(admin, "/storage/buckets", body), 400, "general_bad_request")
+
+
+def test_a_lone_surrogate_in_a_guest_password_is_a_bad_request(svc: LocalService) -> None:
+    body = '{"userId": "unique()", "email": "s@example.org", "password": ' + LONE + "}"
+    with guest_client(svc) as guest:
+        assert_error(raw_post(guest, "/account", body), 400, "general_bad_request")
+
+
+@pytest.mark.parametrize("method", ["equal", "greaterThan", "lessThan", "between"])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**400])
+def test_integers_beyond_int64_in_filters_are_invalid_queries(
+    admin: httpx.Client, method: str, value: int
+) -> None:
+    values = [value, value] if method == "between" else [value]
+    response = admin.get(ROWS, params={"queries[]": [q(method, "n", values)]})
+    assert_error(response, 400, "general_query_invalid")
+
+
+def test_int64_bounds_themselves_are_valid_filters(admin: httpx.Client) -> None:
+    query = q("between", "n", [-(2**63), 2**63 - 1])
+    response = admin.get(ROWS, params={"queries[]": [query]})
+    assert response.status_code == 200, response.text
+
+
+def test_a_huge_integer_against_a_float_column_is_an_invalid_query(svc: LocalService) -> None:
+    with key_client(svc) as admin:
+        create_table(
+            admin, DB, "floats", columns=[{"key": "x", "type": "float", "required": False}]
+        )
+        wait_available(admin, DB, "floats")
+        response = admin.get(
+            f"/tablesdb/{DB}/tables/floats/rows", params={"queries[]": [q("equal", "x", [10**400])]}
+        )
+    assert_error(response, 400, "general_query_invalid")
