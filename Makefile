@@ -7,7 +7,7 @@ DEMO_STAMP := $(VENV)/.installed-local
 STAMP := $(VENV)/.installed
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test lint docs browser-deps bench serve clean
+.PHONY: demo test lint docs docs-images browser-deps bench serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ browser-deps: $(STAMP)
 # The documentation site, built strictly (a warning, a broken link or reference fails) into site/.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The widget pictures of the notebook-widgets guide, taken again by the browser test.
+docs-images: browser-deps
+	FRAMEPORT_DOCS_SCREENSHOTS=1 $(BIN)/pytest tests/browser
 
 test: lint docs browser-deps
 	$(BIN)/pytest

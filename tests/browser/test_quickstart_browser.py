@@ -4,7 +4,8 @@ JupyterLab runs on a free loopback port with a generated token and a temporary r
 copy of the notebook; Debian's Chromium (/usr/bin/chromium, never a downloaded browser) opens
 it, runs every cell, signs in through the login widget, waits for the signed-in state and a
 rendered image preview, keeps a screenshot in test-artifacts/quickstart.png and one of each
-widget in docs/images/ (the pictures the notebook-widgets guide shows), saves the notebook
+widget in test-artifacts/widgets/ (with FRAMEPORT_DOCS_SCREENSHOTS=1, as `make docs-images`
+sets it, in docs/images/: the pictures the notebook-widgets guide shows), saves the notebook
 and checks that the saved file holds no secret.
 
 Without /usr/bin/chromium the test skips, unless CI is set: then it fails, because CI runs
@@ -38,6 +39,11 @@ NOTEBOOK = REPO / "notebooks" / "quickstart.ipynb"
 SCREENSHOT = REPO / "test-artifacts" / "quickstart.png"
 FAILURE_SCREENSHOT = REPO / "test-artifacts" / "quickstart-failure.png"
 DOCS_IMAGES = REPO / "docs" / "images"
+WIDGET_IMAGES = (
+    DOCS_IMAGES
+    if os.environ.get("FRAMEPORT_DOCS_SCREENSHOTS") == "1"
+    else REPO / "test-artifacts" / "widgets"
+)
 # The widgets the notebook shows, by CSS class, and the picture the docs keep of each.
 WIDGET_SCREENSHOTS = {
     "frameport-login": "widget-login.png",
@@ -207,11 +213,11 @@ def click_menu(page: Page, menu: str, command: str) -> None:
 
 def save_widget_screenshots(page: Page) -> None:
     """One picture of each widget, for the documentation."""
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    WIDGET_IMAGES.mkdir(parents=True, exist_ok=True)
     for css_class, name in WIDGET_SCREENSHOTS.items():
         widget = page.locator(f".jp-OutputArea-output .{css_class}").first
         widget.scroll_into_view_if_needed()
-        widget.screenshot(path=str(DOCS_IMAGES / name), animations="disabled")
+        widget.screenshot(path=str(WIDGET_IMAGES / name), animations="disabled")
 
 
 @pytest.mark.slow
