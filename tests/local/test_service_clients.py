@@ -126,3 +126,12 @@ def test_a_non_member_cannot_read_a_team_or_its_memberships(
         assert_error(outsider.get("/teams/crew/memberships"), 404, "team_not_found")
     with session_client(svc, "owner") as owner:
         assert set(reference_call(owner, "GET", "/teams/crew", {})) == TEAM_FIELDS
+
+
+@pytest.mark.parametrize("path", ["/account/", "/tablesdb/", "/storage/buckets/"])
+def test_a_trailing_slash_is_a_missing_route_with_a_body_not_a_bare_redirect(
+    admin: httpx.Client, path: str
+) -> None:
+    response = admin.get(path)
+    assert "content-type" in response.headers
+    assert_error(response, 404, "general_route_not_found")

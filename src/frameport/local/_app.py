@@ -217,5 +217,6 @@ def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Star
             Exception: server_error,
         },
     )
+    app.router.redirect_slashes = False  # the service answers a 404, never a bare redirect
     app.state.service = state
     return app
