@@ -31,13 +31,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from partitioned import BENCH_KEY, local_service
-from read import DATABASE, PROJECT
+from read import DATABASE, PROJECT, peak_growth
 
 FILE_ROWS = 50_000
 
@@ -61,37 +60,23 @@ def count_row_bytes() -> list[int]:
 
 def measure(kind: str, endpoint: str, target: str, deletes: str) -> dict[str, Any]:
     """Run one export or sync here; its seconds, peak RSS growth and row bytes fetched."""
-    import psutil
-
     from frameport._client import Client
 
     counted = count_row_bytes()
-    process = psutil.Process()
     with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, connections and the loop are warm
         counted[0] = 0
-        baseline = peak = process.memory_info().rss
-        done = threading.Event()
 
-        def sample() -> None:
-            nonlocal peak
-            while not done.wait(0.002):
-                peak = max(peak, process.memory_info().rss)
+        def run() -> object:
+            if kind == "parquet":
+                return table.to_parquet(target, progress=False)
+            if kind == "resume":
+                return table.to_parquet(target, progress=False, resume=True)
+            return table.sync(target, deletes=deletes)  # type: ignore[arg-type]
 
-        sampler = threading.Thread(target=sample)
-        sampler.start()
-        started = time.perf_counter()
-        if kind == "parquet":
-            table.to_parquet(target, progress=False)
-        elif kind == "resume":
-            table.to_parquet(target, progress=False, resume=True)
-        else:
-            table.sync(target, deletes=deletes)  # type: ignore[arg-type]
-        seconds = time.perf_counter() - started
-        done.set()
-        sampler.join()
-    return {"seconds": seconds, "rss": peak - baseline, "bytes": counted[0]}
+        _, seconds, rss = peak_growth(run)
+    return {"seconds": seconds, "rss": rss, "bytes": counted[0]}
 
 
 def run_measure(kind: str, endpoint: str, target: Path, deletes: str = "scan") -> dict[str, Any]:
