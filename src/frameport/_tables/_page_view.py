@@ -104,7 +104,7 @@ class TablePager:
                 total = page_total if number == 0 else total
                 if plan.inferred is not None:
                     batch = plan.inferred.conform(batch)
-                ids = _row_ids(body, self.query)
+                ids = _sent_ids(body, batch, self.query, every_row_kept=plan.every_row_kept)
                 fetched = len(ids)
                 if kept + batch.num_rows > wanted:  # more than the page shows: stop at its last
                     batch = batch.slice(0, wanted - kept)
@@ -148,9 +148,13 @@ def _frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
     return to_pandas(pa.concat_tables(tables, promote_options="default"))
 
 
-def _row_ids(body: bytes, query: AsyncTableQuery) -> list[str]:
-    """The IDs of the rows in a page body, before the query's client-side filter kept some."""
-    batch = decode_page(body, SYSTEM_SCHEMA, items_key=query.location.items_key)[1]
+def _sent_ids(
+    body: bytes, batch: pa.RecordBatch, query: AsyncTableQuery, *, every_row_kept: bool
+) -> list[str]:
+    """The IDs of the rows the service sent: the decoded batch's when the client keeps every
+    row, else read again from the body (the query's client-side filter dropped some)."""
+    if not every_row_kept:
+        batch = decode_page(body, SYSTEM_SCHEMA, items_key=query.location.items_key)[1]
     return [str(row_id) for row_id in batch.column("$id").to_pylist()]
 
 
