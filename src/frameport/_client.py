@@ -73,7 +73,7 @@ def requester_of(client: AsyncClient | Client) -> Requester:
 
 def with_credentials(client: Client, credentials: Credentials) -> Client:
     """`client`, now sending `credentials` (for integrations that rebuild a client)."""
-    client._async._connection.credentials = credentials
+    requester_of(client).credentials = credentials
     return client
 
 
