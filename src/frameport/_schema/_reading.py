@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._core._memory import release_free_memory
 from .._exceptions import FilterError
 from ._unmapped import json_text_field
 
@@ -176,27 +177,72 @@ def to_pandas(
     >>> to_pandas(pa.table({"n": pa.array([1, None])})).dtypes["n"]
     Int64Dtype()
     """
+    mapper = _types_mapper(dtype_backend)
     if dtype_backend == "pyarrow":
-        return data.to_pandas(types_mapper=pd.ArrowDtype, memory_pool=memory_pool)
-    if dtype_backend is not None:
-        raise ValueError(f"dtype_backend must be None or 'pyarrow', not {dtype_backend!r}")
-    lists = [
-        f.name for f in data.schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
-    ]
-    # List columns are converted once, straight to Python lists (not to numpy arrays first).
-    plain = data.drop_columns(lists)
-    frame = plain.to_pandas(types_mapper=_NULLABLE_BY_ARROW.get, memory_pool=memory_pool)
+        return data.to_pandas(types_mapper=mapper, memory_pool=memory_pool)
+    lists = [field.name for field in data.schema if _is_list(field.type)]
+    frame = data.drop_columns(lists).to_pandas(types_mapper=mapper, memory_pool=memory_pool)
     if len(frame.index) != data.num_rows:  # every column was a list
         frame = pd.DataFrame(index=pd.RangeIndex(data.num_rows))
     for name in lists:
-        with _cyclic_gc_paused():
-            values = data.column(name).to_pylist()
-        frame.insert(
-            data.schema.get_field_index(name),
-            name,
-            pd.Series(values, index=frame.index, dtype=object),
-        )
+        series = _python_list_series(data.column(name), index=frame.index)
+        frame.insert(data.schema.get_field_index(name), name, series)
     return frame
+
+
+def batches_to_pandas(
+    batches: list[pa.RecordBatch],
+    schema: pa.Schema,
+    *,
+    dtype_backend: Literal["pyarrow"] | None = None,
+    memory_pool: pa.MemoryPool | None = None,
+) -> pd.DataFrame:
+    """`to_pandas` of the table `batches` make (of `schema`), taking the batches over: the
+    list is emptied, and the table is converted column by column, each column's Arrow memory
+    given back as soon as it is converted. A read's peak memory is then about the frame's
+    rather than Arrow's and pandas' together (``str`` columns share Arrow's memory anyway;
+    numbers and lists do not)."""
+    table = pa.Table.from_batches(batches, schema=schema)
+    batches.clear()
+    mapper = _types_mapper(dtype_backend)
+    rows = table.num_rows
+    columns: dict[str, pd.Series[Any]] = {}
+    release_free_memory()  # what the read itself freed
+    for field in schema:
+        column = table.select([0])
+        table = table.remove_column(0)  # `column` holds the only reference
+        if dtype_backend != "pyarrow" and _is_list(field.type):
+            columns[field.name] = _python_list_series(column.column(0))
+        else:
+            converted = column.to_pandas(
+                types_mapper=mapper, memory_pool=memory_pool, self_destruct=True
+            )
+            columns[field.name] = converted[field.name]
+        del column  # emptied by self_destruct: unusable
+        release_free_memory()
+    return pd.DataFrame(columns, index=pd.RangeIndex(rows), copy=False)
+
+
+def _types_mapper(dtype_backend: Literal["pyarrow"] | None) -> Callable[[pa.DataType], Any]:
+    if dtype_backend == "pyarrow":
+        return pd.ArrowDtype
+    if dtype_backend is not None:
+        raise ValueError(f"dtype_backend must be None or 'pyarrow', not {dtype_backend!r}")
+    return _NULLABLE_BY_ARROW.get
+
+
+def _is_list(kind: pa.DataType) -> bool:
+    return pa.types.is_list(kind) or pa.types.is_large_list(kind)
+
+
+def _python_list_series(
+    column: pa.ChunkedArray[Any] | pa.Array[Any], index: pd.Index | None = None
+) -> pd.Series[Any]:
+    """A list column as an ``object`` Series of Python lists, converted once, straight (not
+    through numpy arrays first)."""
+    with _cyclic_gc_paused():
+        values = column.to_pylist()
+    return pd.Series(values, index=index, dtype=object)
 
 
 @contextmanager

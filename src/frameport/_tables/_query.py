@@ -61,7 +61,7 @@ from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
-from .._schema import SYSTEM_SCHEMA, to_pandas
+from .._schema import SYSTEM_SCHEMA, batches_to_pandas, to_pandas
 from ._export import write_parquet
 from ._export_report import ExportReport
 from ._export_watch import PageWatch, in_sequence_order, streamed_report
@@ -218,11 +218,8 @@ class AsyncTableQuery:
         """Every matching row as one Arrow table (the same schema for an empty result).
         ``parallel="auto"`` reads as many ranges of ``$sequence`` at once as keep the decoder
         busy, ``parallel=N`` reads N, ``parallel=1`` one after the other (see `_parallel`)."""
-        plan = await self._plan(page_size)
-        with self._bar(progress) as bar:
-            stream = self._stream(plan, bar, collect=True, parallel=parallel)
-            batches = [batch async for batch in stream]
-        return pa.Table.from_batches(batches, schema=result_schema(plan, batches))
+        batches, schema = await self._collect(progress, page_size, parallel)
+        return pa.Table.from_batches(batches, schema=schema)
 
     async def to_pandas(
         self,
@@ -240,8 +237,20 @@ class AsyncTableQuery:
 
         >>> df = table.query("age > 30").to_pandas(parallel=4)
         """
-        table = await self.to_arrow(progress, page_size=page_size, parallel=parallel)
-        return to_pandas(table, dtype_backend=dtype_backend, memory_pool=READ_POOL)
+        batches, schema = await self._collect(progress, page_size, parallel)
+        return batches_to_pandas(
+            batches, schema, dtype_backend=dtype_backend, memory_pool=READ_POOL
+        )
+
+    async def _collect(
+        self, progress: bool | None, page_size: int | None, parallel: Parallel
+    ) -> tuple[list[pa.RecordBatch], pa.Schema]:
+        """Every result batch, and the result's schema."""
+        plan = await self._plan(page_size)
+        with self._bar(progress) as bar:
+            stream = self._stream(plan, bar, collect=True, parallel=parallel)
+            batches = [batch async for batch in stream]
+        return batches, result_schema(plan, batches)
 
     async def iter_batches(
         self,

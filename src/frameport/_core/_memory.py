@@ -1,0 +1,33 @@
+"""Giving freed memory back to the operating system.
+
+A read allocates and frees many buffers of a page's size (bodies, decoding temporaries).
+glibc's malloc keeps such freed memory in its heaps for reuse, so after a read the process
+still holds it, and converting the result to pandas then adds to it. `release_free_memory`
+asks glibc to return its free pages (``malloc_trim``); elsewhere it does nothing.
+
+>>> release_free_memory()
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+from collections.abc import Callable
+
+
+def release_free_memory() -> None:
+    """Return the C heap's free pages to the operating system, where the C library can."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl builds without it)
+        return None
+    return trim
