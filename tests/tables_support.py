@@ -28,9 +28,10 @@ SYSTEM_DTYPES = {
     "$permissions": "object",
 }
 
-BOUNDS_ROWS = 2
-"""Rows a ``parallel="auto"`` read (the default) asks for besides its result: the first and
-the last row under the filter, the bounds its ranges are cut from."""
+BOUNDS_ROWS = 1
+"""Rows a ``parallel="auto"`` read (the default) of a non-empty result asks for besides its
+result: the row at the far end under the filter (the last one), asked for beside the first
+page; the ranges after that page are cut up to it."""
 
 
 def new_id(prefix: str) -> str:

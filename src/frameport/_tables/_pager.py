@@ -111,16 +111,20 @@ async def read_batches(
     *,
     bar: tqdm[Any] | None = None,
     concurrency: AdaptiveConcurrency | None = None,
+    ahead: int = PREFETCH_PAGES,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The kept rows of every page of `read`, as non-empty batches in the service's order.
 
     `bar` (a progress bar) counts kept rows; its total is set from the first page when the
     service's count is exact (one request, every row kept, below `TOTAL_CAP`).
     `concurrency` is told how long each page waited on the network and took to decode.
+    `ahead` page bodies are fetched ahead of the decoder; with 0, the next page is asked for
+    once the decoder took the last one (a read of many concurrent ranges, which overlap
+    fetching among themselves).
     """
     if concurrency is not None:
         decode = timed_work(concurrency, decode)
-    pages = _decoded_pages(requester, read, decode, bar, concurrency)
+    pages = _decoded_pages(requester, read, decode, bar, concurrency, ahead)
     async with aclosing(pages) as batches:
         async for batch in up_to_head(batches, read.head, bar):
             yield batch
@@ -150,25 +154,26 @@ async def _decoded_pages(
     decode: Decode,
     bar: tqdm[Any] | None,
     concurrency: AdaptiveConcurrency | None,
+    ahead: int,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
     when there are several requests."""
-    # Concurrent ranges (`concurrency`) overlap fetching among themselves: one page ahead each.
-    ahead = PREFETCH_PAGES if concurrency is None else 1
-    queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=ahead)
-    producer = asyncio.create_task(_fetch_pages(requester, read, queue, concurrency))
-    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=max(1, ahead))
+    handoff = ahead == 0
+    producer = asyncio.create_task(_fetch_pages(requester, read, queue, concurrency, handoff))
     seen = _SeenIds() if len(read.requests) > 1 else None
     try:
         while True:
             item = await queue.get()
+            queue.task_done()
             if item is None:
                 return
             if isinstance(item, BaseException):
                 raise item
-            total, batch = await loop.run_in_executor(_decoder(), decode, item.body)
+            total, batch = await decoded(decode, item.body)
             if item.first and bar is not None:
-                _show_total(bar, total, read)
+                exact = len(read.requests) == 1 and read.every_row_kept
+                show_total(bar, total, exact=exact, head=read.head)
             yield batch if seen is None else seen.new_rows(batch)
     finally:
         producer.cancel()
@@ -180,6 +185,7 @@ async def _fetch_pages(
     read: PagedRead,
     queue: asyncio.Queue[_QueueItem],
     concurrency: AdaptiveConcurrency | None,
+    handoff: bool,
 ) -> None:
     try:
         for number, queries in enumerate(read.requests):
@@ -194,6 +200,8 @@ async def _fetch_pages(
                 if concurrency is not None:
                     concurrency.waited(time.perf_counter() - asked, nbytes=len(body))
                 await queue.put(_Page(body, first))
+                if handoff:
+                    await queue.join()  # the decoder took it
                 first = False
                 asked = time.perf_counter()
     except Exception as exc:  # handed to the reader, which raises it in the caller's task
@@ -268,6 +276,11 @@ async def fetch_page(
     return await requester.request_bytes("GET", path, params=params)
 
 
+async def decoded(decode: Decode, body: bytes) -> tuple[int, pa.RecordBatch]:
+    """`decode(body)` run on the decoding thread."""
+    return await asyncio.get_running_loop().run_in_executor(_decoder(), decode, body)
+
+
 def _decoder() -> ThreadPoolExecutor:
     """The thread decoding pages: one, beside the event loop fetching the next page. (A second
     thread decoding the next page at once gained nothing measurable on 2 cores, and raised a
@@ -321,10 +334,11 @@ class _SeenIds:
         return batch.filter(pa.array(fresh, pa.bool_()))
 
 
-def _show_total(bar: tqdm[Any], total: int, read: PagedRead) -> None:
-    exact = len(read.requests) == 1 and read.every_row_kept
+def show_total(bar: tqdm[Any], total: int, *, exact: bool, head: int | None) -> None:
+    """Show the service's count `total` of a read on `bar`: as the bar's total when `exact`
+    (the count is the result's) and below `TOTAL_CAP`, else as a bound beside it."""
     if exact and total < TOTAL_CAP:
-        bar.total = total if read.head is None else min(total, read.head)
+        bar.total = total if head is None else min(total, head)
         bar.refresh()
         return
     described = describe_total(total, exact=exact)

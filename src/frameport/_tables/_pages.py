@@ -288,14 +288,26 @@ def _unchecked(value: Any) -> Any:
 
 
 def last_row_id(body: bytes) -> str | None:
-    """The `$id` of the last row of a page body, or None for an empty page.
+    """The `$id` of the last row of a page body, or None for an empty page (see
+    `last_row_value`).
+
+    >>> last_row_id(b'{"total": 2, "rows": [{"$id": "a"}, {"$id": "b", "tags": ["$id"]}]}')
+    'b'
+    """
+    return last_row_value(body, b"$id")
+
+
+def last_row_value(body: bytes, key: bytes) -> str | None:
+    """The value of `key` in the last row of a page body, as text (a string's text, or a
+    number's, ``true``, ``false`` or ``null`` as written), or None for an empty page or a
+    last row without `key`.
 
     Scans back from the end of the body over the last row only (strings are skipped by
     their quotes, nested arrays and objects by depth), so its cost does not grow with the
     page. Expects the envelope ``{"total": N, "<items>": [...]}`` in either key order.
 
-    >>> last_row_id(b'{"total": 2, "rows": [{"$id": "a"}, {"$id": "b", "tags": ["$id"]}]}')
-    'b'
+    >>> last_row_value(b'{"rows": [{"$sequence": "1"}, {"$sequence": 2, "n": 3}]}', b"$sequence")
+    '2'
     """
     depth = 0  # 1: in the envelope, 2: in the items array, 3: in the last row
     after = len(body)  # everything from here on has been scanned
@@ -315,8 +327,12 @@ def last_row_id(body: bytes) -> str | None:
         if opening < 0:
             return None
         token = body[opening + 1 : closing]
-        if depth == 3 and token == b"$id" and body[closing + 1 : after].strip() == b":":
-            return None if later_string is None else _json_text(later_string)
+        following = body[closing + 1 : after].strip()
+        if depth == 3 and token == key and following.startswith(b":"):
+            if following == b":":  # the value is the string after the key
+                return None if later_string is None else _json_text(later_string)
+            literal = following[1:].split(b",")[0].split(b"}")[0].strip()
+            return literal.decode()
         later_string = token
         after = opening
 

@@ -25,13 +25,16 @@ How the rows are split (decided here; the issue left it open):
 * A range never asks for more rows than it has ``$sequence`` values, so a range without gaps
   ends without asking for an empty page; deleted rows only make ranges shorter.
 
-``parallel="auto"`` (the default) reads windowed ranges as streaming reads do, and lets an
-`AdaptiveConcurrency` choose how many run at once: each page reports how long it waited on
-the network and how long it took to decode, and as many ranges run as keep the decoder busy
-(up to `AUTO_CAP`, and no more page bodies in flight than `AUTO_BUDGET` bytes). A service
-on this machine answers about as fast as a page decodes, so the read stays close to one range
-at a time; a service 50 ms away gets several. A ``head`` that fits in one page is read
-serially (the bounds would cost a round trip for nothing).
+``parallel="auto"`` (the default) reads the first page as the serial read does while one
+one-row request asks for the last bound (`sequence_edge`): a result that fits in one page
+costs no more. The rest, after that page, is read in windowed ranges as streaming reads do,
+and an `AdaptiveConcurrency` chooses how many run at once: each page reports how long it
+waited on the network and how long it took to decode, and as many ranges run as keep the
+decoder busy (up to `AUTO_CAP`, and no more page bodies in flight than `AUTO_BUDGET` bytes).
+A service on this machine answers about as fast as a page decodes, so the read stays close
+to one range at a time; a service 50 ms away gets several. A ``head`` that fits in one page
+is read serially. Concurrent ranges fetch no page ahead of the decoder: they overlap
+fetching among themselves, and each holds one page body at a time.
 
 When the read stays serial (`serial_reason` says why): ``parallel`` is None or 1; a sort on
 anything but ``$sequence`` (the service sorts; merging sorted ranges would need the service's
@@ -56,8 +59,6 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
-
-import pyarrow as pa
 
 from .._core._adaptive import AUTO, AdaptiveConcurrency, Auto, check_concurrency
 from .._core._queries import (
@@ -141,6 +142,17 @@ def split_ranges(first: int, last: int, parts: int) -> list[SequenceRange]:
     return [SequenceRange(low, high) for low, high in itertools.pairwise(edges)]
 
 
+def window_ranges(first: int, last: int, width: int) -> list[SequenceRange]:
+    """``(first - 1, last]`` cut into ranges of `width` values from the start, the last one
+    shorter: with `width` a whole number of pages, pages are full but a range's last.
+
+    >>> [(r.after, r.upto) for r in window_ranges(1, 10, 4)]
+    [(0, 4), (4, 8), (8, 10)]
+    """
+    edges = [*range(first - 1, last, width), last]
+    return [SequenceRange(low, high) for low, high in itertools.pairwise(edges)]
+
+
 def range_count(bounds: SequenceBounds, parallel: int, page_size: int, *, streaming: bool) -> int:
     """How many ranges a read of `bounds` uses (see the module docstring)."""
     if not streaming:
@@ -172,20 +184,30 @@ async def sequence_bounds(
     """The bounds of the rows the service returns for `requests` (the filter query strings of
     each request), or None when it returns none: two one-row requests per request, sent
     together. `total` is the first request's count."""
-    member = requester.query_member_for(location.rows_path)
-
-    async def edge(filters: Sequence[str], ascending: bool) -> tuple[int, pa.RecordBatch]:
-        queries = [*filters, select_query(["$id"]), order_query(SEQUENCE, ascending, member)]
-        body = await fetch_page(requester, location.rows_path, queries, 1, with_total=ascending)
-        return decode_page(body, SYSTEM_SCHEMA, items_key=location.items_key)
-
     edges = await asyncio.gather(
-        *(edge(filters, ascending) for filters in requests for ascending in (True, False))
+        *(
+            sequence_edge(requester, location, filters, ascending=ascending)
+            for filters in requests
+            for ascending in (True, False)
+        )
     )
-    found = [batch.column(SEQUENCE)[0].as_py() for _, batch in edges if batch.num_rows]
+    found = [sequence for _, sequence in edges if sequence is not None]
     if not found:
         return None
     return SequenceBounds(min(found), max(found), edges[0][0])
+
+
+async def sequence_edge(
+    requester: Requester, location: TableLocation, filters: Sequence[str], *, ascending: bool
+) -> tuple[int, int | None]:
+    """The service's count of the rows `filters` keep (only when `ascending`; else 0) and the
+    ``$sequence`` of the first of them (`ascending`) or the last (None: no row): one
+    one-row request."""
+    member = requester.query_member_for(location.rows_path)
+    queries = [*filters, select_query(["$id"]), order_query(SEQUENCE, ascending, member)]
+    body = await fetch_page(requester, location.rows_path, queries, 1, with_total=ascending)
+    total, batch = decode_page(body, SYSTEM_SCHEMA, items_key=location.items_key)
+    return total, batch.column(SEQUENCE)[0].as_py() if batch.num_rows else None
 
 
 def ranged_plan(plan: Plan, sequence_range: SequenceRange, member: str) -> Plan:
@@ -196,11 +218,11 @@ def ranged_plan(plan: Plan, sequence_range: SequenceRange, member: str) -> Plan:
 
 
 def read_concurrency() -> AdaptiveConcurrency:
-    """The controller of one ``parallel="auto"`` read: two ranges to start with (the first
-    pages measure the wait and the decoding), then as many as `AdaptiveConcurrency` says.
-    A range holds up to two page bodies: one arriving, one waiting for the decoder (which
-    holds one more, whichever range it came from)."""
-    return AdaptiveConcurrency(cap=AUTO_CAP, budget=AUTO_BUDGET, start=2, units_per_slot=2)
+    """The controller of one ``parallel="auto"`` read: two ranges to start with (after the
+    first page, which measures the wait and the decoding), then as many as
+    `AdaptiveConcurrency` says. A range holds one page body at a time (arriving, or waiting
+    for the decoder): it asks for its next page once the decoder took the last one."""
+    return AdaptiveConcurrency(cap=AUTO_CAP, budget=AUTO_BUDGET, start=2)
 
 
 def read_mode(plan: Plan, order: Sequence[tuple[str, bool]], parallel: Parallel) -> str:
@@ -211,8 +233,9 @@ def read_mode(plan: Plan, order: Sequence[tuple[str, bool]], parallel: Parallel)
         return f"Read serially: {reason}."
     if concurrency == AUTO:
         return (
-            "Read in ranges of $sequence, as many at once as keep the decoder busy (at most "
-            f"{AUTO_CAP}), handed on in order; parallel=1 reads serially."
+            "Read the first page, then the rest in ranges of $sequence, as many at once as "
+            f"keep the decoder busy (at most {AUTO_CAP}), handed on in order; parallel=1 "
+            "reads serially."
         )
     return f"Read in ranges of $sequence, {concurrency} at once, handed on in order."
 

@@ -10,20 +10,37 @@ sorted on the client when the service cannot sort, projected to the output colum
 
 from __future__ import annotations
 
+import asyncio
 import math
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from .._core._adaptive import AdaptiveConcurrency
+from .._core._adaptive import AUTO, AdaptiveConcurrency, timed_work
 from .._exceptions import RowDecodeError
 from .._schema import SYSTEM_SCHEMA, InferredSchema
 from ._location import TableLocation
 from ._ordering import sort_table
-from ._pager import TOTAL_CAP, Decode, PagedRead, read_batches, up_to_head
+from ._pager import (
+    PREFETCH_PAGES,
+    TOTAL_CAP,
+    Decode,
+    PagedRead,
+    decoded,
+    fetch_page,
+    read_batches,
+    rows_at_most,
+    show_total,
+    up_to_head,
+)
+from ._pages import last_row_value
 from ._parallel import (
+    PAGES_PER_RANGE,
+    SEQUENCE,
     Parallel,
     SequenceRange,
     check_parallel,
@@ -32,8 +49,10 @@ from ._parallel import (
     ranged_plan,
     read_concurrency,
     sequence_bounds,
+    sequence_edge,
     serial_reason,
     split_ranges,
+    window_ranges,
 )
 from ._plan import Plan, page_decoder, project
 
@@ -65,25 +84,96 @@ async def parallel_batches(
     if plan.every_row_kept and bounds.total < TOTAL_CAP and bar is not None:
         bar.total = bounds.total if plan.head is None else min(bounds.total, plan.head)
         bar.refresh()
-    adaptive = parallel if isinstance(parallel, AdaptiveConcurrency) else None
-    windowed = streaming or plan.head is not None or adaptive is not None
+    windowed = streaming or plan.head is not None or not isinstance(parallel, int)
     fixed = parallel if isinstance(parallel, int) else 1
     count = range_count(bounds, fixed, plan.page_size, streaming=windowed)
     ranges = split_ranges(bounds.first, bounds.last, count)
+    async with aclosing(
+        _ranged_batches(requester, location, plan, order, ranges, parallel, streaming=streaming)
+    ) as batches:
+        async for batch in up_to_head(batches, plan.head, bar):
+            yield batch
+
+
+async def auto_batches(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    order: Sequence[tuple[str, bool]],
+    bar: Any,
+    *,
+    streaming: bool,
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """``parallel="auto"`` for a plan of one request: its first page is read as the serial
+    read reads it, while one one-row request asks for the ``$sequence`` at the other end of
+    the rows. A page shorter than asked is the whole result; else the rows after it are read
+    in ranges, as many at once as `read_concurrency` says (the first page already told it
+    how long a page waits and takes to decode)."""
+    if not plan.requests or plan.head == 0:
+        return
+    concurrency = read_concurrency()
+    ascending = not (order and not order[0][1])
+    (filters,) = plan.compiled.requests
+    far_end = asyncio.create_task(
+        sequence_edge(requester, location, filters, ascending=not ascending)
+    )
+    try:
+        asked = time.perf_counter()
+        body = await fetch_page(requester, location.rows_path, plan.requests[0], plan.page_size)
+        concurrency.waited(time.perf_counter() - asked, nbytes=len(body))
+        total, batch = await decoded(timed_work(concurrency, plan.decode), body)
+        if bar is not None:
+            show_total(bar, total, exact=plan.every_row_kept, head=plan.head)
+            bar.update(batch.num_rows)
+        if batch.num_rows:
+            yield project(plan, batch)
+        last_read = last_row_value(body, SEQUENCE.encode())
+        _, far = await far_end  # mostly answered by now; always awaited, so that every read
+        # of the same rows sends the same requests
+        if last_read is None or far is None or rows_at_most(body) < plan.page_size:
+            return
+        low, high = (int(last_read) + 1, far) if ascending else (far, int(last_read) - 1)
+        if low > high:
+            return
+        ranges = window_ranges(low, high, PAGES_PER_RANGE * plan.page_size)
+        head = None if plan.head is None else plan.head - batch.num_rows
+        rest = _ranged_batches(
+            requester, location, replace(plan, head=head), order, ranges, concurrency,
+            streaming=streaming,
+        )  # fmt: skip
+        async with aclosing(rest) as batches:
+            async for batch in up_to_head(batches, head, bar):
+                yield batch
+    finally:
+        far_end.cancel()
+        await asyncio.gather(far_end, return_exceptions=True)
+
+
+def _ranged_batches(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    order: Sequence[tuple[str, bool]],
+    ranges: list[SequenceRange],
+    parallel: int | AdaptiveConcurrency,
+    *,
+    streaming: bool,
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The batches of `plan` over `ranges` (in ascending order; read from the last one when
+    `order` is descending), `parallel` ranges at a time, handed on in order."""
     if order and not order[0][1]:
-        ranges.reverse()
+        ranges = ranges[::-1]
     member = requester.query_member_for(location.rows_path)
+    adaptive = parallel if isinstance(parallel, AdaptiveConcurrency) else None
 
     def source(sequence_range: SequenceRange) -> Callable[[], AsyncGenerator[pa.RecordBatch]]:
         part = ranged_plan(plan, sequence_range, member)
         return lambda: plan_batches(
-            requester, location, part, None, collect=not streaming, concurrency=adaptive
-        )
+            requester, location, part, None, collect=not streaming, concurrency=adaptive,
+            ranged=True,
+        )  # fmt: skip
 
-    window = adaptive if adaptive is not None else fixed
-    async with aclosing(in_order([source(r) for r in ranges], window)) as batches:
-        async for batch in up_to_head(batches, plan.head, bar):
-            yield batch
+    return in_order([source(r) for r in ranges], parallel)
 
 
 def query_batches(
@@ -100,12 +190,14 @@ def query_batches(
     and the query allows it (`serial_reason`), else by the serial engine. `collect` says the
     caller keeps every batch (no need to bound memory)."""
     concurrency = check_parallel(parallel)
-    if serial_reason(plan, order, concurrency) is None:
-        ranges = concurrency if isinstance(concurrency, int) else read_concurrency()
-        return parallel_batches(
-            requester, location, plan, order, bar, parallel=ranges, streaming=not collect
-        )
-    return plan_batches(requester, location, plan, bar, collect=collect)
+    if serial_reason(plan, order, concurrency) is not None:
+        return plan_batches(requester, location, plan, bar, collect=collect)
+    if concurrency == AUTO:
+        return auto_batches(requester, location, plan, order, bar, streaming=not collect)
+    ranges = concurrency if isinstance(concurrency, int) else read_concurrency()
+    return parallel_batches(
+        requester, location, plan, order, bar, parallel=ranges, streaming=not collect
+    )
 
 
 async def plan_batches(
@@ -116,11 +208,13 @@ async def plan_batches(
     *,
     collect: bool,
     concurrency: AdaptiveConcurrency | None = None,
+    ranged: bool = False,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan`: paged, stabilised (inferred types), sorted on the client
     when needed, projected to the output columns. `collect` says the caller keeps every batch
     anyway, so inferred types may be settled over all rows; `concurrency` hears how each page
-    went (see `_core._adaptive`)."""
+    went (see `_core._adaptive`); `ranged` says the plan is one of many concurrent ranges,
+    which fetch no page ahead of the decoder (they overlap fetching among themselves)."""
     if not plan.requests or plan.head == 0:
         if plan.inferred is not None:
             await learn_columns(requester, location, plan)
@@ -132,7 +226,10 @@ async def plan_batches(
         head=None if plan.client_order else plan.head,
         every_row_kept=plan.every_row_kept,
     )
-    pages = read_batches(requester, read, plan.decode, bar=bar, concurrency=concurrency)
+    ahead = 0 if ranged else PREFETCH_PAGES
+    pages = read_batches(
+        requester, read, plan.decode, bar=bar, concurrency=concurrency, ahead=ahead
+    )
     async with aclosing(pages):
         batches: AsyncIterator[pa.RecordBatch] = pages
         if plan.inferred is not None:
