@@ -74,13 +74,15 @@ class PagedRead:
     """What to fetch: the list endpoint `path` and, per request, its query strings (filters,
     select, order: everything but limit and cursor). `head` stops after that many kept rows;
     `every_row_kept` says no client-side filter drops rows, so the last page may ask for just
-    the rows still missing."""
+    the rows still missing; `counted` asks the service to count the rows on the first page
+    (work for the service, which a range of a larger read does not need)."""
 
     path: str
     requests: tuple[tuple[str, ...], ...]
     page_size: int = DEFAULT_PAGE_SIZE
     head: int | None = None
     every_row_kept: bool = False
+    counted: bool = True
 
     def __post_init__(self) -> None:
         check_page_size(self.page_size)
@@ -192,7 +194,7 @@ async def _fetch_pages(
             row_limit = read.head if read.every_row_kept else None
             pages = iter_pages(
                 requester, read.path, queries, read.page_size, row_limit=row_limit,
-                with_total=number == 0,
+                with_total=read.counted and number == 0,
             )  # fmt: skip
             first = number == 0
             asked = time.perf_counter()

@@ -225,6 +225,7 @@ async def plan_batches(
         page_size=plan.page_size,
         head=None if plan.client_order else plan.head,
         every_row_kept=plan.every_row_kept,
+        counted=not ranged,
     )
     ahead = 0 if ranged else PREFETCH_PAGES
     pages = read_batches(
