@@ -14,12 +14,13 @@ iterator already holds pages back until every column has a type).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, cast
 
 import pyarrow as pa
 
+from .._core._memory import release_free_memory
 from .._core._sync import iterate_sync, run_sync
 
 if TYPE_CHECKING:
@@ -31,8 +32,21 @@ def record_batch_reader(
 ) -> pa.RecordBatchReader:
     """A reader of the query's rows, batch by batch, with the same schema as `to_arrow()`."""
     stream = cast(AsyncIterator[pa.RecordBatch], query.iter_batches(arrow=True, progress=progress))
-    batches = iterate_sync(stream)
+    batches = _trimming(iterate_sync(stream))
     first = next(batches, None)
     if first is None:
         return pa.RecordBatchReader.from_batches(run_sync(query.schema()), iter(()))
     return pa.RecordBatchReader.from_batches(first.schema, chain([first], batches))
+
+
+TRIM_EVERY = 8
+"""Batches handed out between two `release_free_memory` calls."""
+
+
+def _trimming(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`batches`, giving the page memory the read freed back to the system every few batches:
+    a consumer that keeps the batches (``pa.table``) holds no more than a collecting read."""
+    for number, batch in enumerate(batches, 1):
+        if number % TRIM_EVERY == 0:
+            release_free_memory()
+        yield batch
