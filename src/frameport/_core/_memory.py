@@ -11,7 +11,6 @@ asks glibc to return its free pages (``malloc_trim``); elsewhere it does nothing
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 from collections.abc import Callable
 
@@ -25,9 +24,8 @@ def release_free_memory() -> None:
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim: Callable[[int], int] = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl builds without it)
+    try:  # the symbols the process already has loaded: libc's among them
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):  # not glibc (macOS, musl), or Windows
         return None
     return trim

@@ -70,12 +70,12 @@ async def parallel_batches(
     order: Sequence[tuple[str, bool]],
     bar: Any,
     *,
-    parallel: int | AdaptiveConcurrency,
+    parallel: int,
     streaming: bool,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The result batches of `plan` read in ``$sequence`` ranges, `parallel` at a time (a
-    number, or as many as an `AdaptiveConcurrency` says), in the order of the serial read.
-    `order` is the query's sort (empty, or led by ``$sequence``); `bar` counts the rows."""
+    """The result batches of `plan` read in ``$sequence`` ranges between the bounds of its
+    rows, `parallel` at a time, in the order of the serial read. `order` is the query's sort
+    (empty, or led by ``$sequence``); `bar` counts the rows."""
     if not plan.requests or plan.head == 0:
         return
     bounds = await sequence_bounds(requester, location, plan.compiled.requests)
@@ -84,9 +84,8 @@ async def parallel_batches(
     if plan.every_row_kept and bounds.total < TOTAL_CAP and bar is not None:
         bar.total = bounds.total if plan.head is None else min(bounds.total, plan.head)
         bar.refresh()
-    windowed = streaming or plan.head is not None or not isinstance(parallel, int)
-    fixed = parallel if isinstance(parallel, int) else 1
-    count = range_count(bounds, fixed, plan.page_size, streaming=windowed)
+    windowed = streaming or plan.head is not None
+    count = range_count(bounds, parallel, plan.page_size, streaming=windowed)
     ranges = split_ranges(bounds.first, bounds.last, count)
     async with aclosing(
         _ranged_batches(requester, location, plan, order, ranges, parallel, streaming=streaming)
@@ -194,9 +193,8 @@ def query_batches(
         return plan_batches(requester, location, plan, bar, collect=collect)
     if concurrency == AUTO:
         return auto_batches(requester, location, plan, order, bar, streaming=not collect)
-    ranges = concurrency if isinstance(concurrency, int) else read_concurrency()
     return parallel_batches(
-        requester, location, plan, order, bar, parallel=ranges, streaming=not collect
+        requester, location, plan, order, bar, parallel=concurrency, streaming=not collect
     )
 
 
