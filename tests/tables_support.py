@@ -28,10 +28,10 @@ SYSTEM_DTYPES = {
     "$permissions": "object",
 }
 
-BOUNDS_ROWS = 1
+BOUNDS_ROWS = 2
 """Rows a ``parallel="auto"`` read (the default) of a non-empty result asks for besides its
-result: the row at the far end under the filter (the last one), asked for beside the first
-page; the ranges after that page are cut up to it."""
+result: the rows at either end under the filter (the first and the last one), asked for
+beside the first page; the ranges after that page are cut between them."""
 
 
 def new_id(prefix: str) -> str:

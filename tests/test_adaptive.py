@@ -48,3 +48,22 @@ def test_queueing_lowers_the_ceiling_and_calm_raises_it_again() -> None:
         concurrency.waited(0.050, nbytes=MB)
     assert concurrency() == 7
     assert concurrency.history[0] == 1 and lowered in concurrency.history
+
+
+def test_a_guess_starts_a_distant_read_wide_until_measurements_replace_it() -> None:
+    concurrency = AdaptiveConcurrency(cap=16, budget=10**9, start=2)
+    concurrency.guess(0.055, 0.010)
+    assert concurrency() == 7  # ceil(1.25 * 55 / 10)
+    concurrency.guess(0.004, 0.010)
+    assert concurrency() == 7  # a guess never narrows
+    concurrency.waited(0.004, nbytes=MB)
+    concurrency.worked(0.017)
+    assert concurrency() == 1  # measured: a near service
+    concurrency.guess(0.055, 0.010)
+    assert concurrency() == 1  # once measured, guesses are ignored
+
+
+def test_a_guess_for_a_near_service_keeps_the_start() -> None:
+    concurrency = AdaptiveConcurrency(cap=16, budget=10**9, start=2)
+    concurrency.guess(0.003, 0.010)
+    assert concurrency() == 2

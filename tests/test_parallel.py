@@ -27,7 +27,13 @@ from frameport._client import AsyncClient, Client
 from frameport._core._sync import run_sync
 from frameport._demo import sample_people
 from frameport._expr import col
-from frameport._tables._parallel import in_order, serial_reason, split_ranges
+from frameport._tables._parallel import (
+    PAGES_PER_RANGE,
+    in_order,
+    serial_reason,
+    split_ranges,
+    tapering_ranges,
+)
 from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import data_frames, load, new_id
@@ -259,6 +265,54 @@ def test_ranges_cover_the_bounds_exactly_once(first: int, width: int, parts: int
     assert all(r.span >= 1 for r in ranges)
     assert len(ranges) == min(parts, width + 1)
     assert max(r.span for r in ranges) - min(r.span for r in ranges) <= 1
+
+
+@given(
+    after=st.integers(0, 10**9),
+    span=st.integers(1, 10**5),
+    page=st.integers(1, 5_000),
+    width=st.integers(1, 20),
+    descending=st.booleans(),
+)
+def test_tapering_ranges_cover_the_span_once_narrowing_to_single_pages(
+    after: int, span: int, page: int, width: int, descending: bool
+) -> None:
+    upto = after + span
+    ranges = list(tapering_ranges(after, upto, page, lambda: width, descending=descending))
+    ordered = ranges[::-1] if descending else ranges
+    assert ordered[0].after == after and ordered[-1].upto == upto
+    assert all(a.upto == b.after for a, b in itertools.pairwise(ordered))
+    assert all(0 < r.span <= PAGES_PER_RANGE * page for r in ranges)
+    pages = [-(-r.span // page) for r in ranges]
+    assert pages == sorted(pages, reverse=True)  # never wider than the one before
+    if width > 1:
+        assert pages[-1] == 1  # the read ends in single pages, one per slot
+
+
+def test_in_order_keeping_all_starts_past_a_slow_source_within_the_window() -> None:
+    running: set[int] = set()
+    widest: list[int] = []
+    finished: list[int] = []
+
+    async def source(index: int, delay: float) -> AsyncGenerator[str, None]:
+        running.add(index)
+        widest.append(len(running))
+        await asyncio.sleep(delay)
+        yield f"{index}"
+        running.discard(index)
+        finished.append(index)
+
+    async def run(keep_all: bool) -> list[str]:
+        for seen in (running, widest, finished):
+            seen.clear()
+        delays = [0.2, 0.01, 0.01, 0.01, 0.01, 0.01]
+        sources = [lambda i=i, d=d: source(i, d) for i, d in enumerate(delays)]
+        return [item async for item in in_order(sources, window=2, keep_all=keep_all)]
+
+    assert asyncio.run(run(keep_all=True)) == [str(i) for i in range(6)]
+    assert max(widest) == 2 and finished[-1] == 0  # the others ran beside the slow one
+    assert asyncio.run(run(keep_all=False)) == [str(i) for i in range(6)]
+    assert finished.index(0) < finished.index(2)  # within 2 of the slow one: held back
 
 
 def test_in_order_hands_on_items_source_by_source_whatever_finishes_first() -> None:

@@ -103,6 +103,16 @@ class AdaptiveConcurrency:
                     self._calm = 0
             self._update()
 
+    def guess(self, wait: float, work: float) -> None:
+        """Before any unit is measured: units will likely wait `wait` seconds and take `work`;
+        as many start as that needs. The first measurements replace the guess."""
+        with self._lock:
+            if self._work is None or math.isinf(self._fastest_wait):
+                guessed = min(self.cap, math.ceil(HEADROOM * wait / max(work, 1e-6)))
+                if guessed > self._limit:
+                    self._limit = guessed
+                    self.history.append(guessed)
+
     def worked(self, seconds: float) -> None:
         """The client's CPU spent `seconds` on one unit."""
         with self._lock:

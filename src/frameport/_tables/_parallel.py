@@ -25,16 +25,22 @@ How the rows are split (decided here; the issue left it open):
 * A range never asks for more rows than it has ``$sequence`` values, so a range without gaps
   ends without asking for an empty page; deleted rows only make ranges shorter.
 
-``parallel="auto"`` (the default) reads the first page as the serial read does while one
-one-row request asks for the last bound (`sequence_edge`): a result that fits in one page
-costs no more. The rest, after that page, is read in windowed ranges as streaming reads do,
-and an `AdaptiveConcurrency` chooses how many run at once: each page reports how long it
-waited on the network and how long it took to decode, and as many ranges run as keep the
-decoder busy (up to `AUTO_CAP`, and no more page bodies in flight than `AUTO_BUDGET` bytes).
-A service on this machine answers about as fast as a page decodes, so the read stays close
-to one range at a time; a service 50 ms away gets several. A ``head`` that fits in one page
-is read serially. Concurrent ranges fetch no page ahead of the decoder: they overlap
-fetching among themselves, and each holds one page body at a time.
+``parallel="auto"`` (the default) sends the first page's request, as the serial read does,
+together with one one-row request for each end of the rows (`sequence_edge`; the near one
+counted): a result that fits in one page costs two rows more and no round trip. A larger
+result is read in ranges that start once the ends are known, beside the first page: they
+cover the ``$sequence`` values past the first page's share (`tapering_ranges`: the pages left
+divided by the ranges running, one to `PAGES_PER_RANGE` pages each, so that the read ends on
+single pages). An `AdaptiveConcurrency` chooses how many run at once: first a guess from the
+ends' round trip (`GUESSED_WORK_PER_ROW`), then what each page reports, how long it waited
+on the network and took to decode: as many ranges as keep the decoder busy (up to
+`AUTO_CAP`, and no more page bodies in flight than `AUTO_BUDGET` bytes). A service on this
+machine answers about as fast as a page decodes, so the read stays close to one range at a
+time; a service 50 ms away gets several. A ``head`` that fits in one page is read serially.
+Concurrent ranges fetch no page ahead of the decoder: they overlap fetching among
+themselves, and each holds one page body at a time. Collecting reads start a range whenever
+a slot is free (`in_order` with ``keep_all``); streaming reads only within the window of the
+range being handed on.
 
 When the read stays serial (`serial_reason` says why): ``parallel`` is None or 1; a sort on
 anything but ``$sequence`` (the service sorts; merging sorted ranges would need the service's
@@ -55,7 +61,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -82,7 +88,8 @@ T = TypeVar("T")
 SEQUENCE = "$sequence"
 
 PAGES_PER_RANGE = 4
-"""A range of a streaming read spans at most this many pages' worth of ``$sequence`` values."""
+"""A range of a streaming or ``auto`` read spans at most this many pages' worth of
+``$sequence`` values."""
 
 AUTO_CAP = 16
 """The most ranges ``parallel="auto"`` runs at once."""
@@ -90,6 +97,10 @@ AUTO_CAP = 16
 AUTO_BUDGET = 32 * 2**20
 """Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once (arriving, waiting
 for the decoder)."""
+
+GUESSED_WORK_PER_ROW = 2e-6
+"""Seconds of decoding a row is guessed to take before a page was decoded: a 5000-row page of
+a dozen columns takes 7 to 17 ms here."""
 
 Parallel = int | Auto | None
 """How a read runs: ``"auto"``, a fixed number of concurrent ranges, or None (serial)."""
@@ -142,15 +153,27 @@ def split_ranges(first: int, last: int, parts: int) -> list[SequenceRange]:
     return [SequenceRange(low, high) for low, high in itertools.pairwise(edges)]
 
 
-def window_ranges(first: int, last: int, width: int) -> list[SequenceRange]:
-    """``(first - 1, last]`` cut into ranges of `width` values from the start, the last one
-    shorter: with `width` a whole number of pages, pages are full but a range's last.
+def tapering_ranges(
+    after: int, upto: int, page_size: int, width: Callable[[], int], *, descending: bool = False
+) -> Iterator[SequenceRange]:
+    """``(after, upto]`` cut into ranges as they are asked for, in reading order (from the top
+    when `descending`): each spans the pages left divided by the ranges that run at once
+    (`width`), at least one page and at most `PAGES_PER_RANGE`. The last ranges are single
+    pages, so that the read ends with every slot busy rather than one long range alone.
 
-    >>> [(r.after, r.upto) for r in window_ranges(1, 10, 4)]
-    [(0, 4), (4, 8), (8, 10)]
+    >>> [(r.after, r.upto) for r in tapering_ranges(0, 10, 1, lambda: 2)]
+    [(0, 4), (4, 7), (7, 8), (8, 9), (9, 10)]
     """
-    edges = [*range(first - 1, last, width), last]
-    return [SequenceRange(low, high) for low, high in itertools.pairwise(edges)]
+    while after < upto:
+        pages_left = -(-(upto - after) // page_size)
+        pages = max(1, min(PAGES_PER_RANGE, pages_left // max(1, width())))
+        span = pages * page_size
+        if descending:
+            yield SequenceRange(max(after, upto - span), upto)
+            upto -= span
+        else:
+            yield SequenceRange(after, min(upto, after + span))
+            after += span
 
 
 def range_count(bounds: SequenceBounds, parallel: int, page_size: int, *, streaming: bool) -> int:
@@ -186,7 +209,7 @@ async def sequence_bounds(
     together. `total` is the first request's count."""
     edges = await asyncio.gather(
         *(
-            sequence_edge(requester, location, filters, ascending=ascending)
+            sequence_edge(requester, location, filters, ascending=ascending, counted=ascending)
             for filters in requests
             for ascending in (True, False)
         )
@@ -198,14 +221,19 @@ async def sequence_bounds(
 
 
 async def sequence_edge(
-    requester: Requester, location: TableLocation, filters: Sequence[str], *, ascending: bool
+    requester: Requester,
+    location: TableLocation,
+    filters: Sequence[str],
+    *,
+    ascending: bool,
+    counted: bool,
 ) -> tuple[int, int | None]:
-    """The service's count of the rows `filters` keep (only when `ascending`; else 0) and the
+    """The service's count of the rows `filters` keep (when `counted`; else 0) and the
     ``$sequence`` of the first of them (`ascending`) or the last (None: no row): one
     one-row request."""
     member = requester.query_member_for(location.rows_path)
     queries = [*filters, select_query(["$id"]), order_query(SEQUENCE, ascending, member)]
-    body = await fetch_page(requester, location.rows_path, queries, 1, with_total=ascending)
+    body = await fetch_page(requester, location.rows_path, queries, 1, with_total=counted)
     total, batch = decode_page(body, SYSTEM_SCHEMA, items_key=location.items_key)
     return total, batch.column(SEQUENCE)[0].as_py() if batch.num_rows else None
 
@@ -218,10 +246,10 @@ def ranged_plan(plan: Plan, sequence_range: SequenceRange, member: str) -> Plan:
 
 
 def read_concurrency() -> AdaptiveConcurrency:
-    """The controller of one ``parallel="auto"`` read: two ranges to start with (after the
-    first page, which measures the wait and the decoding), then as many as
-    `AdaptiveConcurrency` says. A range holds one page body at a time (arriving, or waiting
-    for the decoder): it asks for its next page once the decoder took the last one."""
+    """The controller of one ``parallel="auto"`` read: two ranges to start with (or its guess
+    from the round trip of the ends), then as many as `AdaptiveConcurrency` says. A range
+    holds one page body at a time (arriving, or waiting for the decoder): it asks for its
+    next page once the decoder took the last one."""
     return AdaptiveConcurrency(cap=AUTO_CAP, budget=AUTO_BUDGET, start=2)
 
 
@@ -233,9 +261,9 @@ def read_mode(plan: Plan, order: Sequence[tuple[str, bool]], parallel: Parallel)
         return f"Read serially: {reason}."
     if concurrency == AUTO:
         return (
-            "Read the first page, then the rest in ranges of $sequence, as many at once as "
-            f"keep the decoder busy (at most {AUTO_CAP}), handed on in order; parallel=1 "
-            "reads serially."
+            "Read the first page and, beside it, the rest in ranges of $sequence, as many at "
+            f"once as keep the decoder busy (at most {AUTO_CAP}), handed on in order; "
+            "parallel=1 reads serially."
         )
     return f"Read in ranges of $sequence, {concurrency} at once, handed on in order."
 
@@ -261,12 +289,18 @@ class _Failed:
 
 
 async def in_order(
-    sources: Sequence[Callable[[], AsyncGenerator[T, None]]], window: int | Callable[[], int]
+    sources: Iterable[Callable[[], AsyncGenerator[T, None]]],
+    window: int | Callable[[], int],
+    *,
+    keep_all: bool = False,
 ) -> AsyncGenerator[T, None]:
-    """Every item of every source, source after source; up to `window` sources run at once
-    (a number, or asked again whenever a source could start), counted from the current one,
-    and the items of sources ahead of the current one wait in memory. A failure in any
-    running source is raised at once; leaving early cancels the sources still running.
+    """Every item of every source, source after source; up to `window` sources run at once (a
+    number, or asked again whenever a source could start), and the items of sources ahead of
+    the current one wait in memory. Sources start within `window` of the current one, which
+    bounds what waits; with `keep_all` (the caller keeps every item anyway) a source starts
+    whenever fewer than `window` run, so that one slow source holds none of the others back.
+    `sources` is drawn from as sources start. A failure in any running source is raised at
+    once; leaving early cancels the sources still running.
 
     >>> async for batch in in_order([lambda: read(r) for r in ranges], window=4): ...
     ... # doctest: +SKIP
@@ -275,21 +309,34 @@ async def in_order(
     waiting: dict[int, collections.deque[T]] = {}
     finished: set[int] = set()
     running: dict[int, asyncio.Task[None]] = {}
+    pending = iter(sources)
+    exhausted = False
 
     width = window if callable(window) else lambda: window
     started = 0
 
+    def may_start(current: int) -> bool:
+        if keep_all:
+            return len(running) - len(finished & running.keys()) < max(1, width())
+        return started < current + max(1, width())
+
     def start_up_to(current: int) -> None:
-        nonlocal started
-        while started < len(sources) and started < current + max(1, width()):
+        nonlocal started, exhausted
+        while not exhausted and may_start(current):
+            source = next(pending, None)
+            if source is None:
+                exhausted = True
+                return
             waiting[started] = collections.deque()
-            running[started] = asyncio.create_task(_run_source(started, sources[started](), events))
+            running[started] = asyncio.create_task(_run_source(started, source(), events))
             started += 1
 
     try:
         current = 0
-        while current < len(sources):
+        while True:
             start_up_to(current)
+            if current >= started:
+                return
             queued = waiting[current]
             if queued:
                 yield queued.popleft()
@@ -297,6 +344,7 @@ async def in_order(
             if current in finished:
                 del waiting[current]
                 running.pop(current, None)
+                finished.discard(current)
                 current += 1
                 continue
             event = await events.get()

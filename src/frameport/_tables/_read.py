@@ -11,14 +11,22 @@ sorted on the client when the service cannot sort, projected to the output colum
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Sequence,
+)
 from contextlib import aclosing
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._core._adaptive import AUTO, AdaptiveConcurrency, timed_work
 from .._exceptions import RowDecodeError
@@ -39,7 +47,7 @@ from ._pager import (
 )
 from ._pages import last_row_value
 from ._parallel import (
-    PAGES_PER_RANGE,
+    GUESSED_WORK_PER_ROW,
     SEQUENCE,
     Parallel,
     SequenceRange,
@@ -52,7 +60,7 @@ from ._parallel import (
     sequence_edge,
     serial_reason,
     split_ranges,
-    window_ranges,
+    tapering_ranges,
 )
 from ._plan import Plan, page_decoder, project
 
@@ -103,49 +111,194 @@ async def auto_batches(
     *,
     streaming: bool,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
-    """``parallel="auto"`` for a plan of one request: its first page is read as the serial
-    read reads it, while one one-row request asks for the ``$sequence`` at the other end of
-    the rows. A page shorter than asked is the whole result; else the rows after it are read
-    in ranges, as many at once as `read_concurrency` says (the first page already told it
-    how long a page waits and takes to decode)."""
+    """``parallel="auto"`` for a plan of one request. Three requests go out at once: the first
+    page, as the serial read asks for it, and two one-row requests for the ``$sequence`` at
+    either end of the rows (the near one also counted). When the count shows more than a
+    page, the rows beyond the first page's share of ``$sequence`` values are read in ranges
+    that start as soon as the ends are known, as many at once as `read_concurrency` says;
+    else the first page is the result (or, if rows came meanwhile, the rest after it is read
+    in ranges)."""
     if not plan.requests or plan.head == 0:
         return
     concurrency = read_concurrency()
     ascending = not (order and not order[0][1])
     (filters,) = plan.compiled.requests
-    far_end = asyncio.create_task(
-        sequence_edge(requester, location, filters, ascending=not ascending)
+    first_page = asyncio.create_task(_first_page(requester, location, plan, concurrency))
+    edges = asyncio.gather(
+        sequence_edge(requester, location, filters, ascending=ascending, counted=True),
+        sequence_edge(requester, location, filters, ascending=not ascending, counted=False),
     )
     try:
         asked = time.perf_counter()
-        body = await fetch_page(requester, location.rows_path, plan.requests[0], plan.page_size)
-        concurrency.waited(time.perf_counter() - asked, nbytes=len(body))
-        total, batch = await decoded(timed_work(concurrency, plan.decode), body)
+        (total, near), (_, far) = await edges  # every read of the same rows sends the same
+        # requests: the ends are always awaited
+        # Their round trip is the distance: ranges start before the first page is decoded.
+        concurrency.guess(time.perf_counter() - asked, GUESSED_WORK_PER_ROW * plan.page_size)
         if bar is not None:
             show_total(bar, total, exact=plan.every_row_kept, head=plan.head)
-            bar.update(batch.num_rows)
-        if batch.num_rows:
-            yield project(plan, batch)
-        last_read = last_row_value(body, SEQUENCE.encode())
-        _, far = await far_end  # mostly answered by now; always awaited, so that every read
-        # of the same rows sends the same requests
-        if last_read is None or far is None or rows_at_most(body) < plan.page_size:
-            return
-        low, high = (int(last_read) + 1, far) if ascending else (far, int(last_read) - 1)
-        if low > high:
-            return
-        ranges = window_ranges(low, high, PAGES_PER_RANGE * plan.page_size)
-        head = None if plan.head is None else plan.head - batch.num_rows
-        rest = _ranged_batches(
-            requester, location, replace(plan, head=head), order, ranges, concurrency,
-            streaming=streaming,
-        )  # fmt: skip
-        async with aclosing(rest) as batches:
-            async for batch in up_to_head(batches, head, bar):
+        descending = not ascending
+        share = _beyond_first_page(near, far, plan.page_size, descending=descending)
+        if total >= plan.page_size and share is not None:
+            batches = _first_page_then_ranges(
+                requester, location, plan, first_page, share, concurrency,
+                descending=descending, streaming=streaming,
+            )  # fmt: skip
+        else:
+            batches = _first_page_then_rest(
+                requester, location, plan, first_page, far, concurrency,
+                descending=descending, streaming=streaming,
+            )  # fmt: skip
+        async with aclosing(batches):
+            async for batch in up_to_head(batches, plan.head, bar):
                 yield batch
     finally:
-        far_end.cancel()
-        await asyncio.gather(far_end, return_exceptions=True)
+        for task in (first_page, edges):
+            task.cancel()
+        await asyncio.gather(first_page, edges, return_exceptions=True)
+
+
+def _beyond_first_page(
+    near: int | None, far: int | None, page_size: int, *, descending: bool
+) -> SequenceRange | None:
+    """The ``$sequence`` values from `near` to `far` beyond the `page_size` nearest, which
+    no first page can hold all of (None: there are none)."""
+    if near is None or far is None:
+        return None
+    if descending:
+        span = SequenceRange(far - 1, near - page_size)
+    else:
+        span = SequenceRange(near + page_size - 1, far)
+    return span if span.span > 0 else None
+
+
+async def _first_page(
+    requester: Requester, location: TableLocation, plan: Plan, concurrency: AdaptiveConcurrency
+) -> tuple[bytes, pa.RecordBatch]:
+    """The body of the plan's first page and its batch (decoded, not projected), its wait
+    and decoding told to `concurrency`."""
+    asked = time.perf_counter()
+    body = await fetch_page(
+        requester, location.rows_path, plan.requests[0], plan.page_size, with_total=False
+    )
+    concurrency.waited(time.perf_counter() - asked, nbytes=len(body))
+    _, batch = await decoded(timed_work(concurrency, plan.decode), body)
+    return body, batch
+
+
+async def _first_page_then_ranges(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    first_page: asyncio.Task[tuple[bytes, pa.RecordBatch]],
+    span: SequenceRange,
+    concurrency: AdaptiveConcurrency,
+    *,
+    descending: bool,
+    streaming: bool,
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The first page's rows outside `span`, then the rows in `span`, read in ranges that
+    start while the first page still arrives."""
+    first_done = False
+
+    async def first() -> AsyncGenerator[pa.RecordBatch, None]:
+        nonlocal first_done
+        _, batch = await first_page
+        first_done = True
+        sequence = batch.column(SEQUENCE)
+        if descending:
+            share = pc.greater(sequence, pa.scalar(span.upto, pa.int64()))
+        else:
+            share = pc.less_equal(sequence, pa.scalar(span.after, pa.int64()))
+        yield project(plan, batch.filter(share))
+
+    def window() -> int:
+        return concurrency() + (0 if first_done else 1)
+
+    sources = itertools.chain(
+        [first],
+        _range_sources(
+            requester,
+            location,
+            plan,
+            span,
+            concurrency,
+            window,
+            descending=descending,
+            streaming=streaming,
+        ),
+    )
+    async with aclosing(in_order(sources, window, keep_all=not streaming)) as batches:
+        async for batch in batches:
+            yield batch
+
+
+async def _first_page_then_rest(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    first_page: asyncio.Task[tuple[bytes, pa.RecordBatch]],
+    far: int | None,
+    concurrency: AdaptiveConcurrency,
+    *,
+    descending: bool,
+    streaming: bool,
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The first page; when it is full (rows came since they were counted), the rows after
+    it up to `far`, read in ranges."""
+    body, batch = await first_page
+    if batch.num_rows:
+        yield project(plan, batch)
+    last_read = last_row_value(body, SEQUENCE.encode())
+    if last_read is None or far is None or rows_at_most(body) < plan.page_size:
+        return
+    last = int(last_read)
+    span = SequenceRange(far - 1, last - 1) if descending else SequenceRange(last, far)
+    if span.span <= 0:
+        return
+    sources = _range_sources(
+        requester, location, plan, span, concurrency, concurrency,
+        descending=descending, streaming=streaming,
+    )  # fmt: skip
+    async with aclosing(in_order(sources, concurrency, keep_all=not streaming)) as batches:
+        async for batch in batches:
+            yield batch
+
+
+def _range_sources(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    span: SequenceRange,
+    concurrency: AdaptiveConcurrency,
+    window: Callable[[], int],
+    *,
+    descending: bool,
+    streaming: bool,
+) -> Iterator[Callable[[], AsyncGenerator[pa.RecordBatch]]]:
+    """The readers of `plan`'s rows in `span`, cut by `tapering_ranges` as they start (each
+    telling `concurrency` how its pages went); `window` is how many run at once."""
+    member = requester.query_member_for(location.rows_path)
+    for part in tapering_ranges(
+        span.after, span.upto, plan.page_size, window, descending=descending
+    ):
+        yield _range_source(requester, location, plan, part, member, streaming, concurrency)
+
+
+def _range_source(
+    requester: Requester,
+    location: TableLocation,
+    plan: Plan,
+    sequence_range: SequenceRange,
+    member: str,
+    streaming: bool,
+    concurrency: AdaptiveConcurrency | None = None,
+) -> Callable[[], AsyncGenerator[pa.RecordBatch]]:
+    """The reader of `plan`'s rows in `sequence_range`, to start when its turn comes."""
+    part = ranged_plan(plan, sequence_range, member)
+    return lambda: plan_batches(
+        requester, location, part, None, collect=not streaming, concurrency=concurrency,
+        ranged=True,
+    )  # fmt: skip
 
 
 def _ranged_batches(
@@ -154,7 +307,7 @@ def _ranged_batches(
     plan: Plan,
     order: Sequence[tuple[str, bool]],
     ranges: list[SequenceRange],
-    parallel: int | AdaptiveConcurrency,
+    parallel: int,
     *,
     streaming: bool,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -163,16 +316,8 @@ def _ranged_batches(
     if order and not order[0][1]:
         ranges = ranges[::-1]
     member = requester.query_member_for(location.rows_path)
-    adaptive = parallel if isinstance(parallel, AdaptiveConcurrency) else None
-
-    def source(sequence_range: SequenceRange) -> Callable[[], AsyncGenerator[pa.RecordBatch]]:
-        part = ranged_plan(plan, sequence_range, member)
-        return lambda: plan_batches(
-            requester, location, part, None, collect=not streaming, concurrency=adaptive,
-            ranged=True,
-        )  # fmt: skip
-
-    return in_order([source(r) for r in ranges], parallel)
+    sources = [_range_source(requester, location, plan, part, member, streaming) for part in ranges]
+    return in_order(sources, parallel)
 
 
 def query_batches(

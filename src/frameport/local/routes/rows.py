@@ -291,7 +291,7 @@ def list_rows(ctx: Context, terms: Terms) -> Reply:
     # `ttl` asks the service to cache the answer; it is validated, and nothing is cached.
     ctx.params.integer("ttl", 0, minimum=0, maximum=MAX_LIST_TTL)
     promote_ready(ctx.store)
-    with ctx.store.read() as conn:
+    with ctx.state.page_builders, ctx.store.read() as conn:
         table = table_or_404(conn, ctx, terms)
         query = item_queries(ctx, row_schema(table))
         extra = _permission_filter(ctx, table, "read")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 from collections.abc import Callable, Mapping
@@ -32,6 +33,13 @@ class ServiceConfig:
     sqlite_synchronous: str = "FULL"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 class ServiceState:
     """Everything the request handlers share: config, store, limiter, key, locks."""
 
@@ -51,6 +59,9 @@ class ServiceState:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled
+        self.page_builders = threading.BoundedSemaphore(usable_cores())
+        """Row pages built at once: one per core. Building a page holds the GIL between
+        SQLite steps, so more at once only take turns at it, each page slower."""
 
     def _persisted(self, name: str, given: str | None, make: Callable[[], str]) -> str:
         with self.store.write() as conn:
