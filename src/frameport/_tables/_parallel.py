@@ -29,12 +29,13 @@ How the rows are split (decided here; the issue left it open):
 together with one one-row request for each end of the rows (`sequence_edge`; the near one
 counted): a result that fits in one page costs two rows more and no round trip. A larger
 result is read in ranges that start once the ends are known, beside the first page: they
-cover the ``$sequence`` values past the first page's share (`tapering_ranges`: the pages left
-divided by the ranges running, one to `PAGES_PER_RANGE` pages each, so that the read ends on
-single pages). An `AdaptiveConcurrency` chooses how many run at once: first a guess from the
-ends' round trip (`GUESSED_WORK_PER_ROW`), then what each page reports, how long it waited
-on the network and took to decode: as many ranges as keep the decoder busy (up to
-`AUTO_CAP`, and no more page bodies in flight than `AUTO_BUDGET` bytes). A service on this
+cover the ``$sequence`` values past the first page's share, `PAGES_PER_RANGE` pages each; in
+collecting reads `tapering_ranges` cuts them to the pages left divided by the ranges running
+(at least one page), so that the read ends on single pages. An `AdaptiveConcurrency`
+chooses how many run at once: first a guess from the ends' round trip
+(`GUESSED_WORK_PER_ROW`), then what each page reports, how long it waited on the network and
+took to decode: as many ranges as keep the decoder busy (up to `AUTO_CAP`, and no more page
+bodies in flight than `AUTO_BUDGET` bytes). A service on this
 machine answers about as fast as a page decodes, so the read stays close to one range at a
 time; a service 50 ms away gets several. A ``head`` that fits in one page is read serially.
 Concurrent ranges fetch no page ahead of the decoder: they overlap fetching among

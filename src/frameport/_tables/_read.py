@@ -276,10 +276,13 @@ def _range_sources(
     streaming: bool,
 ) -> Iterator[Callable[[], AsyncGenerator[pa.RecordBatch]]]:
     """The readers of `plan`'s rows in `span`, cut by `tapering_ranges` as they start (each
-    telling `concurrency` how its pages went); `window` is how many run at once."""
+    telling `concurrency` how its pages went); `window` is how many run at once. Streaming
+    reads keep whole ranges: theirs start only within the window of the range handed on, so
+    a range that ended early would hold its slot without fetching."""
     member = requester.query_member_for(location.rows_path)
+    widths = (lambda: 1) if streaming else window
     for part in tapering_ranges(
-        span.after, span.upto, plan.page_size, window, descending=descending
+        span.after, span.upto, plan.page_size, widths, descending=descending
     ):
         yield _range_source(requester, location, plan, part, member, streaming, concurrency)
 
