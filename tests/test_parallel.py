@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from frameport import FilterError
 from frameport._client import AsyncClient, Client
 from frameport._core._sync import run_sync
 from frameport._demo import sample_people
@@ -36,7 +37,7 @@ from frameport._tables._parallel import (
 )
 from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
-from tables_support import data_frames, load, new_id
+from tables_support import BOUNDS_ROWS, data_frames, load, new_id
 
 PAGE = 700
 ROWS = 12_000
@@ -48,6 +49,8 @@ QUERIES: dict[str, Callable[[Table], TableQuery]] = {
     "select": lambda t: t.select("name", "signup"),
     "sort by $sequence descending": lambda t: t.query("age < 30").sort("$sequence", False),
     "head": lambda t: t.query("age >= 18").head(3_333),
+    "whole table by $sequence descending": lambda t: t.sort("$sequence", False),
+    "head of the whole table": lambda t: t.head(2_222),
     "empty": lambda t: t.query("age > 1000"),
 }
 
@@ -125,6 +128,27 @@ def test_auto_reads_a_distant_service_in_several_ranges_with_the_serial_result()
         read = query.to_pandas(progress=False, page_size=100)
         pd.testing.assert_frame_equal(read, expected)
         assert "as many at once as keep the decoder busy" in query.explain(page_size=100)
+
+
+@pytest.mark.parametrize("name", ["everything", "select", "whole table by $sequence descending"])
+def test_a_read_without_a_filter_opens_beside_the_column_fetch_sending_nothing_more(
+    service: LocalService, people: Table, name: str
+) -> None:
+    """Its first page and ends go out before the columns are known: the service still
+    sends the result's rows and the two ends' rows, no more."""
+    query = QUERIES[name](people)
+    expected = serial(query)
+    before = service.rows_served
+    pd.testing.assert_frame_equal(query.to_pandas(progress=False, page_size=PAGE), expected)
+    assert service.rows_served - before == len(expected) + BOUNDS_ROWS
+
+
+def test_a_read_whose_plan_fails_closes_what_it_opened(people: Table) -> None:
+    with pytest.raises(FilterError, match="unknown column 'nope'"):
+        people.select("nope").to_pandas(progress=False)
+    with pytest.raises(FilterError, match="sort"):
+        people.sort("nope").to_pandas(progress=False)
+    assert len(people.head(5).to_pandas(progress=False)) == 5  # the client still reads
 
 
 def test_explain_says_when_a_read_stays_serial_and_why(people: Table) -> None:

@@ -27,7 +27,9 @@ How the rows are split (decided here; the issue left it open):
 
 ``parallel="auto"`` (the default) sends the first page's request, as the serial read does,
 together with one one-row request for each end of the rows (`sequence_edge`; the near one
-counted): a result that fits in one page costs two rows more and no round trip. A larger
+counted): a result that fits in one page costs two rows more and no round trip. Without a
+filter they depend on no column, and go out beside the request for the table's columns
+(`early_opening`). A larger
 result is read in ranges that start once the ends are known, beside the first page: they
 cover the ``$sequence`` values past the first page's share, `PAGES_PER_RANGE` pages each; in
 collecting reads `tapering_ranges` cuts them to the pages left divided by the ranges running
@@ -62,6 +64,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
+import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -79,7 +82,7 @@ from .._schema import SYSTEM_SCHEMA
 from ._location import TableLocation
 from ._pager import fetch_page
 from ._pages import decode_page
-from ._plan import Plan
+from ._plan import Plan, QuerySpec, plan_page_size, unfiltered_request
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -237,6 +240,93 @@ async def sequence_edge(
     body = await fetch_page(requester, location.rows_path, queries, 1, with_total=counted)
     total, batch = decode_page(body, SYSTEM_SCHEMA, items_key=location.items_key)
     return total, batch.column(SEQUENCE)[0].as_py() if batch.num_rows else None
+
+
+Ends = tuple[tuple[int, int | None], tuple[int, int | None], float]
+"""The near end (its count, its ``$sequence``), the far end, and their round trip in seconds."""
+
+
+@dataclass(frozen=True)
+class ReadOpening:
+    """The first requests of a ``parallel="auto"`` read, in flight: the first page of the
+    request `filters` + `queries` (not counted) and the rows at either end under `filters`
+    (the near one counted)."""
+
+    filters: tuple[str, ...]
+    queries: tuple[str, ...]
+    page_size: int
+    ascending: bool
+    first_page: asyncio.Task[tuple[bytes, float]]  # the body, and its wait in seconds
+    ends: asyncio.Task[Ends]
+
+    def serves(self, plan: Plan, *, ascending: bool) -> bool:
+        """Whether these are the requests a read of `plan` opens with."""
+        return (
+            plan.compiled.requests == (self.filters,)
+            and plan.requests == ((*self.filters, *self.queries),)
+            and plan.page_size == self.page_size
+            and ascending == self.ascending
+        )
+
+    async def close(self) -> None:
+        """Cancel what has not arrived (nothing is raised)."""
+        for task in (self.first_page, self.ends):
+            task.cancel()
+        await asyncio.gather(self.first_page, self.ends, return_exceptions=True)
+
+
+def open_read(
+    requester: Requester,
+    location: TableLocation,
+    filters: tuple[str, ...],
+    queries: tuple[str, ...],
+    page_size: int,
+    *,
+    ascending: bool,
+) -> ReadOpening:
+    """Send the requests a ``parallel="auto"`` read opens with (see `ReadOpening`)."""
+
+    async def first_page() -> tuple[bytes, float]:
+        asked = time.perf_counter()
+        request = (*filters, *queries)
+        body = await fetch_page(requester, location.rows_path, request, page_size, with_total=False)
+        return body, time.perf_counter() - asked
+
+    async def ends() -> Ends:
+        asked = time.perf_counter()
+        near, far = await asyncio.gather(
+            sequence_edge(requester, location, filters, ascending=ascending, counted=True),
+            sequence_edge(requester, location, filters, ascending=not ascending, counted=False),
+        )
+        return near, far, time.perf_counter() - asked
+
+    return ReadOpening(
+        filters, queries, page_size, ascending,
+        asyncio.create_task(first_page()), asyncio.create_task(ends()),
+    )  # fmt: skip
+
+
+def early_opening(
+    requester: Requester,
+    location: TableLocation,
+    spec: QuerySpec,
+    page_size: int | None,
+    parallel: Parallel,
+) -> ReadOpening | None:
+    """The opening of a ``parallel="auto"`` read of `spec`, sent before its plan is made
+    (while the table's columns are fetched) when it depends on no column: a query without
+    a filter, read in ranges. None when the read cannot open early."""
+    if check_parallel(parallel) != AUTO:
+        return None
+    member = requester.query_member_for(location.rows_path)
+    queries = unfiltered_request(spec, member)
+    size = plan_page_size(spec, page_size)
+    if queries is None or (spec.head is not None and spec.head <= size):
+        return None
+    if spec.order and spec.order[0][0] != SEQUENCE:
+        return None
+    ascending = not (spec.order and not spec.order[0][1])
+    return open_read(requester, location, (), queries, size, ascending=ascending)
 
 
 def ranged_plan(plan: Plan, sequence_range: SequenceRange, member: str) -> Plan:

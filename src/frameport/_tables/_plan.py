@@ -99,9 +99,7 @@ async def make_plan(
     select = spec.columns
     fetched = None if select is None else _with_extra(select, extra)
     select_queries = () if fetched is None else (select_query(fetched),)
-    page_queries = list(select_queries)
-    if not client_order:
-        page_queries.extend(order_query(key, up, member) for key, up in spec.order)
+    page_queries = _page_queries(select_queries, () if client_order else spec.order, member)
     inferred = InferredSchema() if models is None else None
     fetch_schema = None if models is None else arrow_schema(models, select=fetched)
     kind_check = None
@@ -114,7 +112,7 @@ async def make_plan(
         output=None if models is None else arrow_schema(models, select=select),
         decode=decode,
         inferred=inferred,
-        page_size=check_page_size(page_size or spec.page_size or DEFAULT_PAGE_SIZE),
+        page_size=plan_page_size(spec, page_size),
         head=spec.head,
         client_order=client_order,
         select=select,
@@ -122,6 +120,27 @@ async def make_plan(
         select_queries=select_queries,
         kind_check=kind_check,
     )
+
+
+def plan_page_size(spec: QuerySpec, page_size: int | None) -> int:
+    """The rows per page a read of `spec` asks for: `page_size`, else the query's, else the
+    default."""
+    return check_page_size(page_size or spec.page_size or DEFAULT_PAGE_SIZE)
+
+
+def unfiltered_request(spec: QuerySpec, member: str) -> tuple[str, ...] | None:
+    """The query strings (but paging) `make_plan` sends for `spec` when it has no filter,
+    whatever the table's columns: known before they are fetched. None when it has one."""
+    if spec.condition is not None:
+        return None
+    select_queries = () if spec.columns is None else (select_query(spec.columns),)
+    return _page_queries(select_queries, spec.order, member)
+
+
+def _page_queries(
+    select_queries: tuple[str, ...], order: Sequence[tuple[str, bool]], member: str
+) -> tuple[str, ...]:
+    return (*select_queries, *(order_query(key, up, member) for key, up in order))
 
 
 async def column_models(

@@ -68,7 +68,7 @@ from ._export_watch import PageWatch, in_sequence_order, streamed_report
 from ._location import TableLocation
 from ._pager import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page
 from ._pages import decode_page
-from ._parallel import Parallel, read_mode
+from ._parallel import Parallel, ReadOpening, early_opening, read_mode
 from ._plan import Plan, QuerySpec, column_models, make_plan, result_schema
 from ._plan import project as _project
 from ._read import learn_columns, query_batches
@@ -246,9 +246,9 @@ class AsyncTableQuery:
         self, progress: bool | None, page_size: int | None, parallel: Parallel
     ) -> tuple[list[pa.RecordBatch], pa.Schema]:
         """Every result batch, and the result's schema."""
-        plan = await self._plan(page_size)
+        plan, opening = await self._planned_read(page_size, parallel)
         with self._bar(progress) as bar:
-            stream = self._stream(plan, bar, collect=True, parallel=parallel)
+            stream = self._stream(plan, bar, collect=True, parallel=parallel, opening=opening)
             batches = [batch async for batch in stream]
         return batches, result_schema(plan, batches)
 
@@ -273,9 +273,9 @@ class AsyncTableQuery:
         ...     print(len(frame))
         5
         """
-        plan = await self._plan(page_size)
+        plan, opening = await self._planned_read(page_size, parallel)
         with self._bar(progress) as bar:
-            stream = self._stream(plan, bar, collect=False, parallel=parallel)
+            stream = self._stream(plan, bar, collect=False, parallel=parallel, opening=opening)
             async with aclosing(stream):
                 async for batch in rechunk(stream, rows=rows, nbytes=bytes):
                     if arrow:
@@ -305,7 +305,10 @@ class AsyncTableQuery:
         >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
         3
         """
-        plan = await self._plan(page_size)
+        if resume:
+            plan, opening = await self._plan(page_size), None
+        else:
+            plan, opening = await self._planned_read(page_size, parallel)
         if resume:
             with self._bar(progress) as bar:
                 return await export_resumable(
@@ -315,7 +318,7 @@ class AsyncTableQuery:
         started = time.perf_counter()
         watch = PageWatch(ordered=in_sequence_order(self._spec.order))
         with self._bar(progress) as bar:
-            stream = self._stream(plan, bar, collect=False, parallel=parallel)
+            stream = self._stream(plan, bar, collect=False, parallel=parallel, opening=opening)
             async with aclosing(stream):
                 batches: AsyncIterator[pa.RecordBatch] = stream
                 schema = plan.output
@@ -463,12 +466,31 @@ class AsyncTableQuery:
     async def _plan(self, page_size: int | None) -> Plan:
         return await make_plan(self._requester, self._location, self._spec, page_size)
 
+    async def _planned_read(
+        self, page_size: int | None, parallel: Parallel
+    ) -> tuple[Plan, ReadOpening | None]:
+        """The plan of a read, and the first requests of an ``auto`` read that need no
+        column, sent while the plan fetches the columns (`early_opening`)."""
+        opening = early_opening(self._requester, self._location, self._spec, page_size, parallel)
+        try:
+            return await self._plan(page_size), opening
+        except BaseException:
+            if opening is not None:
+                await opening.close()
+            raise
+
     def _stream(
-        self, plan: Plan, bar: Any, *, collect: bool, parallel: Parallel
+        self,
+        plan: Plan,
+        bar: Any,
+        *,
+        collect: bool,
+        parallel: Parallel,
+        opening: ReadOpening | None = None,
     ) -> AsyncGenerator[pa.RecordBatch]:
         return query_batches(
             self._requester, self._location, plan, self._spec.order, bar,
-            collect=collect, parallel=parallel,
+            collect=collect, parallel=parallel, opening=opening,
         )  # fmt: skip
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
-import time
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -39,7 +38,6 @@ from ._pager import (
     Decode,
     PagedRead,
     decoded,
-    fetch_page,
     read_batches,
     rows_at_most,
     show_total,
@@ -50,14 +48,15 @@ from ._parallel import (
     GUESSED_WORK_PER_ROW,
     SEQUENCE,
     Parallel,
+    ReadOpening,
     SequenceRange,
     check_parallel,
     in_order,
+    open_read,
     range_count,
     ranged_plan,
     read_concurrency,
     sequence_bounds,
-    sequence_edge,
     serial_reason,
     split_ranges,
     tapering_ranges,
@@ -110,30 +109,34 @@ async def auto_batches(
     bar: Any,
     *,
     streaming: bool,
+    opening: ReadOpening | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
-    """``parallel="auto"`` for a plan of one request. Three requests go out at once: the first
-    page, as the serial read asks for it, and two one-row requests for the ``$sequence`` at
-    either end of the rows (the near one also counted). When the count shows more than a
-    page, the rows beyond the first page's share of ``$sequence`` values are read in ranges
-    that start as soon as the ends are known, as many at once as `read_concurrency` says;
-    else the first page is the result (or, if rows came meanwhile, the rest after it is read
-    in ranges)."""
+    """``parallel="auto"`` for a plan of one request. Three requests open it, at once
+    (`open_read`; `opening` when they went out before the plan was made): the first page,
+    as the serial read asks for it, and two one-row requests for the ``$sequence`` at either
+    end of the rows (the near one also counted). When the count shows more than a page, the
+    rows beyond the first page's share of ``$sequence`` values are read in ranges that start
+    as soon as the ends are known, as many at once as `read_concurrency` says; else the first
+    page is the result (or, if rows came meanwhile, the rest after it is read in ranges)."""
+    ascending = not (order and not order[0][1])
+    if opening is not None and not opening.serves(plan, ascending=ascending):
+        await opening.close()
+        opening = None
     if not plan.requests or plan.head == 0:
         return
+    if opening is None:
+        (filters,) = plan.compiled.requests
+        queries = plan.requests[0][len(filters) :]
+        opening = open_read(
+            requester, location, filters, queries, plan.page_size, ascending=ascending
+        )
     concurrency = read_concurrency()
-    ascending = not (order and not order[0][1])
-    (filters,) = plan.compiled.requests
-    first_page = asyncio.create_task(_first_page(requester, location, plan, concurrency))
-    edges = asyncio.gather(
-        sequence_edge(requester, location, filters, ascending=ascending, counted=True),
-        sequence_edge(requester, location, filters, ascending=not ascending, counted=False),
-    )
+    first_page = asyncio.create_task(_first_page(opening.first_page, plan, concurrency))
     try:
-        asked = time.perf_counter()
-        (total, near), (_, far) = await edges  # every read of the same rows sends the same
-        # requests: the ends are always awaited
+        (total, near), (_, far), round_trip = await opening.ends  # every read of the same
+        # rows sends the same requests: the ends are always awaited
         # Their round trip is the distance: ranges start before the first page is decoded.
-        concurrency.guess(time.perf_counter() - asked, GUESSED_WORK_PER_ROW * plan.page_size)
+        concurrency.guess(round_trip, GUESSED_WORK_PER_ROW * plan.page_size)
         if bar is not None:
             show_total(bar, total, exact=plan.every_row_kept, head=plan.head)
         descending = not ascending
@@ -152,9 +155,9 @@ async def auto_batches(
             async for batch in up_to_head(batches, plan.head, bar):
                 yield batch
     finally:
-        for task in (first_page, edges):
-            task.cancel()
-        await asyncio.gather(first_page, edges, return_exceptions=True)
+        first_page.cancel()
+        await asyncio.gather(first_page, return_exceptions=True)
+        await opening.close()
 
 
 def _beyond_first_page(
@@ -172,15 +175,12 @@ def _beyond_first_page(
 
 
 async def _first_page(
-    requester: Requester, location: TableLocation, plan: Plan, concurrency: AdaptiveConcurrency
+    arriving: asyncio.Task[tuple[bytes, float]], plan: Plan, concurrency: AdaptiveConcurrency
 ) -> tuple[bytes, pa.RecordBatch]:
     """The body of the plan's first page and its batch (decoded, not projected), its wait
     and decoding told to `concurrency`."""
-    asked = time.perf_counter()
-    body = await fetch_page(
-        requester, location.rows_path, plan.requests[0], plan.page_size, with_total=False
-    )
-    concurrency.waited(time.perf_counter() - asked, nbytes=len(body))
+    body, waited = await arriving
+    concurrency.waited(waited, nbytes=len(body))
     _, batch = await decoded(timed_work(concurrency, plan.decode), body)
     return body, batch
 
@@ -323,7 +323,7 @@ def _ranged_batches(
     return in_order(sources, parallel)
 
 
-def query_batches(
+async def query_batches(
     requester: Requester,
     location: TableLocation,
     plan: Plan,
@@ -332,18 +332,34 @@ def query_batches(
     *,
     collect: bool,
     parallel: Parallel,
+    opening: ReadOpening | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan`: read in ``$sequence`` ranges when `parallel` asks for it
     and the query allows it (`serial_reason`), else by the serial engine. `collect` says the
-    caller keeps every batch (no need to bound memory)."""
-    concurrency = check_parallel(parallel)
-    if serial_reason(plan, order, concurrency) is not None:
-        return plan_batches(requester, location, plan, bar, collect=collect)
-    if concurrency == AUTO:
-        return auto_batches(requester, location, plan, order, bar, streaming=not collect)
-    return parallel_batches(
-        requester, location, plan, order, bar, parallel=concurrency, streaming=not collect
-    )
+    caller keeps every batch (no need to bound memory); `opening` is the requests of an
+    ``auto`` read sent before the plan was made (`early_opening`), closed if unused."""
+    batches: AsyncGenerator[pa.RecordBatch, None]
+    try:
+        concurrency = check_parallel(parallel)
+        if concurrency == AUTO and serial_reason(plan, order, concurrency) is None:
+            batches = auto_batches(
+                requester, location, plan, order, bar, streaming=not collect, opening=opening
+            )
+            opening = None  # auto_batches closes it
+        elif serial_reason(plan, order, concurrency) is not None:
+            batches = plan_batches(requester, location, plan, bar, collect=collect)
+        else:
+            assert concurrency != AUTO
+            batches = parallel_batches(
+                requester, location, plan, order, bar, parallel=concurrency,
+                streaming=not collect,
+            )  # fmt: skip
+    finally:
+        if opening is not None:
+            await opening.close()
+    async with aclosing(batches):
+        async for batch in batches:
+            yield batch
 
 
 async def plan_batches(
