@@ -246,7 +246,7 @@ Ends = tuple[tuple[int, int | None], tuple[int, int | None], float]
 """The near end (its count, its ``$sequence``), the far end, and their round trip in seconds."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReadOpening:
     """The first requests of a ``parallel="auto"`` read, in flight: the first page of the
     request `filters` + `queries` (not counted) and the rows at either end under `filters`
@@ -256,8 +256,9 @@ class ReadOpening:
     queries: tuple[str, ...]
     page_size: int
     ascending: bool
-    first_page: asyncio.Task[tuple[bytes, float]]  # the body, and its wait in seconds
     ends: asyncio.Task[Ends]
+    first_page: asyncio.Task[tuple[bytes, float]] | None  # the body and its wait in seconds;
+    # None once taken
 
     def serves(self, plan: Plan, *, ascending: bool) -> bool:
         """Whether these are the requests a read of `plan` opens with."""
@@ -268,11 +269,20 @@ class ReadOpening:
             and ascending == self.ascending
         )
 
+    async def take_first_page(self) -> tuple[bytes, float]:
+        """The first page's body and its wait. The opening lets go of them: a body is a
+        megabyte or more, and the read goes on for many."""
+        assert self.first_page is not None, "the first page is taken once"
+        result = await self.first_page
+        self.first_page = None
+        return result
+
     async def close(self) -> None:
         """Cancel what has not arrived (nothing is raised)."""
-        for task in (self.first_page, self.ends):
+        tasks = [task for task in (self.first_page, self.ends) if task is not None]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(self.first_page, self.ends, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def open_read(
@@ -302,7 +312,7 @@ def open_read(
 
     return ReadOpening(
         filters, queries, page_size, ascending,
-        asyncio.create_task(first_page()), asyncio.create_task(ends()),
+        ends=asyncio.create_task(ends()), first_page=asyncio.create_task(first_page()),
     )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -131,7 +132,7 @@ async def auto_batches(
             requester, location, filters, queries, plan.page_size, ascending=ascending
         )
     concurrency = read_concurrency()
-    first_page = asyncio.create_task(_first_page(opening.first_page, plan, concurrency))
+    first_page = asyncio.create_task(_first_page(opening, plan, concurrency))
     try:
         (total, near), (_, far), round_trip = await opening.ends  # every read of the same
         # rows sends the same requests: the ends are always awaited
@@ -174,22 +175,32 @@ def _beyond_first_page(
     return span if span.span > 0 else None
 
 
+@dataclass(frozen=True)
+class _FirstPage:
+    """The first page decoded (not projected), and what its body said of the rows after it
+    (the body itself is let go)."""
+
+    batch: pa.RecordBatch
+    last_sequence: str | None
+    full: bool
+
+
 async def _first_page(
-    arriving: asyncio.Task[tuple[bytes, float]], plan: Plan, concurrency: AdaptiveConcurrency
-) -> tuple[bytes, pa.RecordBatch]:
-    """The body of the plan's first page and its batch (decoded, not projected), its wait
-    and decoding told to `concurrency`."""
-    body, waited = await arriving
+    opening: ReadOpening, plan: Plan, concurrency: AdaptiveConcurrency
+) -> _FirstPage:
+    """The plan's first page, its wait and decoding told to `concurrency`."""
+    body, waited = await opening.take_first_page()
     concurrency.waited(waited, nbytes=len(body))
     _, batch = await decoded(timed_work(concurrency, plan.decode), body)
-    return body, batch
+    full = rows_at_most(body) >= plan.page_size
+    return _FirstPage(batch, last_row_value(body, SEQUENCE.encode()), full)
 
 
 async def _first_page_then_ranges(
     requester: Requester,
     location: TableLocation,
     plan: Plan,
-    first_page: asyncio.Task[tuple[bytes, pa.RecordBatch]],
+    first_page: asyncio.Task[_FirstPage],
     span: SequenceRange,
     concurrency: AdaptiveConcurrency,
     *,
@@ -202,14 +213,15 @@ async def _first_page_then_ranges(
 
     async def first() -> AsyncGenerator[pa.RecordBatch, None]:
         nonlocal first_done
-        _, batch = await first_page
+        batch = (await first_page).batch
         first_done = True
         sequence = batch.column(SEQUENCE)
         if descending:
             share = pc.greater(sequence, pa.scalar(span.upto, pa.int64()))
         else:
             share = pc.less_equal(sequence, pa.scalar(span.after, pa.int64()))
-        yield project(plan, batch.filter(share))
+        # The page is in $sequence order: its share is a prefix, sliced without a copy.
+        yield project(plan, batch.slice(0, share.true_count))
 
     def window() -> int:
         return concurrency() + (0 if first_done else 1)
@@ -236,7 +248,7 @@ async def _first_page_then_rest(
     requester: Requester,
     location: TableLocation,
     plan: Plan,
-    first_page: asyncio.Task[tuple[bytes, pa.RecordBatch]],
+    first_page: asyncio.Task[_FirstPage],
     far: int | None,
     concurrency: AdaptiveConcurrency,
     *,
@@ -245,13 +257,12 @@ async def _first_page_then_rest(
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The first page; when it is full (rows came since they were counted), the rows after
     it up to `far`, read in ranges."""
-    body, batch = await first_page
-    if batch.num_rows:
-        yield project(plan, batch)
-    last_read = last_row_value(body, SEQUENCE.encode())
-    if last_read is None or far is None or rows_at_most(body) < plan.page_size:
+    page = await first_page
+    if page.batch.num_rows:
+        yield project(plan, page.batch)
+    if page.last_sequence is None or far is None or not page.full:
         return
-    last = int(last_read)
+    last = int(page.last_sequence)
     span = SequenceRange(far - 1, last - 1) if descending else SequenceRange(last, far)
     if span.span <= 0:
         return
