@@ -102,9 +102,11 @@ AUTO_BUDGET = 32 * 2**20
 """Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once (arriving, waiting
 for the decoder)."""
 
-GUESSED_WORK_PER_ROW = 2e-6
-"""Seconds of decoding a row is guessed to take before a page was decoded: a 5000-row page of
-a dozen columns takes 7 to 17 ms here."""
+GUESSED_WORK_PER_ROW = 1e-6
+"""Seconds of decoding a row is guessed to take before a page was decoded. It is on the low
+side (a row of a dozen columns takes 1.4 to 3 µs here) because the ends' round trip the
+guess divides leaves out what a page adds to it, its building and its transfer: the read
+starts wide, and the first measurements narrow it."""
 
 Parallel = int | Auto | None
 """How a read runs: ``"auto"``, a fixed number of concurrent ranges, or None (serial)."""
