@@ -59,6 +59,7 @@ from ._tables import (
     SequenceRange,
     TableLocation,
     make_plan,
+    sequence_ascending,
     sequence_bounds,
     split_ranges,
 )
@@ -305,7 +306,7 @@ def _partition_order(order: Sequence[tuple[str, bool]], head: int | None) -> boo
             "to_dask() partitions rows by $sequence; drop sort() and sort the dask frame "
             "(ddf.sort_values(...)) instead."
         )
-    return not order or order[0][1]
+    return sequence_ascending(order)
 
 
 def _portable(condition: Expr | None) -> str | Expr | None:

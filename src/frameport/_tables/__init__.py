@@ -6,7 +6,13 @@ from ._location import TableLocation
 from ._page_view import PagePosition, TablePage, TablePager
 from ._pager import TOTAL_CAP, iter_pages
 from ._pages import decode_page
-from ._parallel import SEQUENCE, SequenceRange, sequence_bounds, split_ranges
+from ._parallel import (
+    SEQUENCE,
+    SequenceRange,
+    sequence_ascending,
+    sequence_bounds,
+    split_ranges,
+)
 from ._plan import QuerySpec, make_plan
 from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
 from ._writes import create_table
@@ -28,6 +34,7 @@ __all__ = [
     "decode_page",
     "iter_pages",
     "make_plan",
+    "sequence_ascending",
     "sequence_bounds",
     "split_ranges",
 ]

@@ -29,17 +29,16 @@ How the rows are split (decided here; the issue left it open):
 together with one one-row request for each end of the rows (`sequence_edge`; the near one
 counted): a result that fits in one page costs two rows more and no round trip. Without a
 filter they depend on no column, and go out beside the request for the table's columns
-(`early_opening`). A larger
-result is read in ranges that start once the ends are known, beside the first page: they
-cover the ``$sequence`` values past the first page's share, `PAGES_PER_RANGE` pages each; in
-collecting reads `tapering_ranges` cuts them to the pages left divided by the ranges running
-(at least one page), so that the read ends on single pages. An `AdaptiveConcurrency`
-chooses how many run at once: first a guess from the ends' round trip
-(`GUESSED_WORK_PER_ROW`), then what each page reports, how long it waited on the network and
-took to decode: as many ranges as keep the decoder busy (up to `AUTO_CAP`, and no more page
-bodies in flight than `AUTO_BUDGET` bytes). A service on this
-machine answers about as fast as a page decodes, so the read stays close to one range at a
-time; a service 50 ms away gets several. A ``head`` that fits in one page is read serially.
+(`early_opening`). A larger result is read in ranges that start once the ends are known,
+beside the first page: they cover the ``$sequence`` values past the first page's share,
+`PAGES_PER_RANGE` pages each; in collecting reads `tapering_ranges` cuts them to the pages
+left divided by the ranges running (at least one page), so that the read ends on single
+pages. An `AdaptiveConcurrency` chooses how many run at once: first a guess from the ends'
+round trip (`GUESSED_WORK_PER_ROW`), then what each page reports, how long it waited on the
+network and took to decode: as many ranges as keep the decoder busy (up to `AUTO_CAP`, and no
+more page bodies in flight than `AUTO_BUDGET` bytes). A service on this machine answers about
+as fast as a page decodes, so the read stays close to one range at a time; a service 50 ms
+away gets several. A ``head`` that fits in one page is read serially.
 Concurrent ranges fetch no page ahead of the decoder: they overlap fetching among
 themselves, and each holds one page body at a time. Collecting reads start a range whenever
 a slot is free (`in_order` with ``keep_all``); streaming reads only within the window of the
@@ -144,6 +143,12 @@ class SequenceBounds:
     first: int
     last: int
     total: int
+
+
+def sequence_ascending(order: Sequence[tuple[str, bool]]) -> bool:
+    """Whether a read sorted by `order` (nothing, or ``$sequence`` first) goes up
+    ``$sequence``."""
+    return not order or order[0][1]
 
 
 def check_parallel(parallel: Parallel) -> int | Auto:
@@ -337,7 +342,7 @@ def early_opening(
         return None
     if spec.order and spec.order[0][0] != SEQUENCE:
         return None
-    ascending = not (spec.order and not spec.order[0][1])
+    ascending = sequence_ascending(spec.order)
     return open_read(requester, location, (), queries, size, ascending=ascending)
 
 
@@ -420,7 +425,7 @@ async def in_order(
 
     def may_start(current: int) -> bool:
         if keep_all:
-            return len(running) - len(finished & running.keys()) < max(1, width())
+            return len(running) - len(finished) < max(1, width())  # finished ones wait
         return started < current + max(1, width())
 
     def start_up_to(current: int) -> None:

@@ -306,15 +306,13 @@ class AsyncTableQuery:
         3
         """
         if resume:
-            plan, opening = await self._plan(page_size), None
-        else:
-            plan, opening = await self._planned_read(page_size, parallel)
-        if resume:
+            plan = await self._plan(page_size)
             with self._bar(progress) as bar:
                 return await export_resumable(
                     self._requester, self._location, plan, self._spec.order, self._spec.head,
                     path, compression=compression, bar=bar,
                 )  # fmt: skip
+        plan, opening = await self._planned_read(page_size, parallel)
         started = time.perf_counter()
         watch = PageWatch(ordered=in_sequence_order(self._spec.order))
         with self._bar(progress) as bar:

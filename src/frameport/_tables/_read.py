@@ -57,6 +57,7 @@ from ._parallel import (
     range_count,
     ranged_plan,
     read_concurrency,
+    sequence_ascending,
     sequence_bounds,
     serial_reason,
     split_ranges,
@@ -119,7 +120,7 @@ async def auto_batches(
     rows beyond the first page's share of ``$sequence`` values are read in ranges that start
     as soon as the ends are known, as many at once as `read_concurrency` says; else the first
     page is the result (or, if rows came meanwhile, the rest after it is read in ranges)."""
-    ascending = not (order and not order[0][1])
+    ascending = sequence_ascending(order)
     if opening is not None and not opening.serves(plan, ascending=ascending):
         await opening.close()
         opening = None
@@ -209,12 +210,9 @@ async def _first_page_then_ranges(
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The first page's rows outside `span`, then the rows in `span`, read in ranges that
     start while the first page still arrives."""
-    first_done = False
 
     async def first() -> AsyncGenerator[pa.RecordBatch, None]:
-        nonlocal first_done
         batch = (await first_page).batch
-        first_done = True
         sequence = batch.column(SEQUENCE)
         if descending:
             share = pc.greater(sequence, pa.scalar(span.upto, pa.int64()))
@@ -224,7 +222,7 @@ async def _first_page_then_ranges(
         yield project(plan, batch.slice(0, share.true_count))
 
     def window() -> int:
-        return concurrency() + (0 if first_done else 1)
+        return concurrency() + (0 if first_page.done() else 1)
 
     sources = itertools.chain(
         [first],
@@ -327,7 +325,7 @@ def _ranged_batches(
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The batches of `plan` over `ranges` (in ascending order; read from the last one when
     `order` is descending), `parallel` ranges at a time, handed on in order."""
-    if order and not order[0][1]:
+    if not sequence_ascending(order):
         ranges = ranges[::-1]
     member = requester.query_member_for(location.rows_path)
     sources = [_range_source(requester, location, plan, part, member, streaming) for part in ranges]
@@ -352,15 +350,14 @@ async def query_batches(
     batches: AsyncGenerator[pa.RecordBatch, None]
     try:
         concurrency = check_parallel(parallel)
-        if concurrency == AUTO and serial_reason(plan, order, concurrency) is None:
+        if serial_reason(plan, order, concurrency) is not None:
+            batches = plan_batches(requester, location, plan, bar, collect=collect)
+        elif concurrency == AUTO:
             batches = auto_batches(
                 requester, location, plan, order, bar, streaming=not collect, opening=opening
             )
             opening = None  # auto_batches closes it
-        elif serial_reason(plan, order, concurrency) is not None:
-            batches = plan_batches(requester, location, plan, bar, collect=collect)
         else:
-            assert concurrency != AUTO
             batches = parallel_batches(
                 requester, location, plan, order, bar, parallel=concurrency,
                 streaming=not collect,
