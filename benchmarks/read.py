@@ -13,9 +13,13 @@ row. Printed, in one run:
   (c) frameport ``to_parquet``; (d) the parse limit: every recorded page parsed by Arrow's
   JSON reader with the explicit schema (``decode_page``), on every core at once, no HTTP;
   and the ratios (b)/(a) (goal ≥ 6) and (b)/(d) (goal ≥ 0.8);
-* where a serial read's time goes, per page: fetching the body (httpx, no parsing),
-  decoding it on one core, assembling the frame (``Table.from_batches`` + ``to_pandas``),
-  against the serial read's and the parse limit's time per page;
+* where a read's time goes, per page: fetching the body (httpx, no parsing), decoding it on
+  one core, assembling the frame (``Table.from_batches`` + ``to_pandas``), against the
+  serial and the default read's and the parse limit's time per page; each as wall time and
+  as the CPU time it took in this process and in the replay server. From these, the floor:
+  every page must be fetched, decoded and assembled, so no read of the replay can beat that
+  CPU time divided by the cores (nor the fetches' wall time, one after the other); printed
+  as the best ratios any read could reach against the two goals on this machine;
 * peak memory of ``to_pandas`` against the final frame's size (goal ≤ 2×), and the peak RSS
   growth of ``to_parquet`` for 100,000 and 1,000,000 rows (goals: ≤ 150 MB, and the 1M figure
   ≤ 1.25× the 100k one), each measured in a fresh subprocess.
@@ -37,6 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -176,6 +181,13 @@ def serve(directory: Path, port_file: Path, delay: float = 0.0) -> None:
 
 @contextmanager
 def replay_server(directory: Path, delay: float = 0.0) -> Iterator[str]:
+    with replay_process(directory, delay) as (endpoint, _):
+        yield endpoint
+
+
+@contextmanager
+def replay_process(directory: Path, delay: float = 0.0) -> Iterator[tuple[str, int]]:
+    """The replay server's endpoint and process ID, while it runs."""
     port_file = directory / "port"
     port_file.unlink(missing_ok=True)
     command = [sys.executable, __file__, "serve", str(directory), str(port_file), str(delay)]
@@ -183,7 +195,7 @@ def replay_server(directory: Path, delay: float = 0.0) -> Iterator[str]:
     try:
         while not port_file.exists() or not port_file.read_text():
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port_file.read_text()}/v1"
+        yield f"http://127.0.0.1:{port_file.read_text()}/v1", process.pid
     finally:
         process.terminate()
         process.wait()
@@ -257,8 +269,50 @@ def parse_limit(directory: Path, rows: int) -> int:
         )
 
 
-def page_costs(endpoint: str, directory: Path, rows: int) -> dict[str, float]:
-    """Milliseconds per page of each step of a serial read, measured apart (best of 3)."""
+@dataclass(frozen=True)
+class StepCost:
+    """Milliseconds per page of one step: its wall time (best of the runs), and the CPU time
+    it took in this process (every thread) and in the replay server (both summed over the
+    runs, then divided by every page they read)."""
+
+    wall: float
+    client_cpu: float
+    server_cpu: float
+
+    @property
+    def cpu(self) -> float:
+        return self.client_cpu + self.server_cpu
+
+
+def process_cpu_seconds(pid: int | None = None) -> float:
+    """User and system CPU seconds of a process so far (None: this one, every thread)."""
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
+def step_cost(run: Callable[[], object], pages: int, server: int, repeat: int) -> StepCost:
+    """What `run` (which reads `pages` pages) costs per page, over `repeat` runs after one
+    that warms it up (imports, connections)."""
+    run()
+    wall, client, served = float("inf"), 0.0, 0.0
+    for _ in range(repeat):
+        client_before, server_before = process_cpu_seconds(), process_cpu_seconds(server)
+        started = time.perf_counter()
+        run()
+        wall = min(wall, time.perf_counter() - started)
+        client += process_cpu_seconds() - client_before
+        served += process_cpu_seconds(server) - server_before
+    per_page = 1e3 / pages
+    return StepCost(wall * per_page, client * per_page / repeat, served * per_page / repeat)
+
+
+def page_costs(endpoint: str, server: int, directory: Path, rows: int) -> dict[str, StepCost]:
+    """What each step of a read costs per page, measured apart (best of 5 for wall time).
+
+    The fetch is httpx's ``AsyncClient`` on one event loop, as frameport's, reading each
+    body whole and finding the next cursor in it, nothing else."""
     import httpx
     import pyarrow as pa
 
@@ -269,28 +323,57 @@ def page_costs(endpoint: str, directory: Path, rows: int) -> dict[str, float]:
     replay = Replay(directory)
     schema = arrow_schema(json.loads(replay.model)["columns"])
 
-    def fetch() -> int:
+    async def fetch_all(http: httpx.AsyncClient) -> None:
         cursor: str | None = None
-        with httpx.Client(base_url=endpoint) as http:
-            for _ in range(pages):
-                queries = [json.dumps({"method": "limit", "values": [PAGE_ROWS]})]
-                if cursor is not None:
-                    queries.append(json.dumps({"method": "cursorAfter", "values": [cursor]}))
-                cursor = last_row_id(
-                    http.get(rows_path(rows), params={"queries[]": queries}).content
-                )
-        return pages
+        for _ in range(pages):
+            queries = [json.dumps({"method": "limit", "values": [PAGE_ROWS]})]
+            if cursor is not None:
+                queries.append(json.dumps({"method": "cursorAfter", "values": [cursor]}))
+            response = await http.get(rows_path(rows), params={"queries[]": queries})
+            cursor = last_row_id(response.content)
 
     bodies = [replay.pages[number % len(replay.pages)][0] for number in range(pages)]
     batches = [decode_page(body, schema)[1] for body in bodies]
-    steps: dict[str, Callable[[], object]] = {
-        "fetch (httpx, body only)": fetch,
-        "decode (one core)": lambda: [decode_page(body, schema) for body in bodies],
-        "assemble (from_batches + to_pandas)": lambda: to_pandas(pa.Table.from_batches(batches)),
-        "serial to_pandas, all steps": lambda: frameport_serial(endpoint, rows),
-        "parse limit (every core)": lambda: parse_limit(directory, rows),
-    }
-    return {name: 1e3 * best_seconds(run, 3) / pages for name, run in steps.items()}
+    with asyncio.Runner() as runner:  # one loop and one client, as a frameport read has
+        http = httpx.AsyncClient(base_url=endpoint)
+        steps: dict[str, Callable[[], object]] = {
+            FETCH: lambda: runner.run(fetch_all(http)),
+            DECODE: lambda: [decode_page(body, schema) for body in bodies],
+            ASSEMBLE: lambda: to_pandas(pa.Table.from_batches(batches)),
+            "serial to_pandas, all steps": lambda: frameport_serial(endpoint, rows),
+            "to_pandas (auto), all steps": lambda: frameport_pandas(endpoint, rows),
+            PARSE_LIMIT: lambda: parse_limit(directory, rows),
+        }
+        costs = {name: step_cost(run, pages, server, 5) for name, run in steps.items()}
+        runner.run(http.aclose())
+    return costs
+
+
+FETCH = "fetch (httpx, body only)"
+DECODE = "decode (one core)"
+ASSEMBLE = "assemble (from_batches + to_pandas)"
+PARSE_LIMIT = "parse limit (every core)"
+
+
+def print_floor(costs: dict[str, StepCost], naive: float, to_pandas: float, limit: float) -> None:
+    """The fastest any read of the replay can be on this machine's cores, from the steps'
+    costs: every page must be fetched (the client's and the server's CPU), decoded and
+    assembled, so the cores must spend at least that much CPU per page; and the cursor
+    chain fetches one page after the other, so the read takes at least the fetches' wall
+    time. Printed against the two throughput goals (`naive`, `to_pandas` and the parse
+    `limit` in rows/s)."""
+    cores = os.cpu_count() or 1
+    fetch, decode, assemble = costs[FETCH], costs[DECODE], costs[ASSEMBLE]
+    work = fetch.cpu + decode.client_cpu + assemble.client_cpu
+    floor = max(work / cores, fetch.wall)
+    fastest = PAGE_ROWS / floor * 1e3
+    print(f"\nthe floor: fetch + decode + assemble = {work:.2f} ms of CPU a page, so no read")
+    print(f"of the replay beats {floor:.2f} ms a page on {cores} cores (the fetches alone take")
+    print(f"{fetch.wall:.2f} ms, one after the other):")
+    print(f"  at best {fastest / naive:5.2f}x the naive loop        (goal >= 6; "
+          f"to_pandas {to_pandas / naive:.2f}x)")  # fmt: skip
+    print(f"  at best {fastest / limit:5.2f}x the parse limit       (goal >= 0.8; "
+          f"to_pandas {to_pandas / limit:.2f}x)")  # fmt: skip
 
 
 def best_seconds(run: Callable[[], object], repeat: int) -> float:
@@ -388,7 +471,7 @@ def main() -> None:
         size = sum(p.stat().st_size for p in directory.glob("page-*.json"))
         print(f"  {len(list(directory.glob('page-*.json')))} pages, {size / 2**20:.1f} MiB")
         rows = RECORDED_ROWS
-        with replay_server(directory) as endpoint:
+        with replay_process(directory) as (endpoint, server):
             rates = {
                 "naive loop (httpx + json + DataFrame)": best_rate(
                     lambda: naive_loop(endpoint, rows), args.repeat
@@ -406,22 +489,22 @@ def main() -> None:
                     lambda: parse_limit(directory, rows), args.repeat
                 ),
             }
-            costs = page_costs(endpoint, directory, rows)
+            costs = page_costs(endpoint, server, directory, rows)
             pandas_memory = measure_memory("pandas", endpoint, rows)
             parquet_small = measure_memory("parquet", endpoint, 100_000)
             parquet_large = measure_memory("parquet", endpoint, 1_000_000)
     naive, to_pandas = rates["naive loop (httpx + json + DataFrame)"], rates["frameport to_pandas"]
-    floor = rates["parse limit (read_json, every core)"]
+    limit = rates["parse limit (read_json, every core)"]
     print(f"\nthroughput over {rows:,} rows (best of {args.repeat}):")
     for name, rate in rates.items():
         print(f"  {name:40} {rate:12,.0f} rows/s")
     print(f"  to_pandas / naive loop         {to_pandas / naive:6.2f}x   (goal >= 6)")
-    print(f"  to_pandas / parse limit        {to_pandas / floor:6.2f}x   (goal >= 0.8)")
-    print(
-        f"\nwhere a serial read's time goes, per page of {PAGE_ROWS} rows ({os.cpu_count()} cores):"
-    )
-    for name, milliseconds in costs.items():
-        print(f"  {name:40} {milliseconds:7.2f} ms")
+    print(f"  to_pandas / parse limit        {to_pandas / limit:6.2f}x   (goal >= 0.8)")
+    print(f"\nwhere a read's time goes, per page of {PAGE_ROWS} rows ({os.cpu_count()} cores):")
+    print(f"  {'':40} {'wall':>7} {'CPU, client':>12} {'CPU, server':>12}   ms a page")
+    for name, cost in costs.items():
+        print(f"  {name:40} {cost.wall:7.2f} {cost.client_cpu:12.2f} {cost.server_cpu:12.2f}")
+    print_floor(costs, naive, to_pandas, limit)
     mib = 2**20
     peak, frame = pandas_memory["peak_growth"], pandas_memory["frame_bytes"]
     print("\nmemory (peak RSS growth, fresh subprocess per case):")
