@@ -340,8 +340,8 @@ def page_costs(endpoint: str, server: int, directory: Path, rows: int) -> dict[s
             FETCH: lambda: runner.run(fetch_all(http)),
             DECODE: lambda: [decode_page(body, schema) for body in bodies],
             ASSEMBLE: lambda: to_pandas(pa.Table.from_batches(batches)),
-            "serial to_pandas, all steps": lambda: frameport_serial(endpoint, rows),
-            "to_pandas (auto), all steps": lambda: frameport_pandas(endpoint, rows),
+            SERIAL: lambda: frameport_serial(endpoint, rows),
+            AUTO: lambda: frameport_pandas(endpoint, rows),
             PARSE_LIMIT: lambda: parse_limit(directory, rows),
         }
         costs = {name: step_cost(run, pages, server, 5) for name, run in steps.items()}
@@ -353,27 +353,42 @@ FETCH = "fetch (httpx, body only)"
 DECODE = "decode (one core)"
 ASSEMBLE = "assemble (from_batches + to_pandas)"
 PARSE_LIMIT = "parse limit (every core)"
+SERIAL = "serial to_pandas, all steps"
+AUTO = "to_pandas (auto), all steps"
 
 
-def print_floor(costs: dict[str, StepCost], naive: float, to_pandas: float, limit: float) -> None:
+def print_floor(costs: dict[str, StepCost], naive: float, to_pandas: float) -> None:
     """The fastest any read of the replay can be on this machine's cores, from the steps'
-    costs: every page must be fetched (the client's and the server's CPU), decoded and
-    assembled, so the cores must spend at least that much CPU per page; and the cursor
-    chain fetches one page after the other, so the read takes at least the fetches' wall
-    time. Printed against the two throughput goals (`naive`, `to_pandas` and the parse
-    `limit` in rows/s)."""
+    costs: every page must be fetched (the client's and the server's CPU), decoded (at its
+    cost with every core decoding, the parse limit's) and assembled, so the cores must spend
+    at least that much CPU per page; and the cursor chain fetches one page after the other,
+    so the read takes at least the fetches' wall time. Printed against the two throughput
+    goals (`naive` and `to_pandas` in rows/s), and what the CPU time frameport's own reads
+    spend would allow."""
     cores = os.cpu_count() or 1
-    fetch, decode, assemble = costs[FETCH], costs[DECODE], costs[ASSEMBLE]
-    work = fetch.cpu + decode.client_cpu + assemble.client_cpu
+    fetch, parse, assemble = costs[FETCH], costs[PARSE_LIMIT], costs[ASSEMBLE]
+    work = fetch.cpu + parse.client_cpu + assemble.client_cpu
     floor = max(work / cores, fetch.wall)
-    fastest = PAGE_ROWS / floor * 1e3
-    print(f"\nthe floor: fetch + decode + assemble = {work:.2f} ms of CPU a page, so no read")
-    print(f"of the replay beats {floor:.2f} ms a page on {cores} cores (the fetches alone take")
-    print(f"{fetch.wall:.2f} ms, one after the other):")
-    print(f"  at best {fastest / naive:5.2f}x the naive loop        (goal >= 6; "
-          f"to_pandas {to_pandas / naive:.2f}x)")  # fmt: skip
-    print(f"  at best {fastest / limit:5.2f}x the parse limit       (goal >= 0.8; "
-          f"to_pandas {to_pandas / limit:.2f}x)")  # fmt: skip
+    limit = PAGE_ROWS / parse.wall * 1e3
+
+    def ratios(milliseconds: float) -> str:
+        fastest = PAGE_ROWS / milliseconds * 1e3
+        return f"{fastest / naive:5.2f}x the naive loop, {fastest / limit:4.2f}x the parse limit"
+
+    print(
+        f"\nthe floor, per page: fetch {fetch.cpu:.2f} + decode {parse.client_cpu:.2f} (with "
+        f"every core decoding) + assemble {assemble.client_cpu:.2f} = {work:.2f} ms of CPU,"
+    )
+    print(f"and {fetch.wall:.2f} ms of fetching, one page after the other: no read of the replay "
+          f"beats {floor:.2f} ms a page on {cores} cores:")  # fmt: skip
+    print(f"  at best {ratios(floor)}  (goals: >= 6, >= 0.8)")
+    print(f"  to_pandas: {to_pandas / naive:.2f}x the naive loop, {to_pandas / limit:.2f}x the "
+          f"parse limit of {parse.wall:.2f} ms a page (this step's)")  # fmt: skip
+    print("the CPU time of frameport's reads, perfectly spread over the cores, would allow:")
+    for name in (SERIAL, AUTO):
+        cost = costs[name]
+        print(f"  {name:28} {cost.cpu:5.2f} ms a page (wall {cost.wall:.2f}): "
+              f"{ratios(cost.cpu / cores)}")  # fmt: skip
 
 
 def best_seconds(run: Callable[[], object], repeat: int) -> float:
@@ -504,7 +519,7 @@ def main() -> None:
     print(f"  {'':40} {'wall':>7} {'CPU, client':>12} {'CPU, server':>12}   ms a page")
     for name, cost in costs.items():
         print(f"  {name:40} {cost.wall:7.2f} {cost.client_cpu:12.2f} {cost.server_cpu:12.2f}")
-    print_floor(costs, naive, to_pandas, limit)
+    print_floor(costs, naive, to_pandas)
     mib = 2**20
     peak, frame = pandas_memory["peak_growth"], pandas_memory["frame_bytes"]
     print("\nmemory (peak RSS growth, fresh subprocess per case):")
