@@ -330,13 +330,35 @@ def test_in_order_keeping_all_starts_past_a_slow_source_within_the_window() -> N
         for seen in (running, widest, finished):
             seen.clear()
         delays = [0.2, 0.01, 0.01, 0.01, 0.01, 0.01]
-        sources = [lambda i=i, d=d: source(i, d) for i, d in enumerate(delays)]
+        sources = [lambda _, i=i, d=d: source(i, d) for i, d in enumerate(delays)]
         return [item async for item in in_order(sources, window=2, keep_all=keep_all)]
 
     assert asyncio.run(run(keep_all=True)) == [str(i) for i in range(6)]
     assert max(widest) == 2 and finished[-1] == 0  # the others ran beside the slow one
     assert asyncio.run(run(keep_all=False)) == [str(i) for i in range(6)]
     assert finished.index(0) < finished.index(2)  # within 2 of the slow one: held back
+
+
+def test_in_order_keeping_all_starts_the_next_source_once_one_gives_up_its_slot() -> None:
+    events: list[str] = []
+
+    async def source(index: int, release: Callable[[], None]) -> AsyncGenerator[str, None]:
+        events.append(f"start {index}")
+        await asyncio.sleep(0.01)  # its requests
+        release()
+        await asyncio.sleep(0.05)  # its last items, decoding
+        events.append(f"end {index}")
+        yield f"{index}"
+
+    async def run(keep_all: bool) -> list[str]:
+        events.clear()
+        sources = [lambda release, i=i: source(i, release) for i in range(3)]
+        return [item async for item in in_order(sources, window=1, keep_all=keep_all)]
+
+    assert asyncio.run(run(keep_all=True)) == ["0", "1", "2"]
+    assert events.index("start 1") < events.index("end 0")  # started in the freed slot
+    assert asyncio.run(run(keep_all=False)) == ["0", "1", "2"]
+    assert events == ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2"]
 
 
 def test_in_order_hands_on_items_source_by_source_whatever_finishes_first() -> None:
@@ -347,7 +369,7 @@ def test_in_order_hands_on_items_source_by_source_whatever_finishes_first() -> N
 
     async def run() -> list[str]:
         delays = [0.03, 0.0, 0.02, 0.0, 0.01]
-        sources = [lambda i=i, d=d: source(i, d) for i, d in enumerate(delays)]
+        sources = [lambda _, i=i, d=d: source(i, d) for i, d in enumerate(delays)]
         return [item async for item in in_order(sources, window=3)]
 
     assert asyncio.run(run()) == [f"{i}.{j}" for i in range(5) for j in range(3)]
@@ -370,7 +392,7 @@ def test_in_order_follows_a_window_that_changes_while_it_runs() -> None:
         running.discard(index)
 
     async def run() -> list[str]:
-        sources = [lambda i=i: source(i) for i in range(6)]
+        sources = [lambda _, i=i: source(i) for i in range(6)]
         return [item async for item in in_order(sources, window=width)]
 
     assert asyncio.run(run()) == [f"{i}.{j}" for i in range(6) for j in range(2)]
@@ -391,7 +413,7 @@ def test_in_order_raises_a_later_sources_failure_at_once() -> None:
         yield 1
 
     async def run() -> None:
-        async for _ in in_order([slow, failing], window=2):
+        async for _ in in_order([lambda _: slow(), lambda _: failing()], window=2):
             pass
 
     async def bounded() -> None:

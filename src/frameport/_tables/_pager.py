@@ -114,6 +114,7 @@ async def read_batches(
     bar: tqdm[Any] | None = None,
     concurrency: AdaptiveConcurrency | None = None,
     ahead: int = PREFETCH_PAGES,
+    on_fetched: Callable[[], None] | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The kept rows of every page of `read`, as non-empty batches in the service's order.
 
@@ -122,11 +123,12 @@ async def read_batches(
     `concurrency` is told how long each page waited on the network and took to decode.
     `ahead` page bodies are fetched ahead of the decoder; with 0, the next page is asked for
     once the decoder took the last one (a read of many concurrent ranges, which overlap
-    fetching among themselves).
+    fetching among themselves). `on_fetched` is called once the last page is in, while it
+    may still be decoding.
     """
     if concurrency is not None:
         decode = timed_work(concurrency, decode)
-    pages = _decoded_pages(requester, read, decode, bar, concurrency, ahead)
+    pages = _decoded_pages(requester, read, decode, bar, concurrency, ahead, on_fetched)
     async with aclosing(pages) as batches:
         async for batch in up_to_head(batches, read.head, bar):
             yield batch
@@ -157,12 +159,15 @@ async def _decoded_pages(
     bar: tqdm[Any] | None,
     concurrency: AdaptiveConcurrency | None,
     ahead: int,
+    on_fetched: Callable[[], None] | None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
     when there are several requests."""
     queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=max(1, ahead))
     handoff = ahead == 0
-    producer = asyncio.create_task(_fetch_pages(requester, read, queue, concurrency, handoff))
+    producer = asyncio.create_task(
+        _fetch_pages(requester, read, queue, concurrency, handoff, on_fetched)
+    )
     seen = _SeenIds() if len(read.requests) > 1 else None
     try:
         while True:
@@ -188,6 +193,7 @@ async def _fetch_pages(
     queue: asyncio.Queue[_QueueItem],
     concurrency: AdaptiveConcurrency | None,
     handoff: bool,
+    on_fetched: Callable[[], None] | None,
 ) -> None:
     try:
         for number, queries in enumerate(read.requests):
@@ -209,6 +215,8 @@ async def _fetch_pages(
     except Exception as exc:  # handed to the reader, which raises it in the caller's task
         await queue.put(exc)
         return
+    if on_fetched is not None:
+        on_fetched()
     await queue.put(None)
 
 

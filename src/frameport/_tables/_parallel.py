@@ -41,7 +41,8 @@ as fast as a page decodes, so the read stays close to one range at a time; a ser
 away gets several. A ``head`` that fits in one page is read serially.
 Concurrent ranges fetch no page ahead of the decoder: they overlap fetching among
 themselves, and each holds one page body at a time. Collecting reads start a range whenever
-a slot is free (`in_order` with ``keep_all``); streaming reads only within the window of the
+a slot is free (`in_order` with ``keep_all``), and a range gives up its slot once its last
+page is in, while that page still decodes; streaming reads only within the window of the
 range being handed on.
 
 When the read stays serial (`serial_reason` says why): ``parallel`` is None or 1; a sort on
@@ -62,6 +63,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import itertools
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
@@ -392,12 +394,21 @@ class _Done:
 
 
 @dataclass(frozen=True)
+class _Released:
+    source: int
+
+
+@dataclass(frozen=True)
 class _Failed:
     error: BaseException
 
 
+Source = Callable[[Callable[[], None]], AsyncGenerator[T, None]]
+"""A source of `in_order`: started with the callable that gives up its slot early."""
+
+
 async def in_order(
-    sources: Iterable[Callable[[], AsyncGenerator[T, None]]],
+    sources: Iterable[Source[T]],
     window: int | Callable[[], int],
     *,
     keep_all: bool = False,
@@ -406,16 +417,19 @@ async def in_order(
     number, or asked again whenever a source could start), and the items of sources ahead of
     the current one wait in memory. Sources start within `window` of the current one, which
     bounds what waits; with `keep_all` (the caller keeps every item anyway) a source starts
-    whenever fewer than `window` run, so that one slow source holds none of the others back.
-    `sources` is drawn from as sources start. A failure in any running source is raised at
-    once; leaving early cancels the sources still running.
+    whenever fewer than `window` run, so that one slow source holds none of the others back,
+    and a source that calls the `release` it is started with (its requests are done, its
+    items still coming) no longer counts as running. `sources` is drawn from as sources
+    start. A failure in any running source is raised at once; leaving early cancels the
+    sources still running.
 
-    >>> async for batch in in_order([lambda: read(r) for r in ranges], window=4): ...
+    >>> async for batch in in_order([lambda release: read(r) for r in ranges], window=4): ...
     ... # doctest: +SKIP
     """
-    events: asyncio.Queue[_Item | _Done | _Failed] = asyncio.Queue()
+    events: asyncio.Queue[_Item | _Done | _Failed | _Released] = asyncio.Queue()
     waiting: dict[int, collections.deque[T]] = {}
     finished: set[int] = set()
+    released: set[int] = set()
     running: dict[int, asyncio.Task[None]] = {}
     pending = iter(sources)
     exhausted = False
@@ -424,8 +438,8 @@ async def in_order(
     started = 0
 
     def may_start(current: int) -> bool:
-        if keep_all:
-            return len(running) - len(finished) < max(1, width())  # finished ones wait
+        if keep_all:  # finished ones wait in `running`
+            return len(running) - len(finished | released) < max(1, width())
         return started < current + max(1, width())
 
     def start_up_to(current: int) -> None:
@@ -436,7 +450,8 @@ async def in_order(
                 exhausted = True
                 return
             waiting[started] = collections.deque()
-            running[started] = asyncio.create_task(_run_source(started, source(), events))
+            release = functools.partial(events.put_nowait, _Released(started))
+            running[started] = asyncio.create_task(_run_source(started, source(release), events))
             started += 1
 
     try:
@@ -453,6 +468,7 @@ async def in_order(
                 del waiting[current]
                 running.pop(current, None)
                 finished.discard(current)
+                released.discard(current)
                 current += 1
                 continue
             event = await events.get()
@@ -460,6 +476,9 @@ async def in_order(
                 raise event.error
             if isinstance(event, _Done):
                 finished.add(event.source)
+            elif isinstance(event, _Released):
+                if event.source in running:
+                    released.add(event.source)
             else:
                 waiting[event.source].append(event.value)
     finally:
@@ -469,7 +488,9 @@ async def in_order(
 
 
 async def _run_source(
-    index: int, items: AsyncGenerator[Any, None], events: asyncio.Queue[_Item | _Done | _Failed]
+    index: int,
+    items: AsyncGenerator[Any, None],
+    events: asyncio.Queue[_Item | _Done | _Failed | _Released],
 ) -> None:
     try:
         async with aclosing(items):

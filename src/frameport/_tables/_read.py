@@ -51,6 +51,7 @@ from ._parallel import (
     Parallel,
     ReadOpening,
     SequenceRange,
+    Source,
     check_parallel,
     in_order,
     open_read,
@@ -225,7 +226,7 @@ async def _first_page_then_ranges(
         return concurrency() + (0 if first_page.done() else 1)
 
     sources = itertools.chain(
-        [first],
+        [lambda release: first()],
         _range_sources(
             requester,
             location,
@@ -283,7 +284,7 @@ def _range_sources(
     *,
     descending: bool,
     streaming: bool,
-) -> Iterator[Callable[[], AsyncGenerator[pa.RecordBatch]]]:
+) -> Iterator[Source[pa.RecordBatch]]:
     """The readers of `plan`'s rows in `span`, cut by `tapering_ranges` as they start (each
     telling `concurrency` how its pages went); `window` is how many run at once. Streaming
     reads keep whole ranges: theirs start only within the window of the range handed on, so
@@ -304,12 +305,13 @@ def _range_source(
     member: str,
     streaming: bool,
     concurrency: AdaptiveConcurrency | None = None,
-) -> Callable[[], AsyncGenerator[pa.RecordBatch]]:
-    """The reader of `plan`'s rows in `sequence_range`, to start when its turn comes."""
+) -> Source[pa.RecordBatch]:
+    """The reader of `plan`'s rows in `sequence_range`, to start when its turn comes; it
+    gives up its slot once its last page is in."""
     part = ranged_plan(plan, sequence_range, member)
-    return lambda: plan_batches(
+    return lambda release: plan_batches(
         requester, location, part, None, collect=not streaming, concurrency=concurrency,
-        ranged=True,
+        ranged=True, on_fetched=release,
     )  # fmt: skip
 
 
@@ -379,12 +381,14 @@ async def plan_batches(
     collect: bool,
     concurrency: AdaptiveConcurrency | None = None,
     ranged: bool = False,
+    on_fetched: Callable[[], None] | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan`: paged, stabilised (inferred types), sorted on the client
     when needed, projected to the output columns. `collect` says the caller keeps every batch
     anyway, so inferred types may be settled over all rows; `concurrency` hears how each page
     went (see `_core._adaptive`); `ranged` says the plan is one of many concurrent ranges,
-    which fetch no page ahead of the decoder (they overlap fetching among themselves)."""
+    which fetch no page ahead of the decoder (they overlap fetching among themselves);
+    `on_fetched` is called once the last page is in."""
     if not plan.requests or plan.head == 0:
         if plan.inferred is not None:
             await learn_columns(requester, location, plan)
@@ -399,8 +403,9 @@ async def plan_batches(
     )
     ahead = 0 if ranged else PREFETCH_PAGES
     pages = read_batches(
-        requester, read, plan.decode, bar=bar, concurrency=concurrency, ahead=ahead
-    )
+        requester, read, plan.decode, bar=bar, concurrency=concurrency, ahead=ahead,
+        on_fetched=on_fetched,
+    )  # fmt: skip
     async with aclosing(pages):
         batches: AsyncIterator[pa.RecordBatch] = pages
         if plan.inferred is not None:
