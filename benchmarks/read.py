@@ -12,11 +12,12 @@ row. Printed, in one run:
   (b) frameport ``to_pandas`` (its default, ``parallel="auto"``) and serial (``parallel=1``);
   (c) frameport ``to_parquet``; (d) the parse limit: every recorded page parsed by Arrow's
   JSON reader with the explicit schema (``decode_page``), on every core at once, no HTTP;
-  and the ratios (b)/(a) (goal ≥ 6) and (b)/(d) (goal ≥ 0.8);
-* where a read's time goes, per page: fetching the body (httpx, no parsing), decoding it on
-  one core, assembling the frame (``Table.from_batches`` + ``to_pandas``), against the
-  serial and the default read's and the parse limit's time per page; each as wall time and
-  as the CPU time it took in this process and in the replay server. From these, the floor:
+  and the ratios (b)/(a) (goal ≥ 6) and (b)/(d) (goal ≥ 0.8); each the best of `--repeat`
+  runs after a warm-up;
+* where a read's time goes, per page: each of those, and the steps of a read measured apart,
+  fetching the body (httpx, no parsing), decoding it on one core, assembling the frame
+  (``Table.from_batches`` + ``to_pandas``); each as wall time and as the CPU time it took
+  in this process and in the replay server (the mean of the runs). From these, the floor:
   every page must be fetched, decoded and assembled, so no read of the replay can beat that
   CPU time divided by the cores (nor the fetches' wall time, one after the other); printed
   as the best ratios any read could reach against the two goals on this machine;
@@ -24,7 +25,7 @@ row. Printed, in one run:
   growth of ``to_parquet`` for 100,000 and 1,000,000 rows (goals: ≤ 150 MB, and the 1M figure
   ≤ 1.25× the 100k one), each measured in a fresh subprocess.
 
-    .venv/bin/python benchmarks/read.py [--repeat 3]
+    .venv/bin/python benchmarks/read.py [--repeat 5]
 """
 
 from __future__ import annotations
@@ -308,8 +309,10 @@ def step_cost(run: Callable[[], object], pages: int, server: int, repeat: int) -
     return StepCost(wall * per_page, client * per_page / repeat, served * per_page / repeat)
 
 
-def page_costs(endpoint: str, server: int, directory: Path, rows: int) -> dict[str, StepCost]:
-    """What each step of a read costs per page, measured apart (best of 5 for wall time).
+def page_costs(
+    endpoint: str, server: int, directory: Path, rows: int, repeat: int
+) -> dict[str, StepCost]:
+    """What each contender and each step of a read costs per page, measured apart.
 
     The fetch is httpx's ``AsyncClient`` on one event loop, as frameport's, reading each
     body whole and finding the next cursor in it, nothing else."""
@@ -337,39 +340,48 @@ def page_costs(endpoint: str, server: int, directory: Path, rows: int) -> dict[s
     with asyncio.Runner() as runner:  # one loop and one client, as a frameport read has
         http = httpx.AsyncClient(base_url=endpoint)
         steps: dict[str, Callable[[], object]] = {
+            NAIVE: lambda: naive_loop(endpoint, rows),
+            AUTO: lambda: frameport_pandas(endpoint, rows),
+            SERIAL: lambda: frameport_serial(endpoint, rows),
+            PARQUET: lambda: frameport_parquet(endpoint, rows),
+            PARSE_LIMIT: lambda: parse_limit(directory, rows),
             FETCH: lambda: runner.run(fetch_all(http)),
             DECODE: lambda: [decode_page(body, schema) for body in bodies],
             ASSEMBLE: lambda: to_pandas(pa.Table.from_batches(batches)),
-            SERIAL: lambda: frameport_serial(endpoint, rows),
-            AUTO: lambda: frameport_pandas(endpoint, rows),
-            PARSE_LIMIT: lambda: parse_limit(directory, rows),
         }
-        costs = {name: step_cost(run, pages, server, 5) for name, run in steps.items()}
+        costs = {name: step_cost(run, pages, server, repeat) for name, run in steps.items()}
         runner.run(http.aclose())
     return costs
 
 
+def rate(cost: StepCost) -> float:
+    """Rows per second at `cost`'s wall time per page."""
+    return PAGE_ROWS / cost.wall * 1e3
+
+
+NAIVE = "naive loop (httpx + json + DataFrame)"
+AUTO = "frameport to_pandas"
+SERIAL = "frameport to_pandas, parallel=1"
+PARQUET = "frameport to_parquet"
+PARSE_LIMIT = "parse limit (read_json, every core)"
+CONTENDERS = (NAIVE, AUTO, SERIAL, PARQUET, PARSE_LIMIT)
 FETCH = "fetch (httpx, body only)"
 DECODE = "decode (one core)"
 ASSEMBLE = "assemble (from_batches + to_pandas)"
-PARSE_LIMIT = "parse limit (every core)"
-SERIAL = "serial to_pandas, all steps"
-AUTO = "to_pandas (auto), all steps"
 
 
-def print_floor(costs: dict[str, StepCost], naive: float, to_pandas: float) -> None:
+def print_floor(costs: dict[str, StepCost]) -> None:
     """The fastest any read of the replay can be on this machine's cores, from the steps'
     costs: every page must be fetched (the client's and the server's CPU), decoded (at its
     cost with every core decoding, the parse limit's) and assembled, so the cores must spend
     at least that much CPU per page; and the cursor chain fetches one page after the other,
     so the read takes at least the fetches' wall time. Printed against the two throughput
-    goals (`naive` and `to_pandas` in rows/s), and what the CPU time frameport's own reads
-    spend would allow."""
+    goals, and what the CPU time frameport's own reads spend would allow."""
     cores = os.cpu_count() or 1
     fetch, parse, assemble = costs[FETCH], costs[PARSE_LIMIT], costs[ASSEMBLE]
     work = fetch.cpu + parse.client_cpu + assemble.client_cpu
     floor = max(work / cores, fetch.wall)
-    limit = PAGE_ROWS / parse.wall * 1e3
+    naive, limit = rate(costs[NAIVE]), rate(parse)
 
     def ratios(milliseconds: float) -> str:
         fastest = PAGE_ROWS / milliseconds * 1e3
@@ -382,12 +394,10 @@ def print_floor(costs: dict[str, StepCost], naive: float, to_pandas: float) -> N
     print(f"and {fetch.wall:.2f} ms of fetching, one page after the other: no read of the replay "
           f"beats {floor:.2f} ms a page on {cores} cores:")  # fmt: skip
     print(f"  at best {ratios(floor)}  (goals: >= 6, >= 0.8)")
-    print(f"  to_pandas: {to_pandas / naive:.2f}x the naive loop, {to_pandas / limit:.2f}x the "
-          f"parse limit of {parse.wall:.2f} ms a page (this step's)")  # fmt: skip
     print("the CPU time of frameport's reads, perfectly spread over the cores, would allow:")
-    for name in (SERIAL, AUTO):
+    for name in (AUTO, SERIAL):
         cost = costs[name]
-        print(f"  {name:28} {cost.cpu:5.2f} ms a page (wall {cost.wall:.2f}): "
+        print(f"  {name:32} {cost.cpu:5.2f} ms a page (wall {cost.wall:.2f}): "
               f"{ratios(cost.cpu / cores)}")  # fmt: skip
 
 
@@ -476,7 +486,7 @@ def measure_memory(case: str, endpoint: str, rows: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     os.environ["FRAMEPORT_PROGRESS"] = "0"
     with tempfile.TemporaryDirectory(prefix="frameport-bench-") as temporary:
@@ -487,39 +497,22 @@ def main() -> None:
         print(f"  {len(list(directory.glob('page-*.json')))} pages, {size / 2**20:.1f} MiB")
         rows = RECORDED_ROWS
         with replay_process(directory) as (endpoint, server):
-            rates = {
-                "naive loop (httpx + json + DataFrame)": best_rate(
-                    lambda: naive_loop(endpoint, rows), args.repeat
-                ),
-                "frameport to_pandas": best_rate(
-                    lambda: frameport_pandas(endpoint, rows), args.repeat
-                ),
-                "frameport to_pandas, parallel=1": best_rate(
-                    lambda: frameport_serial(endpoint, rows), args.repeat
-                ),
-                "frameport to_parquet": best_rate(
-                    lambda: frameport_parquet(endpoint, rows), args.repeat
-                ),
-                "parse limit (read_json, every core)": best_rate(
-                    lambda: parse_limit(directory, rows), args.repeat
-                ),
-            }
-            costs = page_costs(endpoint, server, directory, rows)
+            costs = page_costs(endpoint, server, directory, rows, args.repeat)
             pandas_memory = measure_memory("pandas", endpoint, rows)
             parquet_small = measure_memory("parquet", endpoint, 100_000)
             parquet_large = measure_memory("parquet", endpoint, 1_000_000)
-    naive, to_pandas = rates["naive loop (httpx + json + DataFrame)"], rates["frameport to_pandas"]
-    limit = rates["parse limit (read_json, every core)"]
+    naive, to_pandas, limit = rate(costs[NAIVE]), rate(costs[AUTO]), rate(costs[PARSE_LIMIT])
     print(f"\nthroughput over {rows:,} rows (best of {args.repeat}):")
-    for name, rate in rates.items():
-        print(f"  {name:40} {rate:12,.0f} rows/s")
+    for name in CONTENDERS:
+        print(f"  {name:40} {rate(costs[name]):12,.0f} rows/s")
     print(f"  to_pandas / naive loop         {to_pandas / naive:6.2f}x   (goal >= 6)")
     print(f"  to_pandas / parse limit        {to_pandas / limit:6.2f}x   (goal >= 0.8)")
-    print(f"\nwhere a read's time goes, per page of {PAGE_ROWS} rows ({os.cpu_count()} cores):")
+    print(f"\nwhere a read's time goes, per page of {PAGE_ROWS} rows ({os.cpu_count()} cores; "
+          f"wall: best of {args.repeat}, CPU: their mean):")  # fmt: skip
     print(f"  {'':40} {'wall':>7} {'CPU, client':>12} {'CPU, server':>12}   ms a page")
     for name, cost in costs.items():
         print(f"  {name:40} {cost.wall:7.2f} {cost.client_cpu:12.2f} {cost.server_cpu:12.2f}")
-    print_floor(costs, naive, to_pandas)
+    print_floor(costs)
     mib = 2**20
     peak, frame = pandas_memory["peak_growth"], pandas_memory["frame_bytes"]
     print("\nmemory (peak RSS growth, fresh subprocess per case):")
