@@ -36,14 +36,15 @@ left divided by the ranges running (at least one page), so that the read ends on
 pages. An `AdaptiveConcurrency` chooses how many run at once: first a guess from the ends'
 round trip (`GUESSED_WORK_PER_ROW`), then what each page reports, how long it waited on the
 network and took to decode: as many ranges as keep the decoder busy (up to `AUTO_CAP`, and no
-more page bodies in flight than `AUTO_BUDGET` bytes). A service on this machine answers about
+more page bodies held than `AUTO_BUDGET` bytes). A service on this machine answers about
 as fast as a page decodes, so the read stays close to one range at a time; a service 50 ms
 away gets several. A ``head`` that fits in one page is read serially.
 Concurrent ranges fetch no page ahead of the decoder: they overlap fetching among
-themselves, and each holds one page body at a time. Collecting reads start a range whenever
-a slot is free (`in_order` with ``keep_all``), and a range gives up its slot once its last
-page is in, while that page still decodes; streaming reads only within the window of the
-range being handed on.
+themselves, and each asks for its next page once the decoder has taken its last one, so it
+holds at most two page bodies (one arriving, one waiting for or in the decoder). Collecting
+reads start a range whenever a slot is free (`in_order` with ``keep_all``), and a range
+gives up its slot once its last page is in, while that page still decodes; streaming reads
+only within the window of the range being handed on.
 
 When the read stays serial (`serial_reason` says why): ``parallel`` is None or 1; a sort on
 anything but ``$sequence`` (the service sorts; merging sorted ranges would need the service's
@@ -99,9 +100,9 @@ PAGES_PER_RANGE = 4
 AUTO_CAP = 16
 """The most ranges ``parallel="auto"`` runs at once."""
 
-AUTO_BUDGET = 32 * 2**20
-"""Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once (arriving, waiting
-for the decoder)."""
+AUTO_BUDGET = 64 * 2**20
+"""Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once, two per range (one
+arriving, one waiting for or in the decoder)."""
 
 GUESSED_WORK_PER_ROW = 1e-6
 """Seconds of decoding a row is guessed to take before a page was decoded. It is on the low
@@ -358,9 +359,9 @@ def ranged_plan(plan: Plan, sequence_range: SequenceRange, member: str) -> Plan:
 def read_concurrency() -> AdaptiveConcurrency:
     """The controller of one ``parallel="auto"`` read: two ranges to start with (or its guess
     from the round trip of the ends), then as many as `AdaptiveConcurrency` says. A range
-    holds one page body at a time (arriving, or waiting for the decoder): it asks for its
-    next page once the decoder took the last one."""
-    return AdaptiveConcurrency(cap=AUTO_CAP, budget=AUTO_BUDGET, start=2)
+    asks for its next page once the decoder has taken its last one: it holds at most two
+    page bodies, one arriving and one waiting for or in the decoder."""
+    return AdaptiveConcurrency(cap=AUTO_CAP, budget=AUTO_BUDGET, start=2, units_per_slot=2)
 
 
 def read_mode(plan: Plan, order: Sequence[tuple[str, bool]], parallel: Parallel) -> str:
