@@ -61,9 +61,11 @@ PREFETCH_PAGES = 2
 _ORDER_NULL = "database_query_order_null"
 
 READ_POOL = pa.system_memory_pool()
-"""The Arrow memory pool of reads: the system allocator gives freed memory back at once,
-where mimalloc (Arrow's default in the wheels) keeps it, so a read's memory does not outlast
-its pages."""
+"""The Arrow memory pool reads pass to decoding and to ``to_pandas``: the system allocator
+gives freed memory back at once, where mimalloc (Arrow's default in the wheels) keeps it.
+Arrow's JSON reader still builds the decoded columns in the default pool (of a page's
+0.51 MB, 0.04 MB come from this one: the ``$sequence`` cast); its working memory comes from
+this pool, and a read that leaves it in the default pool peaks about 0.2x its frame higher."""
 
 Decode = Callable[[bytes], tuple[int, pa.RecordBatch]]
 """Turns one page body into (the service's total, the rows kept as a batch); runs in a thread."""
