@@ -43,8 +43,9 @@ docs: $(STAMP)
 docs-images: browser-deps
 	FRAMEPORT_DOCS_SCREENSHOTS=1 $(BIN)/pytest tests/browser
 
+# The tests run on every core (pytest-xdist): each worker starts its own local service.
 test: lint docs browser-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 bench: $(STAMP)
 	@for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
