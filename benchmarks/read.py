@@ -400,17 +400,17 @@ def print_floor(costs: dict[str, StepCost]) -> None:
           f"beats {floor:.2f} ms a page on {cores} cores:")  # fmt: skip
     print(f"  at best {ratios(floor)}  (goals: >= {NAIVE_GOAL:g}, >= {LIMIT_GOAL:g})")
     # What would reach the goals: the page time each one allows, as CPU on these cores.
-    naive_goal, limit_goal = costs[NAIVE].wall / NAIVE_GOAL, parse.wall / LIMIT_GOAL
-    moved = fetch.cpu + assemble.client_cpu
+    naive_page, limit_page = costs[NAIVE].wall / NAIVE_GOAL, parse.wall / LIMIT_GOAL
+    fetch_and_assemble = fetch.cpu + assemble.client_cpu
     print("what the goals ask for:")
-    print(f"  {NAIVE_GOAL:g}x the naive loop: at most {naive_goal:.2f} ms a page, "
-          f"{naive_goal * cores:.2f} ms of CPU on {cores} cores against the floor's {work:.2f}: "
-          f"{math.ceil(work / naive_goal)} cores at these costs, or a page's work "
-          f"{max(0.0, 1 - naive_goal * cores / work):.0%} cheaper")  # fmt: skip
-    print(f"  {LIMIT_GOAL:g}x the parse limit: at most {limit_goal:.2f} ms a page; the limit "
+    print(f"  {NAIVE_GOAL:g}x the naive loop: at most {naive_page:.2f} ms a page, "
+          f"{naive_page * cores:.2f} ms of CPU on {cores} cores against the floor's {work:.2f}: "
+          f"{math.ceil(work / naive_page)} cores at these costs, or a page's work "
+          f"{max(0.0, 1 - naive_page * cores / work):.0%} cheaper")  # fmt: skip
+    print(f"  {LIMIT_GOAL:g}x the parse limit: at most {limit_page:.2f} ms a page; the limit "
           f"decodes on every core, so more cores speed up both: fetching and assembling a page "
-          f"may cost at most {limit_goal * cores - parse.client_cpu:.2f} ms of CPU "
-          f"(now {moved:.2f})")  # fmt: skip
+          f"may cost at most {limit_page * cores - parse.client_cpu:.2f} ms of CPU "
+          f"(now {fetch_and_assemble:.2f})")  # fmt: skip
     print("the CPU time of frameport's reads, perfectly spread over the cores, would allow:")
     for name in (AUTO, SERIAL):
         cost = costs[name]
