@@ -19,6 +19,7 @@ import pytest
 from frameport import FrameportError, ResumeError
 from frameport._demo import sample_people
 from frameport._tables._query import Table
+from frameport.cli import main
 from frameport.local import LocalService
 from tables_support import load, new_id
 
@@ -132,6 +133,39 @@ def test_a_failed_export_resumes_after_its_last_complete_segment(tmp_path: Path)
     assert report.resumed_after == (segments[done][0] if done else None)
     assert sum(pages) + report.pages == expected.pages  # no page read twice
     assert pq.read_table(target).equals(pq.read_table(tmp_path / "whole.parquet"))
+
+
+def test_an_export_stopped_before_its_first_segment_resumes_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Killed while its first segment is read (each page takes 0.2 s to answer), the export
+    leaves a checkpoint with no segment done; the command run again finishes it and says it
+    resumed from the start."""
+    data = tmp_path / "service"
+    with LocalService(data_dir=data) as calm, calm.client() as client:
+        table, _ = load(client, new_id("resume"), sample_people(1000, seed=16))
+        whole = table.query("age >= 30").to_arrow(progress=False)
+    target = tmp_path / "out.parquet"
+    with LocalService(data_dir=data, latency=200) as slow:
+        process = _start_export(slow, table, target)
+        while process.poll() is None and _checkpoint(target) is None:
+            time.sleep(0.002)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    checkpoint = _checkpoint(target)
+    assert checkpoint is not None and checkpoint["done"] == 0 and not target.exists()
+    with LocalService(data_dir=data) as calm:
+        for name, value in (("ENDPOINT", calm.endpoint), ("PROJECT", calm.project),
+                            ("KEY", calm.key)):  # fmt: skip
+            monkeypatch.setenv(f"FRAMEPORT_{name}", value)
+        command = ["export", table.database_id, table.id, "-o", str(target), "--where",
+                   "age >= 30", "--resume"]  # fmt: skip
+        assert main(command) == 0
+    output = capsys.readouterr()
+    upper = whole.column("$sequence")[-1].as_py()
+    assert f"resumed from the start; read up to $sequence {upper:,}" in output.out, output.err
+    assert "Traceback" not in output.err
+    assert pq.read_table(target).equals(whole)
 
 
 def test_resume_refuses_a_changed_query(people: Table, tmp_path: Path) -> None:

@@ -33,9 +33,10 @@ class ExportChecks:
 class ExportReport(int):
     """One export: `rows` written to `path`, `pages` read by this run, the file's `bytes`,
     `seconds` taken, and its `checks`. A resumable export also says whether it `resumed`,
-    after which ``$sequence`` it continued (`resumed_after`), the last ``$sequence`` it read
-    (`upper_sequence`, fixed when it started) and how many rows were created since then
-    (`rows_left`, left for the next export; the service counts up to 5,000).
+    after which ``$sequence`` it continued (`resumed_after`; None when it resumed before any
+    segment was complete), the last ``$sequence`` it read (`upper_sequence`, fixed when it
+    started) and how many rows were created since then (`rows_left`, left for the next
+    export; the service counts up to 5,000).
 
     The report is the row count as an int too (compared, formatted and added as one), which
     is what `to_parquet` returned before it returned a report.
@@ -91,7 +92,9 @@ class ExportReport(int):
             f"; rows written = rows listed: {_yes(checks.rows_match)}",
         ]
         if self.upper_sequence is not None:
-            where = f"after $sequence {self.resumed_after:,}" if self.resumed else "from the start"
+            # A run stopped before its first segment was complete resumes from the start.
+            after = self.resumed_after
+            where = "from the start" if after is None else f"after $sequence {after:,}"
             lines.append(f"{'resumed' if self.resumed else 'started'} {where}; read up to "
                          f"$sequence {self.upper_sequence:,}")  # fmt: skip
         if self.rows_left:
