@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -14,6 +15,7 @@ from frameport._core._transport import RetryPolicy
 from frameport._demo import sample_people
 from frameport._exceptions import FrameportError
 from frameport._schema import to_pandas
+from frameport._tables._export_watch import file_checks
 from frameport._tables._query import Table
 from frameport.local import LocalService
 from tables_support import load, new_id
@@ -94,3 +96,16 @@ def test_export_from_the_legacy_interface_matches(
     assert pq.read_table(tmp_path / "legacy.parquet").equals(
         table.head(2500).to_arrow(progress=False)
     )
+
+
+def test_the_checks_read_the_written_file_not_the_batches_that_went_by(tmp_path: Path) -> None:
+    """`rows_match` compares the file's own row count (its footer) with the rows the read
+    listed, and `ids_unique` reads the file's $id column: either fails for a file that does
+    not hold what was listed."""
+    path = tmp_path / "written.parquet"
+    pq.write_table(pa.table({"$id": ["a", "b", "c"], "n": [1, 2, 3]}), path, row_group_size=2)
+    assert file_checks(path, 3, True).ok
+    assert not file_checks(path, 4, True).rows_match
+    pq.write_table(pa.table({"$id": ["a", "b", "a"]}), path, row_group_size=2)
+    checks = file_checks(path, 3, None)
+    assert checks.rows_match and not checks.ids_unique and not checks.ok

@@ -1,9 +1,10 @@
 """Counting and checking the batches an export writes, and checking the file it wrote.
 
 `PageWatch` sits between the read and the writer: it counts pages, rows and Arrow bytes and
-checks that ``$sequence`` only grows from batch to batch (the order of the read). `ids_unique`
-reads the ``$id`` column of a Parquet file back, row group by row group; `streamed_report`
-puts the figures of an export without resume together.
+checks that ``$sequence`` only grows from batch to batch (the order of the read). `file_checks`
+reads the written file back: its ``$id`` column, row group by row group, and the row count of
+its footer, compared with the rows the watch saw listed; `streamed_report` puts the figures of
+an export without resume together.
 """
 
 from __future__ import annotations
@@ -55,18 +56,24 @@ class PageWatch:
         self.last_sequence = last
 
 
-def ids_unique(path: Path) -> bool:
-    """Whether the ``$id`` column of the Parquet file `path` holds no value twice."""
+def file_checks(path: Path, rows_listed: int, pages_in_order: bool | None) -> ExportChecks:
+    """The checks of the Parquet file `path`, written by an export whose read listed
+    `rows_listed` rows: its ``$id`` column holds no value twice, and its footer counts the
+    rows listed (the file's own count, not the writer's)."""
     file = pq.ParquetFile(path)
     seen: set[str | None] = set()
+    unique = True
     for group in range(file.num_row_groups):
         ids = file.read_row_group(group, columns=["$id"]).column(0)
         values = ids.to_pylist()
         before = len(seen)
         seen.update(values)
-        if len(seen) - before != len(values):
-            return False
-    return True
+        unique = unique and len(seen) - before == len(values)
+    return ExportChecks(
+        ids_unique=unique,
+        pages_in_order=pages_in_order,
+        rows_match=file.metadata.num_rows == rows_listed,
+    )
 
 
 def in_sequence_order(order: Sequence[tuple[str, bool]]) -> bool:
@@ -79,11 +86,8 @@ async def streamed_report(
 ) -> ExportReport:
     """The report of an export without resume that wrote `rows` rows to `path`."""
     target = Path(path)
-    checks = ExportChecks(
-        ids_unique=await asyncio.to_thread(ids_unique, target),
-        pages_in_order=watch.in_order if watch.ordered else None,
-        rows_match=rows == watch.rows,
-    )
+    pages_in_order = watch.in_order if watch.ordered else None
+    checks = await asyncio.to_thread(file_checks, target, watch.rows, pages_in_order)
     return ExportReport(
         path=str(target),
         rows=rows,

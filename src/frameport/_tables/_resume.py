@@ -43,8 +43,8 @@ from ._export_checkpoint import (
     save,
     segment_path,
 )
-from ._export_report import ExportChecks, ExportReport
-from ._export_watch import PageWatch, ids_unique
+from ._export_report import ExportReport
+from ._export_watch import PageWatch, file_checks
 from ._location import TableLocation
 from ._pager import fetch_page
 from ._pages import decode_page
@@ -110,11 +110,7 @@ async def export_resumable(
     rows = await write_parquet(_segment_batches(files), schema, target, compression=compression)
     upper = checkpoint.segments[-1][1] if checkpoint.segments else None
     rows_left = None if upper is None else await _rows_after(requester, location, plan, upper)
-    checks = ExportChecks(
-        ids_unique=await asyncio.to_thread(ids_unique, target),
-        pages_in_order=checkpoint.in_order,
-        rows_match=rows == sum(checkpoint.rows),
-    )
+    checks = await asyncio.to_thread(file_checks, target, sum(checkpoint.rows), checkpoint.in_order)
     shutil.rmtree(folder)
     return ExportReport(
         path=str(target),
