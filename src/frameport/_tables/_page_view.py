@@ -62,11 +62,6 @@ class TablePage:
     total_exact: bool
     next_position: PagePosition | None
 
-    @property
-    def next_cursor(self) -> str | None:
-        """The ``$id`` after which the next page starts, None at the end."""
-        return None if self.next_position is None else self.next_position.after
-
 
 class TablePager:
     """Reads pages of `size` rows of `query`; see the module docstring."""

@@ -11,8 +11,6 @@ from __future__ import annotations
 import html
 from typing import Any
 
-WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
-
 
 class StaticViews:
     """Mixin for an ipywidgets box: `summary` is the text view, `_repr_html_` the HTML view.
