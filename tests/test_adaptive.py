@@ -67,3 +67,12 @@ def test_a_guess_for_a_near_service_keeps_the_start() -> None:
     concurrency = AdaptiveConcurrency(cap=16, budget=10**9, start=2)
     concurrency.guess(0.003, 0.010)
     assert concurrency() == 2
+
+
+def test_a_pinned_controller_keeps_its_number_whatever_it_hears() -> None:
+    concurrency = AdaptiveConcurrency.pinned_at(4)
+    concurrency.guess(0.5, 0.001)
+    for _ in range(20):
+        concurrency.waited(0.2, nbytes=10**9)
+        concurrency.worked(0.001)
+    assert concurrency() == 4 and concurrency.history == [4]

@@ -47,7 +47,7 @@ from ._core import (
     user_agent,
 )
 from ._core._auth import AuthenticationMethod
-from ._core._frames import user_frame_depth
+from ._core._call_stack import user_frame_depth
 from ._exceptions import (
     AuthenticationError,
     FrameportError,

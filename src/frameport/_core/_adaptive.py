@@ -18,7 +18,8 @@ the wait is no longer than the work; a service far away needs about ``wait / wor
   (``budget // (largest unit × units_per_slot)``), never below 1.
 
 Reads use it for their number of concurrent ``$sequence`` ranges (`_parallel`), uploads
-for their number of parts in flight (`_upload`).
+for their number of parts in flight (`_upload`); each sets its own cap and budget. A fixed
+number is the controller `pinned` at it.
 
 >>> concurrency = AdaptiveConcurrency(cap=16, budget=2**30)
 >>> concurrency.waited(0.070, nbytes=1_000_000); concurrency.worked(0.017)
@@ -64,6 +65,7 @@ class AdaptiveConcurrency:
     """
 
     def __init__(self, *, cap: int, budget: int, start: int = 1, units_per_slot: int = 1) -> None:
+        self.pinned = False
         self.cap = cap
         self.budget = budget
         self.units_per_slot = units_per_slot
@@ -78,6 +80,13 @@ class AdaptiveConcurrency:
         self._lock = threading.Lock()
         self.history: list[int] = [self._limit]
         """Every limit taken, in order (what `explain`-like reports and tests look at)."""
+
+    @classmethod
+    def pinned_at(cls, units: int) -> AdaptiveConcurrency:
+        """A controller that keeps `units` in flight whatever it is told (a fixed number)."""
+        concurrency = cls(cap=units, budget=0, start=units)
+        concurrency.pinned = True
+        return concurrency
 
     def __call__(self) -> int:
         """How many units to keep in flight now."""
@@ -107,7 +116,7 @@ class AdaptiveConcurrency:
         """Before any unit is measured: units will likely wait `wait` seconds and take `work`;
         as many start as that needs. The first measurements replace the guess."""
         with self._lock:
-            if self._work is None or math.isinf(self._fastest_wait):
+            if not self.pinned and (self._work is None or math.isinf(self._fastest_wait)):
                 guessed = min(self.cap, math.ceil(HEADROOM * wait / max(work, 1e-6)))
                 if guessed > self._limit:
                     self._limit = guessed
@@ -120,7 +129,7 @@ class AdaptiveConcurrency:
             self._update()
 
     def _update(self) -> None:
-        if self._work is None or math.isinf(self._fastest_wait):
+        if self.pinned or self._work is None or math.isinf(self._fastest_wait):
             return
         target = math.ceil(HEADROOM * self._fastest_wait / max(self._work, 1e-6))
         limit = min(target, self._ceiling, self.cap)
@@ -182,18 +191,3 @@ class AdaptiveSlots:
     def release(self) -> None:
         self._taken -= 1
         self._freed.set()
-
-
-# ---------------------------------------------------------------------------------------------
-# Uploads
-
-AUTO_PARTS = 12
-"""The most parts ``concurrency="auto"`` keeps in flight."""
-
-AUTO_BUDGET = 48 * 2**20
-"""Bytes of parts ``concurrency="auto"`` keeps in flight at most."""
-
-
-def upload_concurrency() -> AdaptiveConcurrency:
-    """The controller of one ``concurrency="auto"`` upload (parts after the first)."""
-    return AdaptiveConcurrency(cap=AUTO_PARTS, budget=AUTO_BUDGET, start=2)

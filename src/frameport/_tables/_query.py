@@ -54,7 +54,7 @@ import pyarrow as pa
 from pandas.api.typing import Expression as PandasExpression
 
 from .._core._adaptive import AUTO
-from .._core._frames import user_frame_depth
+from .._core._call_stack import user_frame_depth
 from .._core._progress import progress_bar
 from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property

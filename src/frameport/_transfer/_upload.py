@@ -8,7 +8,7 @@ creates the record once, then the others with at most `concurrency` requests und
 By default (``concurrency="auto"``) that number follows the upload (`_adaptive`): each part
 reports how long it waited on the network and how long reading and hashing it took, so more
 parts are in flight when they wait on a distant service, fewer when requests queue at the
-service; within a cap and a memory budget (`_adaptive.upload_concurrency`).
+service; within a cap and a memory budget (`upload_concurrency`).
 The service stores a part it already holds only once, so every part is idempotent: the
 transport retries it after a failure, and a resumed upload may send a part a second time.
 The part that completes the file can be any of them; its answer carries the finished record.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import io
 import logging
@@ -43,8 +44,6 @@ from .._core._adaptive import (
     AdaptiveSlots,
     Auto,
     check_concurrency,
-    timed_work,
-    upload_concurrency,
 )
 from .._exceptions import ConflictError, FrameportError, UploadVerificationError
 from ._progress import ProgressCallback, TransferProgress
@@ -56,6 +55,26 @@ log = logging.getLogger(__name__)
 
 #: The service's part size: 5 MiB. Every part but the last has exactly this many bytes.
 CHUNK_SIZE = 5 * 1024 * 1024
+
+PARTS_CAP = 12
+"""The most parts ``concurrency="auto"`` keeps in flight."""
+
+PARTS_BUDGET = 48 * 2**20
+"""Bytes of parts ``concurrency="auto"`` keeps in flight at most."""
+
+
+def upload_concurrency() -> AdaptiveConcurrency:
+    """The controller of one ``concurrency="auto"`` upload (parts after the first)."""
+    return AdaptiveConcurrency(cap=PARTS_CAP, budget=PARTS_BUDGET, start=2)
+
+
+def _read_timed(reader: HashingReader, concurrency: AdaptiveConcurrency, part: Part) -> bytes:
+    """`reader.read(part)`, its time told to `concurrency` (the work of a part)."""
+    started = time.perf_counter()
+    try:
+        return reader.read(part)
+    finally:
+        concurrency.worked(time.perf_counter() - started)
 
 
 @dataclass(frozen=True)
@@ -266,7 +285,7 @@ class ChunkedUpload:
         else:
             self._adaptive = upload_concurrency()
             slots = AdaptiveSlots(self._adaptive)
-            read = timed_work(self._adaptive, reader.read)
+            read = functools.partial(_read_timed, reader, self._adaptive)
         alone = not self._record_exists
         async with asyncio.TaskGroup() as group:
             for part in parts:
