@@ -7,7 +7,7 @@ DEMO_STAMP := $(VENV)/.installed-local
 STAMP := $(VENV)/.installed
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test lint docs docs-images browser-deps bench serve clean
+.PHONY: demo test test-floor lint docs docs-images browser-deps bench serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,26 @@ docs-images: browser-deps
 test: lint docs browser-deps
 	$(BIN)/pytest -n auto
 
+# The lowest versions pyproject.toml allows for frameport's own dependencies and extras (uv's
+# lowest-direct resolution; the test tools at their newest), in a venv of their own, running
+# the tests that exercise those libraries: pandas, pyarrow, numpy, httpx, polars, dask and
+# fsspec, deltalake, dlt, ipywidgets, and the local service's Starlette and uvicorn.
+FLOOR := .venv-floor
+FLOOR_TESTS := tests/test_tables_read.py tests/test_tables_write.py tests/test_tables_parquet.py \
+	tests/test_tables_inferred.py tests/test_schema.py tests/test_pages.py tests/test_arrow_stream.py \
+	tests/test_expr_builder.py tests/test_polars_scan.py tests/test_sql.py tests/test_dask.py \
+	tests/test_fsspec.py tests/test_sync_delta.py tests/test_dlt_source.py tests/test_widgets_table.py \
+	tests/test_client_errors.py tests/test_client_auth.py tests/test_storage_files.py
+
+test-floor: $(STAMP)
+	rm -rf $(FLOOR)
+	$(BIN)/uv venv --quiet --python $(BIN)/python $(FLOOR)
+	$(BIN)/uv pip install --quiet --python $(FLOOR)/bin/python --resolution lowest-direct \
+		-e '.[local,widgets,dask,polars,delta,dlt]'
+	$(BIN)/uv pip install --quiet --python $(FLOOR)/bin/python pytest pytest-timeout pytest-xdist \
+		hypothesis duckdb
+	$(FLOOR)/bin/python -m pytest -n auto -p no:cacheprovider $(FLOOR_TESTS)
+
 bench: $(STAMP)
 	@for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
@@ -54,4 +74,4 @@ serve: $(DEMO_STAMP)
 	$(BIN)/frameport serve
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache site
+	rm -rf $(VENV) $(FLOOR) .mypy_cache .pytest_cache .ruff_cache site
