@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from frameport._schema import arrow_schema
-from frameport._tables._pages import batch_from_rows, decode_page, last_row_id
+from frameport._tables.read._decode import batch_from_rows, decode_page, last_row_id
 
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 255},

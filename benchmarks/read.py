@@ -68,7 +68,7 @@ def record(directory: Path) -> None:
     import httpx
 
     from frameport._demo import sample_people
-    from frameport._tables._pages import last_row_id
+    from frameport._tables.read._decode import last_row_id
     from frameport.local import LocalService
 
     with LocalService() as service, service.client() as client:
@@ -103,7 +103,7 @@ class Replay:
     """The recorded pages, served by cursor for a table of any multiple of 5000 rows."""
 
     def __init__(self, directory: Path) -> None:
-        from frameport._tables._pages import last_row_id
+        from frameport._tables.read._decode import last_row_id
 
         self.model = (directory / "table.json").read_bytes()
         self.pages: list[tuple[bytes, int]] = []
@@ -263,7 +263,7 @@ def parse_limit(directory: Path, rows: int) -> int:
     """Arrow's JSON reader (through `decode_page`) over the recorded bytes on every core at
     once (one thread per core; the reader releases the GIL), nothing else."""
     from frameport._schema import arrow_schema
-    from frameport._tables._pages import decode_page
+    from frameport._tables.read._decode import decode_page
 
     replay = Replay(directory)
     schema = arrow_schema(json.loads(replay.model)["columns"])
@@ -324,7 +324,7 @@ def page_costs(
     import pyarrow as pa
 
     from frameport._schema import arrow_schema, to_pandas
-    from frameport._tables._pages import decode_page, last_row_id
+    from frameport._tables.read._decode import decode_page, last_row_id
 
     pages = rows // PAGE_ROWS
     replay = Replay(directory)

@@ -11,8 +11,8 @@ import pytest
 import frameport as fp
 from frameport._client import Client
 from frameport._demo import sample_people
-from frameport._tables._pager import PREFETCH_PAGES
 from frameport._tables._query import Table, TableQuery
+from frameport._tables.read._cursor import PREFETCH_PAGES
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, load, new_id
 

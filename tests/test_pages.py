@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frameport._schema import TIMESTAMP, InferredSchema, RowDecodeError, arrow_schema
-from frameport._tables._pager import rows_at_most
-from frameport._tables._pages import (
+from frameport._tables.read._cursor import rows_at_most
+from frameport._tables.read._decode import (
     batch_from_rows,
     decode_page,
     decode_page_inferring,
@@ -42,7 +42,7 @@ SCHEMA = arrow_schema(COLUMNS)
 
 @contextmanager
 def pages_log() -> Iterator[list[logging.LogRecord]]:
-    """The records `frameport._tables._pages` logs meanwhile, DEBUG included."""
+    """The records `frameport._tables.read._decode` logs meanwhile, DEBUG included."""
     records: list[logging.LogRecord] = []
 
     class Collect(logging.Handler):
@@ -50,7 +50,7 @@ def pages_log() -> Iterator[list[logging.LogRecord]]:
             records.append(record)
 
     handler = Collect(logging.DEBUG)
-    logger = logging.getLogger("frameport._tables._pages")
+    logger = logging.getLogger("frameport._tables.read._decode")
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)

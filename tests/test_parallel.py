@@ -28,14 +28,14 @@ from frameport._client import AsyncClient, Client
 from frameport._core._sync import run_sync
 from frameport._demo import sample_people
 from frameport._expr import col
-from frameport._tables._parallel import (
+from frameport._tables._query import Table, TableQuery
+from frameport._tables.read._ranged import (
     PAGES_PER_RANGE,
     in_order,
     serial_reason,
     split_ranges,
     tapering_ranges,
 )
-from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, data_frames, load, new_id
 

@@ -15,8 +15,8 @@ from frameport._core._transport import RetryPolicy
 from frameport._demo import sample_people
 from frameport._exceptions import FrameportError
 from frameport._schema import to_pandas
-from frameport._tables._export_watch import file_checks
 from frameport._tables._query import Table
+from frameport._tables.export._watch import file_checks
 from frameport.local import LocalService
 from tables_support import load, new_id
 

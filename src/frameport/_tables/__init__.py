@@ -1,21 +1,23 @@
-"""Table reads and writes: the lazy query (`_query`), its plan (`_plan`), the one pager
-(`_pager`), page decoding (`_pages`), parallel `$sequence` ranges (`_parallel`), row writes
-(`_writes`) and the Parquet export (`_export`)."""
+"""Tables: the lazy query and its synchronous face (`_query`), the engine that reads it
+(`read/`), and the features built on them, each in a room of its own: Parquet exports
+(`export/`), the Delta Lake sync (`delta/`), polars frames and lazy scans (`polars/`), writes
+(`writes/`), the Arrow stream (`_stream`) and the page-at-a-time view of the table widget
+(`_browse`)."""
 
+from ._browse import PagePosition, TablePage, TablePager
 from ._location import TableLocation
-from ._page_view import PagePosition, TablePage, TablePager
-from ._pager import TOTAL_CAP, iter_pages
-from ._pages import decode_page
-from ._parallel import (
+from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
+from .read._cursor import TOTAL_CAP, iter_pages
+from .read._decode import decode_page
+from .read._plan import QuerySpec, make_plan
+from .read._ranged import (
     SEQUENCE,
     SequenceRange,
     sequence_ascending,
     sequence_bounds,
     split_ranges,
 )
-from ._plan import QuerySpec, make_plan
-from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
-from ._writes import create_table
+from .writes._rows import create_table
 
 __all__ = [
     "SEQUENCE",

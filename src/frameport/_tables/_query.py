@@ -62,19 +62,19 @@ from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import SYSTEM_SCHEMA, batches_to_pandas, to_pandas
-from ._export import write_parquet
-from ._export_report import ExportReport
-from ._export_watch import PageWatch, in_sequence_order, streamed_report
 from ._location import TableLocation
-from ._pager import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page
-from ._pages import decode_page
-from ._parallel import Parallel, ReadOpening, early_opening, read_mode
-from ._plan import Plan, QuerySpec, column_models, make_plan, result_schema
-from ._plan import project as _project
-from ._read import learn_columns, query_batches
-from ._rechunk import rechunk
-from ._resume import export_resumable
-from ._writes import DEFAULT_CONCURRENCY, write_rows
+from .export._parquet import write_parquet
+from .export._report import ExportReport
+from .export._resumable import export_resumable
+from .export._watch import PageWatch, in_sequence_order, streamed_report
+from .read._cursor import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page
+from .read._decode import decode_page
+from .read._plan import Plan, QuerySpec, column_models, make_plan, result_schema
+from .read._plan import project as _project
+from .read._ranged import Parallel, ReadOpening, early_opening, read_mode
+from .read._rechunk import rechunk
+from .read._serial import learn_columns, query_batches
+from .writes._rows import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
     from .._core import Requester
     from .._dask import CredentialChoice
-    from ._delta_sync import SyncReport
+    from .delta._refresh import SyncReport
 
 DtypeBackend = Literal["pyarrow"] | None
 
@@ -345,7 +345,7 @@ class AsyncTableQuery:
 
         >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
         """
-        from ._delta_sync import sync_delta
+        from .delta._refresh import sync_delta
 
         return await sync_delta(
             self._requester, self._location, self._spec, os.fspath(target),
@@ -360,7 +360,7 @@ class AsyncTableQuery:
 
         >>> people.to_polars(lazy=True).filter(pl.col("age") > 30).collect()  # doctest: +SKIP
         """
-        from ._polars_scan import to_polars
+        from .polars._scan import to_polars
 
         return await to_polars(self, lazy=lazy)
 

@@ -72,22 +72,22 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._core._adaptive import AUTO, AdaptiveConcurrency, Auto, check_concurrency
-from .._core._queries import (
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, check_concurrency
+from ..._core._queries import (
     ServiceQuery,
     check_member,
     order_query,
     render_query,
     select_query,
 )
-from .._schema import SYSTEM_SCHEMA
-from ._location import TableLocation
-from ._pager import fetch_page
-from ._pages import decode_page
+from ..._schema import SYSTEM_SCHEMA
+from .._location import TableLocation
+from ._cursor import fetch_page
+from ._decode import decode_page
 from ._plan import Plan, QuerySpec, plan_page_size, unfiltered_request
 
 if TYPE_CHECKING:
-    from .._core import Requester
+    from ..._core import Requester
 
 T = TypeVar("T")
 

@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
-from .._core._ids import ID
-from .._core._polling import poll_until
-from .._core._progress import progress_bar
-from .._exceptions import ConflictError, FrameportError, NotFoundError
-from .._schema import SERVICE_FIELDS, check_column_keys, column_definitions, frame_to_rows
+from ..._core._ids import ID
+from ..._core._polling import poll_until
+from ..._core._progress import progress_bar
+from ..._exceptions import ConflictError, FrameportError, NotFoundError
+from ..._schema import SERVICE_FIELDS, check_column_keys, column_definitions, frame_to_rows
 
 if TYPE_CHECKING:
-    from .._core import Requester
-    from ._location import TableLocation
+    from ..._core import Requester
+    from .._location import TableLocation
 
 MAX_ROWS_PER_REQUEST = 100
 """The service's limit of rows in one bulk request."""

@@ -24,9 +24,9 @@ import pyarrow as pa
 
 from .._core import run_sync
 from .._schema import SYSTEM_SCHEMA, to_pandas
-from ._pager import TOTAL_CAP, iter_pages
-from ._pages import decode_page
-from ._plan import project
+from .read._cursor import TOTAL_CAP, iter_pages
+from .read._decode import decode_page
+from .read._plan import project
 
 if TYPE_CHECKING:
     from ._query import AsyncTableQuery, TableQuery

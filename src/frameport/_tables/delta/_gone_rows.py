@@ -23,17 +23,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._core._queries import select_query
-from .._schema import SYSTEM_SCHEMA
-from ._location import TableLocation
-from ._pager import fetch_page
-from ._pages import decode_page
-from ._parallel import SequenceRange, ranged_plan
-from ._plan import Plan
-from ._read import plan_batches
+from ..._core._queries import select_query
+from ..._schema import SYSTEM_SCHEMA
+from .._location import TableLocation
+from ..read._cursor import fetch_page
+from ..read._decode import decode_page
+from ..read._plan import Plan
+from ..read._ranged import SequenceRange, ranged_plan
+from ..read._serial import plan_batches
 
 if TYPE_CHECKING:
-    from .._core import Requester
+    from ..._core import Requester
 
 COUNT_SPAN = 4_999
 """``$sequence`` values per counted range: fewer than the service's count cap (5,000)."""

@@ -30,11 +30,16 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .._core._queries import ServiceQuery, check_member, render_query, select_query
-from .._exceptions import ResumeError
-from .._schema import SYSTEM_SCHEMA
-from ._export import write_parquet
-from ._export_checkpoint import (
+from ..._core._queries import ServiceQuery, check_member, render_query, select_query
+from ..._exceptions import ResumeError
+from ..._schema import SYSTEM_SCHEMA
+from .._location import TableLocation
+from ..read._cursor import fetch_page
+from ..read._decode import decode_page
+from ..read._plan import Plan
+from ..read._ranged import SequenceRange, ranged_plan, sequence_bounds, split_ranges
+from ..read._serial import plan_batches
+from ._checkpoint import (
     Checkpoint,
     Fingerprint,
     folder_for,
@@ -43,17 +48,12 @@ from ._export_checkpoint import (
     save,
     segment_path,
 )
-from ._export_report import ExportReport
-from ._export_watch import PageWatch, file_checks
-from ._location import TableLocation
-from ._pager import fetch_page
-from ._pages import decode_page
-from ._parallel import SequenceRange, ranged_plan, sequence_bounds, split_ranges
-from ._plan import Plan
-from ._read import plan_batches
+from ._parquet import write_parquet
+from ._report import ExportReport
+from ._watch import PageWatch, file_checks
 
 if TYPE_CHECKING:
-    from .._core import Requester
+    from ..._core import Requester
 
 SEGMENT_PAGES = 4
 """A segment spans this many pages' worth of ``$sequence`` values."""

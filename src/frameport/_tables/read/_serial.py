@@ -28,12 +28,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._core._adaptive import AUTO, AdaptiveConcurrency, timed_work
-from .._exceptions import RowDecodeError
-from .._schema import SYSTEM_SCHEMA, InferredSchema
-from ._location import TableLocation
-from ._ordering import sort_table
-from ._pager import (
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, timed_work
+from ..._exceptions import RowDecodeError
+from ..._schema import SYSTEM_SCHEMA, InferredSchema
+from .._location import TableLocation
+from ._cursor import (
     PREFETCH_PAGES,
     TOTAL_CAP,
     Decode,
@@ -44,8 +43,10 @@ from ._pager import (
     show_total,
     up_to_head,
 )
-from ._pages import last_row_value
-from ._parallel import (
+from ._decode import last_row_value
+from ._ordering import sort_table
+from ._plan import Plan, page_decoder, project
+from ._ranged import (
     GUESSED_WORK_PER_ROW,
     SEQUENCE,
     Parallel,
@@ -64,10 +65,9 @@ from ._parallel import (
     split_ranges,
     tapering_ranges,
 )
-from ._plan import Plan, page_decoder, project
 
 if TYPE_CHECKING:
-    from .._core import Requester
+    from ..._core import Requester
 
 HOLD_BACK_ROWS = 100_000
 """Rows a streaming read with inferred types holds back while a column has shown no value."""

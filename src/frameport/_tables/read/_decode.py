@@ -20,7 +20,7 @@ from typing import Any, Literal, cast
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from .._schema import (
+from ..._schema import (
     SYSTEM_SCHEMA,
     InferredSchema,
     RowDecodeError,

@@ -23,23 +23,23 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
-from .._core._queries import order_query, select_query
-from .._exceptions import AuthenticationError, BadRequestError, FilterError
-from .._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
-from .._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
-from .._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas, warn_unmapped
-from ._location import TableLocation
-from ._pager import (
+from ..._core._queries import order_query, select_query
+from ..._exceptions import AuthenticationError, BadRequestError, FilterError
+from ..._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
+from ..._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
+from ..._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas, warn_unmapped
+from .._location import TableLocation
+from ._cursor import (
     DEFAULT_PAGE_SIZE,
     READ_POOL,
     Decode,
     check_page_size,
     fetch_page,
 )
-from ._pages import decode_page, decode_page_inferring
+from ._decode import decode_page, decode_page_inferring
 
 if TYPE_CHECKING:
-    from .._core import Requester
+    from ..._core import Requester
 
 _SORTABLE_FIELDS = ("$id", "$sequence", "$createdAt", "$updatedAt")
 

@@ -34,17 +34,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
-from .._core._queries import ServiceQuery, check_member, render_query
-from .._exceptions import FrameportError, ResumeError
-from ._delta_table import LastSync, changed_columns, commit_metadata, delta_type, last_sync
+from ..._core._queries import ServiceQuery, check_member, render_query
+from ..._exceptions import FrameportError, ResumeError
+from .._location import TableLocation
+from ..read._plan import Plan, QuerySpec, make_plan
+from ..read._serial import plan_batches
+from ._clock import minus_seconds, service_now, service_text
 from ._gone_rows import gone_ids
-from ._location import TableLocation
-from ._plan import Plan, QuerySpec, make_plan
-from ._read import plan_batches
-from ._service_clock import minus_seconds, service_now, service_text
+from ._state import LastSync, changed_columns, commit_metadata, delta_type, last_sync
 
 if TYPE_CHECKING:
-    from .._core import Requester
+    from ..._core import Requester
 
 DeleteMode = Literal["scan", "ignore"]
 

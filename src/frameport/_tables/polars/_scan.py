@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, cast
 
 import pyarrow as pa
 
-from .._core._sync import iterate_sync, on_loop_thread, run_sync
+from ..._core._sync import iterate_sync, on_loop_thread, run_sync
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from ._polars_predicate import Pushdown
-    from ._query import AsyncTableQuery
+    from .._query import AsyncTableQuery
+    from ._predicate import Pushdown
 
 
 async def to_polars(query: AsyncTableQuery, *, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
@@ -96,7 +96,7 @@ class _ScanSource:
     def _pushed_query(
         self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None
     ) -> tuple[AsyncTableQuery, Pushdown]:
-        from ._polars_predicate import Pushdown, split_predicate
+        from ._predicate import Pushdown, split_predicate
 
         query = self._query
         pushdown = Pushdown(None, ())

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ._export_report import ExportChecks, ExportReport
+from ._report import ExportChecks, ExportReport
 
 
 @dataclass

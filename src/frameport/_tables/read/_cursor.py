@@ -37,16 +37,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from .._core._adaptive import AdaptiveConcurrency, timed_work
-from .._core._queries import cursor_after_query, limit_query, offset_query
-from .._core._transport import queries_param
-from .._exceptions import BadRequestError
-from ._pages import last_row_id
+from ..._core._adaptive import AdaptiveConcurrency, timed_work
+from ..._core._queries import cursor_after_query, limit_query, offset_query
+from ..._core._transport import queries_param
+from ..._exceptions import BadRequestError
+from ._decode import last_row_id
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-    from .._core import Requester
+    from ..._core import Requester
 
 DEFAULT_PAGE_SIZE = 5000
 """Rows asked for per page unless the table handle (`client.table(..., page_size=)`) or the

@@ -17,7 +17,7 @@ import pyarrow as pa
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
-from .._exceptions import SchemaChangeError
+from ..._exceptions import SchemaChangeError
 
 PREFIX = "frameport."
 HISTORY_DEPTH = 100

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import ResumeError
+from ..._exceptions import ResumeError
 
 VERSION = 1
 

@@ -8,12 +8,12 @@ import email.utils
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from .._core._queries import limit_query, select_query
-from .._core._transport import queries_param
-from ._location import TableLocation
+from ..._core._queries import limit_query, select_query
+from ..._core._transport import queries_param
+from .._location import TableLocation
 
 if TYPE_CHECKING:
-    from .._core import Requester
+    from ..._core import Requester
 
 
 async def service_now(requester: Requester, location: TableLocation) -> datetime | None:
