@@ -118,7 +118,9 @@ def test_a_failed_export_resumes_after_its_last_complete_segment(tmp_path: Path)
         faulty.client(retries=0) as fragile,
         pytest.raises(FrameportError),
     ):
-        fragile.table(*location).to_parquet(target, resume=True, progress=False, page_size=PAGE)
+        fragile.table(*location).to_parquet(
+            target, resume=True, progress=False, page_size=PAGE, parallel=1
+        )
     checkpoint = _checkpoint(target)
     assert checkpoint is not None and not target.exists()
     done, segments, pages = checkpoint["done"], checkpoint["segments"], checkpoint["pages"]

@@ -25,17 +25,12 @@ from hypothesis import strategies as st
 
 from frameport import FilterError
 from frameport._client import AsyncClient, Client
+from frameport._core._fan_in import Slot, in_order
 from frameport._core._sync import run_sync
 from frameport._demo import sample_people
 from frameport._expr import col
 from frameport._tables._query import Table, TableQuery
-from frameport._tables.read._ranged import (
-    PAGES_PER_RANGE,
-    in_order,
-    serial_reason,
-    split_ranges,
-    tapering_ranges,
-)
+from frameport._tables.read._ranges import PAGES_PER_RANGE, split_ranges, tapering_ranges
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, data_frames, load, new_id
 
@@ -221,13 +216,9 @@ def test_queries_that_cannot_run_in_ranges_fall_back_to_serial(people: Table) ->
     pd.testing.assert_frame_equal(split.to_pandas(progress=False, parallel=4), serial(split))
 
 
-def plan_of(query: TableQuery) -> object:
-    return run_sync(query._async._plan(PAGE))
-
-
 def test_which_queries_run_in_ranges(people: Table) -> None:
     def reason(query: TableQuery, parallel: int = 4) -> str | None:
-        return serial_reason(plan_of(query), query._async._spec.order, parallel)  # type: ignore[arg-type]
+        return run_sync(query._async._read(PAGE, parallel)).strategy.serial_reason
 
     assert reason(people) is None
     assert reason(people.query("city == 'Oslo'")) is None  # a client-side residual is fine
@@ -330,7 +321,7 @@ def test_in_order_keeping_all_starts_past_a_slow_source_within_the_window() -> N
         for seen in (running, widest, finished):
             seen.clear()
         delays = [0.2, 0.01, 0.01, 0.01, 0.01, 0.01]
-        sources = [lambda _, i=i, d=d: source(i, d) for i, d in enumerate(delays)]
+        sources = [(Slot(), source(i, d)) for i, d in enumerate(delays)]
         return [item async for item in in_order(sources, window=2, keep_all=keep_all)]
 
     assert asyncio.run(run(keep_all=True)) == [str(i) for i in range(6)]
@@ -352,7 +343,8 @@ def test_in_order_keeping_all_starts_the_next_source_once_one_gives_up_its_slot(
 
     async def run(keep_all: bool) -> list[str]:
         events.clear()
-        sources = [lambda release, i=i: source(i, release) for i in range(3)]
+        slots = [Slot() for _ in range(3)]
+        sources = [(slot, source(i, slot.release)) for i, slot in enumerate(slots)]
         return [item async for item in in_order(sources, window=1, keep_all=keep_all)]
 
     assert asyncio.run(run(keep_all=True)) == ["0", "1", "2"]
@@ -369,7 +361,7 @@ def test_in_order_hands_on_items_source_by_source_whatever_finishes_first() -> N
 
     async def run() -> list[str]:
         delays = [0.03, 0.0, 0.02, 0.0, 0.01]
-        sources = [lambda _, i=i, d=d: source(i, d) for i, d in enumerate(delays)]
+        sources = [(Slot(), source(i, d)) for i, d in enumerate(delays)]
         return [item async for item in in_order(sources, window=3)]
 
     assert asyncio.run(run()) == [f"{i}.{j}" for i in range(5) for j in range(3)]
@@ -392,7 +384,7 @@ def test_in_order_follows_a_window_that_changes_while_it_runs() -> None:
         running.discard(index)
 
     async def run() -> list[str]:
-        sources = [lambda _, i=i: source(i) for i in range(6)]
+        sources = [(Slot(), source(i)) for i in range(6)]
         return [item async for item in in_order(sources, window=width)]
 
     assert asyncio.run(run()) == [f"{i}.{j}" for i in range(6) for j in range(2)]
@@ -413,7 +405,7 @@ def test_in_order_raises_a_later_sources_failure_at_once() -> None:
         yield 1
 
     async def run() -> None:
-        async for _ in in_order([lambda _: slow(), lambda _: failing()], window=2):
+        async for _ in in_order([(Slot(), slow()), (Slot(), failing())], window=2):
             pass
 
     async def bounded() -> None:

@@ -45,8 +45,7 @@ from ._functions import AsyncFunction, Deployment, Function
 from ._schema import DTYPE_TABLE
 from ._sql import scan_table, sql
 from ._storage import AsyncBucket, Bucket, File
-from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery
-from ._tables.polars import explain_scans
+from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery, explain_scans
 
 __version__ = "0.1.0"
 """This package's version (`frameport --version` prints it too)."""

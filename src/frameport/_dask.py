@@ -2,7 +2,7 @@
 workers.
 
 ``query.to_dask(partitions=8)`` asks the service for the first and last ``$sequence`` under the
-filter (`_parallel.sequence_bounds`), cuts that span into `partitions` ranges and builds the
+filter and cuts that span into `partitions` ranges (`TableRead.ranges`), then builds the
 frame with ``dask.dataframe.from_map`` over one `PartitionSpec` per range. Nothing else is
 read until dask computes: each worker makes its own client from the spec, reads its range
 with the query's filter through the ordinary paging engine, and returns a pandas DataFrame with
@@ -50,26 +50,16 @@ import pyarrow as pa
 
 from ._client import Client, requester_of, with_credentials
 from ._core import JWT_ENV, KEY_ENV, Credentials, Requester, credentials_from_env, load_session
+from ._core._auth import CredentialChoice
 from ._expr import Expr, col, parse
 from ._schema import SYSTEM_SCHEMA, RowDecodeError, to_pandas
-from ._tables import (
-    SEQUENCE,
-    AsyncTableQuery,
-    QuerySpec,
-    SequenceRange,
-    TableLocation,
-    make_plan,
-    sequence_ascending,
-    sequence_bounds,
-    split_ranges,
-)
+from ._tables import SEQUENCE, QuerySpec, SequenceRange, TableLocation, TableRead
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
 
 
 CredentialSource = Literal["env", "saved", "embedded", "none"]
-CredentialChoice = Literal["auto", "env", "saved", "embedded"]
 DtypeBackend = Literal["pyarrow"] | None
 
 ROWS_PER_PARTITION = 250_000
@@ -263,20 +253,20 @@ async def to_dask(
         isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1
     ):
         raise ValueError(f"partitions must be a whole number >= 1 (got {partitions!r}).")
-    ascending = _partition_order(spec.order, spec.head)
+    ascending = _partition_order(spec)
     reference = client_reference(requester, credentials)
-    plan = await make_plan(requester, location, spec, page_size)
-    schema = plan.output
+    read = await TableRead.make(requester, location, spec, page_size=page_size)
+    schema = read.plan.output
     if schema is None:  # inferred: from the first page of rows
-        first_rows = AsyncTableQuery(requester, location, spec).head(plan.page_size)
-        schema = (await first_rows.to_arrow(progress=False)).schema
+        first_rows = spec.first(read.plan.page_size)
+        first = await TableRead.make(requester, location, first_rows, reading=True)
+        schema = (await first.collect(progress=False))[1]
     meta = to_pandas(schema.empty_table(), dtype_backend=dtype_backend)
-    bounds = await sequence_bounds(requester, location, plan.compiled.requests)
-    if bounds is None:
-        ranges = [SequenceRange(0, 0)]  # no rows: one empty partition
+    if partitions is None:
+        ranges = await read.ranges(width=ROWS_PER_PARTITION)
     else:
-        count = partitions or -(-(bounds.last - bounds.first + 1) // ROWS_PER_PARTITION)
-        ranges = split_ranges(bounds.first, bounds.last, count)
+        ranges = await read.ranges(parts=partitions)
+    ranges = ranges or [SequenceRange(0, 0)]  # no rows: one empty partition
     if not ascending:
         ranges.reverse()
     condition = _portable(spec.condition)
@@ -296,17 +286,17 @@ async def to_dask(
     return frame
 
 
-def _partition_order(order: Sequence[tuple[str, bool]], head: int | None) -> bool:
+def _partition_order(spec: QuerySpec) -> bool:
     """Whether partitions run in ascending ``$sequence`` order; ValueError for what
     partitions by ``$sequence`` cannot express."""
-    if head is not None:
+    if spec.head is not None:
         raise ValueError("to_dask() reads every matching row; drop head() and use ddf.head().")
-    if order and order[0][0] != SEQUENCE:
+    if spec.sequence_order is None:
         raise ValueError(
             "to_dask() partitions rows by $sequence; drop sort() and sort the dask frame "
             "(ddf.sort_values(...)) instead."
         )
-    return sequence_ascending(order)
+    return spec.sequence_order
 
 
 def _portable(condition: Expr | None) -> str | Expr | None:

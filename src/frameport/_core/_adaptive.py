@@ -32,12 +32,8 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
-import time
 from collections.abc import Callable
-from typing import Literal, TypeVar
-
-A = TypeVar("A")
-R = TypeVar("R")
+from typing import Literal
 
 Auto = Literal["auto"]
 AUTO: Auto = "auto"
@@ -153,19 +149,6 @@ def check_concurrency(value: object, name: str = "concurrency", *, also: str = "
 
 def _smoothed(average: float | None, sample: float) -> float:
     return sample if average is None else (1 - SMOOTHING) * average + SMOOTHING * sample
-
-
-def timed_work(concurrency: AdaptiveConcurrency, work: Callable[[A], R]) -> Callable[[A], R]:
-    """`work` reporting its time to `concurrency` (`AdaptiveConcurrency.worked`)."""
-
-    def run(argument: A) -> R:
-        started = time.perf_counter()
-        try:
-            return work(argument)
-        finally:
-            concurrency.worked(time.perf_counter() - started)
-
-    return run
 
 
 class AdaptiveSlots:

@@ -33,6 +33,11 @@ IMPERSONATION_HEADERS = {
 
 AuthenticationMethod = Literal["key", "jwt", "session"]
 
+CredentialChoice = Literal["auto", "env", "saved", "embedded"]
+"""Where a worker elsewhere (a dask worker) gets the client's credentials from: a reference
+to the environment (``"env"``) or the saved session (``"saved"``), the credentials
+themselves (``"embedded"``), or the best available (``"auto"``)."""
+
 
 class Secret:
     """A credential whose value never appears in repr() or str(); `reveal()` returns it.

@@ -4,18 +4,18 @@
 (`writes/`), the Arrow stream (`_stream`) and the page-at-a-time view of the table widget
 (`_browse`)."""
 
-from ._browse import PagePosition, TablePage, TablePager
+from ._browse import PagePosition, TableBrowser, TablePage
 from ._location import TableLocation
 from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
-from .read._cursor import TOTAL_CAP, iter_pages
-from .read._decode import decode_page
-from .read._plan import QuerySpec, make_plan
-from .read._ranged import (
+from .polars import explain_scans
+from .read import (
     SEQUENCE,
+    TOTAL_CAP,
+    QuerySpec,
     SequenceRange,
-    sequence_ascending,
-    sequence_bounds,
-    split_ranges,
+    TableRead,
+    decode_page,
+    iter_pages,
 )
 from .writes._rows import create_table
 
@@ -28,15 +28,13 @@ __all__ = [
     "QuerySpec",
     "SequenceRange",
     "Table",
+    "TableBrowser",
     "TableLocation",
     "TablePage",
-    "TablePager",
     "TableQuery",
+    "TableRead",
     "create_table",
     "decode_page",
+    "explain_scans",
     "iter_pages",
-    "make_plan",
-    "sequence_ascending",
-    "sequence_bounds",
-    "split_ranges",
 ]

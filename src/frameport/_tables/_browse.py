@@ -1,4 +1,5 @@
-"""One page of a table query at a time, read through the one cursor loop (`iter_pages`).
+"""A table query browsed a page at a time (the table widget), read through the one cursor
+loop (`iter_pages`).
 
 The engine behind `TableQuery.to_pandas` fetches ahead; a preview must not, so a page here is
 one request for at most `size` rows, starting after the previous page's last row. When the
@@ -8,8 +9,9 @@ the rows end (at most `MAX_REQUESTS_PER_PAGE` requests), and ends at the last ro
 Where the service refuses a cursor (its row has null in a sort column) the rows are asked for
 by ``offset`` instead, as the engine does.
 
-It reads the query's plan (the compiled filter, select and sort, and the decoder), the same
-way `TableQuery.preview_html` does for its single page. The table widget shows these pages.
+Each page is the query's read (`TableRead`): its plan's one request (the compiled filter,
+select and sort), decoded by its decoder off the loop, as `TableQuery.preview_html` reads its
+single page.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -24,11 +27,10 @@ import pyarrow as pa
 
 from .._core import run_sync
 from .._schema import SYSTEM_SCHEMA, to_pandas
-from .read._cursor import TOTAL_CAP, iter_pages
-from .read._decode import decode_page
-from .read._plan import project
+from .read import TOTAL_CAP, decode_page, decoded, iter_pages
 
 if TYPE_CHECKING:
+    from ._location import TableLocation
     from ._query import AsyncTableQuery, TableQuery
 
 MAX_REQUESTS_PER_PAGE = 10
@@ -63,7 +65,7 @@ class TablePage:
     next_position: PagePosition | None
 
 
-class TablePager:
+class TableBrowser:
     """Reads pages of `size` rows of `query`; see the module docstring."""
 
     def __init__(self, query: TableQuery, size: int) -> None:
@@ -77,8 +79,9 @@ class TablePager:
         return run_sync(self._page(position))
 
     async def _page(self, position: PagePosition) -> TablePage:
-        plan = await self.query._plan(self.size)
-        if len(plan.requests) != 1 or plan.client_order:
+        table_read = await self.query._read(self.size)
+        plan = table_read.plan
+        if len(plan.filters) != 1 or plan.client_order:
             raise ValueError(
                 "This filter needs several requests, so it cannot be shown a page at a time; "
                 "read it with to_pandas() instead."
@@ -89,22 +92,24 @@ class TablePager:
         batches: list[pa.RecordBatch] = []
         kept = read = total = 0
         after: str | None = position.after
+        inferred = table_read.inferred
+        decode = plan.decoder(inferred)
         pages = iter_pages(
-            self.query._requester, self.query.location.rows_path, plan.requests[0], wanted,
+            table_read.requester, plan.location.rows_path, plan.requests[0], wanted,
             after=position.after, skipped=position.read,
         )  # fmt: skip
         async with aclosing(pages):
             async for number, body in _numbered(pages):
-                page_total, batch = plan.decode(body)
+                page_total, batch = await decoded(decode, body)
                 total = page_total if number == 0 else total
-                if plan.inferred is not None:
-                    batch = plan.inferred.conform(batch)
-                ids = _sent_ids(body, batch, self.query, every_row_kept=plan.every_row_kept)
+                if inferred is not None:
+                    batch = inferred.conform(batch)
+                ids = await _sent_ids(body, batch, plan.location, plan.every_row_kept)
                 fetched = len(ids)
                 if kept + batch.num_rows > wanted:  # more than the page shows: stop at its last
                     batch = batch.slice(0, wanted - kept)
                     fetched = ids.index(batch.column("$id")[-1].as_py()) + 1
-                batches.append(project(plan, batch))
+                batches.append(plan.project(batch))
                 kept, read = kept + batch.num_rows, read + fetched
                 rows_follow = fetched < len(ids) or len(ids) == wanted  # else the rows ended
                 after = ids[fetched - 1] if rows_follow else None
@@ -143,13 +148,14 @@ def _frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:
     return to_pandas(pa.concat_tables(tables, promote_options="default"))
 
 
-def _sent_ids(
-    body: bytes, batch: pa.RecordBatch, query: AsyncTableQuery, *, every_row_kept: bool
+async def _sent_ids(
+    body: bytes, batch: pa.RecordBatch, location: TableLocation, every_row_kept: bool
 ) -> list[str]:
     """The IDs of the rows the service sent: the decoded batch's when the client keeps every
     row, else read again from the body (the query's client-side filter dropped some)."""
     if not every_row_kept:
-        batch = decode_page(body, SYSTEM_SCHEMA, items_key=query.location.items_key)[1]
+        ids = partial(decode_page, schema=SYSTEM_SCHEMA, items_key=location.items_key)
+        batch = (await decoded(ids, body))[1]
     return [str(row_id) for row_id in batch.column("$id").to_pylist()]
 
 

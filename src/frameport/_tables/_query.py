@@ -43,10 +43,8 @@ from __future__ import annotations
 
 import html
 import os
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
@@ -55,35 +53,35 @@ from pandas.api.typing import Expression as PandasExpression
 
 from .._core._adaptive import AUTO
 from .._core._call_stack import user_frame_depth
-from .._core._progress import progress_bar
-from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import SYSTEM_SCHEMA, batches_to_pandas, to_pandas
 from ._location import TableLocation
-from .export._parquet import write_parquet
-from .export._report import ExportReport
-from .export._resumable import export_resumable
-from .export._watch import PageWatch, in_sequence_order, streamed_report
-from .read._cursor import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page
-from .read._decode import decode_page
-from .read._plan import Plan, QuerySpec, column_models, make_plan, result_schema
-from .read._plan import project as _project
-from .read._ranged import Parallel, ReadOpening, early_opening, read_mode
-from .read._rechunk import rechunk
-from .read._serial import learn_columns, query_batches
+from .export import ExportReport, export_resumable, export_streamed
+from .read import (
+    READ_POOL,
+    Parallel,
+    QuerySpec,
+    TableRead,
+    check_page_size,
+    column_models,
+    decoded,
+    describe_total,
+    fetch_page,
+    learn_columns,
+    rechunk,
+)
 from .writes._rows import DEFAULT_CONCURRENCY, write_rows
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
     import polars as pl
-    from tqdm import tqdm
 
     from .._core import Requester
-    from .._dask import CredentialChoice
-    from .delta._refresh import SyncReport
+    from .._core._auth import CredentialChoice
+    from .delta import SyncReport
 
 DtypeBackend = Literal["pyarrow"] | None
 
@@ -106,22 +104,7 @@ class AsyncTableQuery:
         self._spec = spec or QuerySpec()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(self._description())})"
-
-    def _description(self) -> list[str]:
-        """The table and what the query asks of it, e.g. ``["crm/people", "head=5"]``."""
-        spec = self._spec
-        parts = [str(self._location)]
-        if spec.condition is not None:
-            parts.append(f"where={spec.condition!r}")
-        if spec.columns is not None:
-            parts.append(f"select={list(spec.columns)!r}")
-        if spec.order:
-            keys = ", ".join(f"{key} {'asc' if up else 'desc'}" for key, up in spec.order)
-            parts.append(f"sort={keys}")
-        if spec.head is not None:
-            parts.append(f"head={spec.head}")
-        return parts
+        return f"{type(self).__name__}({', '.join(self._spec.describe(self._location))})"
 
     @property
     def location(self) -> TableLocation:
@@ -130,15 +113,8 @@ class AsyncTableQuery:
 
     # -- building ------------------------------------------------------------------------------
 
-    def _derive(self, **changes: Any) -> AsyncTableQuery:
-        return AsyncTableQuery(self._requester, self._location, replace(self._spec, **changes))
-
-    def _refuse_after_head(self, method: str) -> None:
-        if self._spec.head is not None:
-            raise ValueError(
-                f"{method}() after head() would change which rows head() keeps; "
-                f"call {method}() first, then head()."
-            )
+    def _derive(self, spec: QuerySpec) -> AsyncTableQuery:
+        return AsyncTableQuery(self._requester, self._location, spec)
 
     def where(self, condition: Expr | PandasExpression) -> AsyncTableQuery:
         """Keep the rows where `condition` holds (combined with earlier filters by ``&``);
@@ -153,9 +129,7 @@ class AsyncTableQuery:
                 "where() takes a condition built with col() or pandas' pd.col(), e.g. "
                 "col('age') > 30; for a query string use query()."
             )
-        self._refuse_after_head("where")
-        previous = self._spec.condition
-        return self._derive(condition=condition if previous is None else previous & condition)
+        return self._derive(self._spec.where(condition))
 
     def query(
         self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
@@ -174,39 +148,27 @@ class AsyncTableQuery:
         """Read only these columns (after the service's ``$`` fields), in this order."""
         if len(columns) == 1 and not isinstance(columns[0], str):
             columns = tuple(columns[0])
-        select_query(columns)  # checks the names
-        return self._derive(columns=tuple(columns))
+        return self._derive(self._spec.select(columns))
 
     def sort(
         self, by: str | Sequence[str], ascending: bool | Sequence[bool] = True
     ) -> AsyncTableQuery:
         """Order the rows by `by` (a column or several), as the service orders them: nulls
         first when ascending, last when descending, ties by insertion order ($sequence)."""
-        self._refuse_after_head("sort")
         keys = [by] if isinstance(by, str) else list(by)
         directions = [ascending] * len(keys) if isinstance(ascending, bool) else list(ascending)
-        if not keys or len(directions) != len(keys):
-            raise ValueError("sort() takes one or more columns and one ascending flag for each")
-        for key in keys:
-            order_query(key)  # checks the name
-        return self._derive(order=tuple(zip(keys, map(bool, directions), strict=True)))
+        return self._derive(self._spec.sorted_by(keys, directions))
 
     def head(self, n: int = 5) -> AsyncTableQuery:
         """At most the first `n` rows (the read stops as soon as it has them)."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"head() takes a whole number of rows >= 0 (got {n!r})")
-        current = self._spec.head
-        return self._derive(head=n if current is None else min(n, current))
+        return self._derive(self._spec.first(n))
 
     # -- reading -------------------------------------------------------------------------------
 
     async def schema(self) -> pa.Schema:
         """The Arrow schema of this query's results (inferred from the first page when the
         table's columns cannot be read)."""
-        plan = await self._plan(None)
-        if plan.output is not None:
-            return plan.output
-        return (await self.head(1).to_arrow(progress=False)).schema
+        return await (await self._read(None)).schema()
 
     async def to_arrow(
         self,
@@ -246,11 +208,8 @@ class AsyncTableQuery:
         self, progress: bool | None, page_size: int | None, parallel: Parallel
     ) -> tuple[list[pa.RecordBatch], pa.Schema]:
         """Every result batch, and the result's schema."""
-        plan, opening = await self._planned_read(page_size, parallel)
-        with self._bar(progress) as bar:
-            stream = self._stream(plan, bar, collect=True, parallel=parallel, opening=opening)
-            batches = [batch async for batch in stream]
-        return batches, result_schema(plan, batches)
+        read = await self._read(page_size, parallel, reading=True)
+        return await read.collect(progress)
 
     async def iter_batches(
         self,
@@ -273,9 +232,9 @@ class AsyncTableQuery:
         ...     print(len(frame))
         5
         """
-        plan, opening = await self._planned_read(page_size, parallel)
-        with self._bar(progress) as bar:
-            stream = self._stream(plan, bar, collect=False, parallel=parallel, opening=opening)
+        read = await self._read(page_size, parallel, reading=True)
+        with read.bar(progress) as bar:
+            stream = read.pages(bar, collect=False)
             async with aclosing(stream):
                 async for batch in rechunk(stream, rows=rows, nbytes=bytes):
                     if arrow:
@@ -305,28 +264,10 @@ class AsyncTableQuery:
         >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
         3
         """
+        read = await self._read(page_size, parallel, reading=not resume)
         if resume:
-            plan = await self._plan(page_size)
-            with self._bar(progress) as bar:
-                return await export_resumable(
-                    self._requester, self._location, plan, self._spec.order, self._spec.head,
-                    path, compression=compression, bar=bar,
-                )  # fmt: skip
-        plan, opening = await self._planned_read(page_size, parallel)
-        started = time.perf_counter()
-        watch = PageWatch(ordered=in_sequence_order(self._spec.order))
-        with self._bar(progress) as bar:
-            stream = self._stream(plan, bar, collect=False, parallel=parallel, opening=opening)
-            async with aclosing(stream):
-                batches: AsyncIterator[pa.RecordBatch] = stream
-                schema = plan.output
-                if schema is None:  # inferred: the first batch settles it
-                    first = await anext(stream, None)
-                    schema = result_schema(plan, [] if first is None else [first])
-                    batches = _prepend(first, stream)
-                batches = watch.watch(batches)
-                rows = await write_parquet(batches, schema, path, compression=compression)
-        return await streamed_report(path, rows, watch, started)
+            return await export_resumable(read, path, compression=compression, progress=progress)
+        return await export_streamed(read, path, compression=compression, progress=progress)
 
     async def sync(
         self,
@@ -345,7 +286,7 @@ class AsyncTableQuery:
 
         >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
         """
-        from .delta._refresh import sync_delta
+        from .delta import sync_delta
 
         return await sync_delta(
             self._requester, self._location, self._spec, os.fspath(target),
@@ -360,9 +301,9 @@ class AsyncTableQuery:
 
         >>> people.to_polars(lazy=True).filter(pl.col("age") > 30).collect()  # doctest: +SKIP
         """
-        from .polars._scan import to_polars
+        from .polars import to_polars
 
-        return await to_polars(self, lazy=lazy)
+        return await to_polars(self._requester, self._location, self._spec, lazy=lazy)
 
     async def to_dask(
         self,
@@ -390,20 +331,7 @@ class AsyncTableQuery:
     async def count(self) -> int:
         """The number of matching rows: the service's count when it is exact, else counted
         page by page over the rows' IDs."""
-        plan = await self._plan(None)
-        if not plan.requests or plan.head == 0:
-            return 0
-        if plan.every_row_kept:
-            queries = [*plan.compiled.requests[0], select_query(["$id"])]
-            body = await fetch_page(self._requester, self._location.rows_path, queries, 1)
-            total, _ = decode_page(body, SYSTEM_SCHEMA, items_key=self._location.items_key)
-            if total < TOTAL_CAP:
-                return total if plan.head is None else min(total, plan.head)
-        counted = self._derive(columns=("$id",), order=())
-        rows = 0
-        async for batch in counted.iter_batches(arrow=True, progress=False):
-            rows += len(batch)
-        return rows
+        return await (await self._read(None)).count()
 
     async def explain(self, page_size: int | None = None, parallel: Parallel = AUTO) -> str:
         """What a read sends and what the client does with the answers, and whether it runs
@@ -411,84 +339,41 @@ class AsyncTableQuery:
 
         >>> print(table.query("age > 30").explain())                   # doctest: +SKIP
         """
-        plan = await self._plan(page_size)
-        lines = [f"{' · '.join(self._description())}: "
-                 f"GET {self._location.rows_path}, pages of {plan.page_size} rows, "
-                 "each after the previous page's last $id (cursorAfter)"]  # fmt: skip
-        if not plan.requests:
-            lines.append("No request: the filter matches no row.")
-        for number, queries in enumerate(plan.requests, start=1):
-            lines.append(f"Request {number} of {len(plan.requests)}:")
-            lines.extend(f"  {query}" for query in queries or ["(no queries)"])
-        if plan.compiled.residual is not None:
-            lines.append(f"Applied by the client to the rows returned: {plan.compiled.residual!r}")
-        if len(plan.requests) > 1:
-            lines.append("The rows of the requests are merged by $id (first request wins).")
-        if plan.client_order:
-            lines.append("The merged rows are sorted by the client in the service's order.")
-        if plan.head is not None:
-            lines.append(f"The read stops after {plan.head} rows.")
-        if plan.output is None:
-            lines.append("The column types are inferred from the rows (no access to columns).")
-        if plan.requests:
-            lines.append(read_mode(plan, self._spec.order, parallel))
-        return "\n".join(lines)
+        return (await self._read(page_size, parallel)).explain()
 
     async def preview_html(self, rows: int = PREVIEW_ROWS) -> str:
         """HTML of the schema and the first `rows` rows, from one small request (what a
         notebook shows for a `Table` or `TableQuery`)."""
-        plan = await self._plan(None)
+        read = await self._read(None)
+        plan = read.plan
         shown = rows if plan.head is None else min(rows, plan.head)
         batch = pa.RecordBatch.from_pylist([], schema=plan.output or SYSTEM_SCHEMA)
         total_text = "no rows"
-        if plan.requests and shown > 0:
+        if plan.filters and shown > 0:
             rows_path = self._location.rows_path
             body = await fetch_page(self._requester, rows_path, plan.requests[0], shown)
-            total, batch = plan.decode(body)
+            total, batch = await decoded(plan.decoder(read.inferred), body)
             described = describe_total(total, exact=plan.every_row_kept)
             total_text = "rows" if described is None else f"{described} rows"
             total_text = total_text.removesuffix("s") if described == "1" else total_text
-        if plan.inferred is not None:
+        if read.inferred is not None:
             if not batch.num_rows:
-                await learn_columns(self._requester, self._location, plan)
-            batch = plan.inferred.conform(batch)
-        batch = _project(plan, batch)
+                await learn_columns(self._requester, plan, read.inferred)
+            batch = read.inferred.conform(batch)
+        batch = plan.project(batch)
         frame = to_pandas(batch)
-        return _html(" · ".join(self._description()), total_text, batch.schema, frame)
+        description = " · ".join(self._spec.describe(self._location))
+        return _html(description, total_text, batch.schema, frame)
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _bar(self, progress: bool | None) -> tqdm[Any]:
-        return progress_bar(total=None, unit="rows", desc=str(self._location), enabled=progress)
-
-    async def _plan(self, page_size: int | None) -> Plan:
-        return await make_plan(self._requester, self._location, self._spec, page_size)
-
-    async def _planned_read(
-        self, page_size: int | None, parallel: Parallel
-    ) -> tuple[Plan, ReadOpening | None]:
-        """The plan of a read, and the first requests of an ``auto`` read that need no
-        column, sent while the plan fetches the columns (`early_opening`)."""
-        opening = early_opening(self._requester, self._location, self._spec, page_size, parallel)
-        try:
-            return await self._plan(page_size), opening
-        except BaseException:
-            if opening is not None:
-                await opening.close()
-            raise
-
-    def _stream(
-        self,
-        plan: Plan,
-        bar: Any,
-        *,
-        collect: bool,
-        parallel: Parallel,
-        opening: ReadOpening | None = None,
-    ) -> AsyncGenerator[pa.RecordBatch]:
-        return query_batches(
-            self._requester, self._location, plan, self._spec.order, bar,
-            collect=collect, parallel=parallel, opening=opening,
+    async def _read(
+        self, page_size: int | None, parallel: Parallel = AUTO, *, reading: bool = False
+    ) -> TableRead:
+        """The read of this query (`reading`: its pages are read next)."""
+        return await TableRead.make(
+            self._requester, self._location, self._spec,
+            page_size=page_size, parallel=parallel, reading=reading,
         )  # fmt: skip
 
 
@@ -587,15 +472,6 @@ class AsyncTable(AsyncTableQuery):
         )
 
 
-async def _prepend(
-    first: pa.RecordBatch | None, rest: AsyncIterator[pa.RecordBatch]
-) -> AsyncIterator[pa.RecordBatch]:
-    if first is not None:
-        yield first
-    async for batch in rest:
-        yield batch
-
-
 def _html(title: str, total_text: str, schema: pa.Schema, frame: pd.DataFrame) -> str:
     dtypes = to_pandas(schema.empty_table()).dtypes
     rows = "".join(
@@ -647,7 +523,9 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
         reads: ``pa.table(q)``, ``pl.DataFrame(q)``, ``duckdb.sql("... from q")``."""
         from ._stream import record_batch_reader
 
-        return record_batch_reader(self._async).__arrow_c_stream__(requested_schema)
+        query = self._async
+        reader = record_batch_reader(query._requester, query.location, query._spec)
+        return reader.__arrow_c_stream__(requested_schema)
 
     to_polars = delegate(AsyncTableQuery.to_polars)
 

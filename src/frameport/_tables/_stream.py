@@ -6,37 +6,48 @@ Any engine that reads Arrow streams takes a query as it is, without pandas:
 >>> pa.table(query); pl.DataFrame(query)                              # doctest: +SKIP
 >>> duckdb.sql("select city, count(*) from query group by city")      # doctest: +SKIP
 
-The batches come from the query's async batch iterator, driven step by step on frameport's
-loop thread (`iterate_sync`), so memory holds about one page at a time. The schema is the
-query's result schema; with types inferred from the rows it is the first batch's (the batch
-iterator already holds pages back until every column has a type).
+The batches come from the query's read (`TableRead.pages`, streaming), driven step by step on
+frameport's loop thread (`iterate_sync`), so memory holds about one page at a time. The schema
+is the query's result schema; with types inferred from the rows it is the first batch's (the
+read already holds pages back until every column has a type).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import aclosing
 from itertools import chain
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from .._core._memory import release_free_memory
 from .._core._sync import iterate_sync, run_sync
+from ._location import TableLocation
+from .read import QuerySpec, TableRead
 
 if TYPE_CHECKING:
-    from ._query import AsyncTableQuery
+    from .._core import Requester
 
 
 def record_batch_reader(
-    query: AsyncTableQuery, *, progress: bool | None = None
+    requester: Requester, location: TableLocation, spec: QuerySpec, *, progress: bool | None = None
 ) -> pa.RecordBatchReader:
-    """A reader of the query's rows, batch by batch, with the same schema as `to_arrow()`."""
-    stream = cast(AsyncIterator[pa.RecordBatch], query.iter_batches(arrow=True, progress=progress))
-    batches = _trimming(iterate_sync(stream))
+    """A reader of the rows of `spec` on the table at `location`, batch by batch, with the
+    same schema as `to_arrow()`."""
+    read = run_sync(TableRead.make(requester, location, spec, reading=True))
+    batches = _trimming(iterate_sync(_batches(read, progress)))
     first = next(batches, None)
     if first is None:
-        return pa.RecordBatchReader.from_batches(run_sync(query.schema()), iter(()))
+        return pa.RecordBatchReader.from_batches(read.result_schema([]), iter(()))
     return pa.RecordBatchReader.from_batches(first.schema, chain([first], batches))
+
+
+async def _batches(read: TableRead, progress: bool | None) -> AsyncGenerator[pa.RecordBatch]:
+    with read.bar(progress) as bar:
+        async with aclosing(read.pages(bar, collect=False)) as batches:
+            async for batch in batches:
+                yield batch
 
 
 TRIM_EVERY = 8

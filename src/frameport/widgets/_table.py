@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from .._exceptions import FrameportError
-from .._tables import TOTAL_CAP, PagePosition, TablePage, TablePager
+from .._tables import TOTAL_CAP, PagePosition, TableBrowser, TablePage
 from ._display import StaticViews
 from ._html import frame_html, frame_text, message_html
 from ._messages import describe_failure
@@ -21,12 +21,12 @@ class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
     """Rows of `query`, `page_size` at a time, with Previous / Next and a label
     ("rows 21–40 of 57"). Only the rows shown are fetched: each page is one request with a
     limit and the previous page's last row as cursor (more when the client drops rows the
-    service sent, see `TablePager`); `page` is the page shown.
+    service sent, see `TableBrowser`); `page` is the page shown.
     """
 
     def __init__(self, query: TableQuery, *, page_size: int = 20) -> None:
         self.query = query
-        self.pager = TablePager(query, page_size)
+        self.browser = TableBrowser(query, page_size)
         self.page: TablePage | None = None
         self.page_number = 0
         self._positions = [PagePosition()]  # where each page seen so far starts
@@ -45,7 +45,7 @@ class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
         """Show page `number` (0-based): the next one, or one seen before."""
         number = min(max(number, 0), len(self._positions) - 1)
         try:
-            page = self.pager.page(self._positions[number])
+            page = self.browser.page(self._positions[number])
         except (FrameportError, ValueError) as exc:
             self.rows.value = message_html(describe_failure(exc), error=True)
             self.previous_button.disabled = self.next_button.disabled = True

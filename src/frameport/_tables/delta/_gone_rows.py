@@ -17,70 +17,49 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..._core._queries import select_query
-from ..._schema import SYSTEM_SCHEMA
-from .._location import TableLocation
-from ..read._cursor import fetch_page
-from ..read._decode import decode_page
-from ..read._plan import Plan
-from ..read._ranged import SequenceRange, ranged_plan
-from ..read._serial import plan_batches
-
-if TYPE_CHECKING:
-    from ..._core import Requester
+from ..read import SequenceRange, TableRead
 
 COUNT_SPAN = 4_999
 """``$sequence`` values per counted range: fewer than the service's count cap (5,000)."""
 
-CONCURRENT_REQUESTS = 4
-"""Counts (and reads of ``$id``s) in flight at once."""
+CONCURRENT_COUNTS = 4
+"""Counts in flight at once (the ranges whose counts differ are read as a ranged read reads
+its ranges)."""
 
 
-async def gone_ids(
-    requester: Requester, location: TableLocation, ids_plan: Plan, synced: pa.Table
-) -> tuple[pa.Array[Any], int]:
+async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int]:
     """The ``$id``s of `synced` (``$id`` and ``$sequence`` of the rows the Delta table will
-    hold, without deletes) that the view of `ids_plan` (its ``$id``s only) no longer has, and
-    how many ``$id``s were read to find them."""
-    if synced.num_rows == 0 or not ids_plan.requests:
+    hold, without deletes) that the view `ids` (a read of its rows' ``$id``s) no longer has,
+    and how many ``$id``s were read to find them."""
+    if synced.num_rows == 0 or not ids.plan.filters:
         return pa.array([], pa.string()), 0
     sequences = synced.column("$sequence").to_numpy()
     ranges = _ranges(int(sequences.min()), int(sequences.max()))
     edges = np.array([ranges[0].after, *(r.upto for r in ranges)])
     expected = np.histogram(sequences, bins=edges + 0.5)[0]
-    member = requester.query_member_for(location.rows_path)
-    limit = asyncio.Semaphore(CONCURRENT_REQUESTS)
+    limit = asyncio.Semaphore(CONCURRENT_COUNTS)
 
     async def count(part: SequenceRange) -> int:
-        queries = [*ids_plan.compiled.requests[0], *part.queries(member), select_query(["$id"])]
         async with limit:
-            body = await fetch_page(requester, location.rows_path, queries, 1)
-        total, _ = decode_page(body, SYSTEM_SCHEMA, items_key=location.items_key)
-        return total
+            return await ids.within(part).service_count()
 
-    if ids_plan.every_row_kept:  # one request, no client-side filter: the counts are exact
+    if ids.plan.every_row_kept:  # one request, no client-side filter: the counts are exact
         counts = await asyncio.gather(*(count(part) for part in ranges))
         differing = [part for part, n, m in zip(ranges, counts, expected, strict=True) if n != m]
     else:
         differing = ranges
-
-    async def listed(part: SequenceRange) -> pa.Array[Any]:
-        async with limit:
-            stream = plan_batches(
-                requester, location, ranged_plan(ids_plan, part, member), None, collect=True
-            )
-            async with aclosing(stream):
-                batches = [batch.column("$id") async for batch in stream]
-        return pa.concat_arrays(batches) if batches else pa.array([], pa.string())
-
-    present = await asyncio.gather(*(listed(part) for part in differing))
-    return _missing(synced, differing, present), sum(len(ids) for ids in present)
+    present: list[list[pa.Array[Any]]] = [[] for _ in differing]
+    async with aclosing(ids.pages_by_range(differing, collect=True)) as listed:
+        async for index, batch in listed:
+            present[index].append(batch.column("$id"))
+    arrays = [pa.concat_arrays(part) if part else pa.array([], pa.string()) for part in present]
+    return _missing(synced, differing, arrays), sum(len(part) for part in arrays)
 
 
 def _ranges(first: int, last: int) -> list[SequenceRange]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import Iterator
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,8 +37,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 from ..._core._queries import ServiceQuery, check_member, render_query
 from ..._exceptions import FrameportError, ResumeError
 from .._location import TableLocation
-from ..read._plan import Plan, QuerySpec, make_plan
-from ..read._serial import plan_batches
+from ..read import QuerySpec, TableRead
 from ._clock import minus_seconds, service_now, service_text
 from ._gone_rows import gone_ids
 from ._state import LastSync, changed_columns, commit_metadata, delta_type, last_sync
@@ -98,14 +97,15 @@ async def sync_delta(
     started = time.perf_counter()
     _check_options(spec, deletes, lag)
     spec = replace(spec, order=())  # the merge matches by $id; the read stays in $sequence order
-    plan = await make_plan(requester, location, spec, page_size)
-    if plan.output is None:
+    read = await TableRead.make(requester, location, spec, page_size=page_size)
+    output = read.plan.output
+    if output is None:
         raise FrameportError(
             "sync needs the table's column types, which this client may not read; "
             "use an API key with tables.read."
         )
     now = await service_now(requester, location)
-    view = json.dumps({"table": str(location), "requests": plan.requests})
+    view = json.dumps({"table": str(location), "requests": read.plan.requests})
     state = await asyncio.to_thread(last_sync, target)
     if state is not None and state.view != view:
         origin = (
@@ -118,14 +118,14 @@ async def sync_delta(
             "view it was written from."
         )
     watermark = service_text(now) if now is not None else (state.watermark if state else None)
-    if state is None or state.watermark is None or changed_columns(state.schema, plan.output):
-        return await _snapshot(requester, location, plan, target, state, view, watermark, started)
+    if state is None or state.watermark is None or changed_columns(state.schema, output):
+        return await _snapshot(read, output, target, state, view, watermark, started)
     since = minus_seconds(state.watermark, lag)
-    changed = await _collect(requester, location, _updated_since(requester, location, plan, since))
+    changed = await _collect(_updated_since(read, since), output)
     gone: pa.Array[Any] = pa.array([], pa.string())
     ids_read = 0
     if deletes == "scan":
-        gone, ids_read = await _gone_ids(requester, location, spec, page_size, state.table, changed)
+        gone, ids_read = await _gone_ids(read, state.table, changed)
     figures = await asyncio.to_thread(_merge, state, changed, gone, view, watermark)
     return SyncReport(
         inserted=figures["inserted"],
@@ -150,9 +150,8 @@ def _check_options(spec: QuerySpec, deletes: str, lag: float) -> None:
 
 
 async def _snapshot(
-    requester: Requester,
-    location: TableLocation,
-    plan: Plan,
+    read: TableRead,
+    output: pa.Schema,
     target: str | Path,
     state: LastSync | None,
     view: str,
@@ -160,11 +159,10 @@ async def _snapshot(
     started: float,
 ) -> SyncReport:
     """Write the whole view as the table's new version (streamed), in one commit."""
-    assert plan.output is not None
-    schema = pa.schema([field.with_type(delta_type(field.type)) for field in plan.output])
+    schema = pa.schema([field.with_type(delta_type(field.type)) for field in output])
     counted = [0]
     loop = asyncio.get_running_loop()
-    stream = plan_batches(requester, location, plan, None, collect=False)
+    stream = read.pages(collect=False)
 
     def batches() -> Iterator[pa.RecordBatch]:
         while True:
@@ -199,40 +197,29 @@ async def _snapshot(
     )
 
 
-def _updated_since(requester: Requester, location: TableLocation, plan: Plan, since: str) -> Plan:
-    """`plan` restricted to the rows with ``$updatedAt >= since``."""
-    member = check_member(requester.query_member_for(location.rows_path))
-    recent = render_query(ServiceQuery("greaterThanEqual", "$updatedAt", (since,)), member)
-    return replace(plan, requests=tuple((*queries, recent) for queries in plan.requests))
+def _updated_since(read: TableRead, since: str) -> TableRead:
+    """`read` restricted to the rows with ``$updatedAt >= since``."""
+    recent = ServiceQuery("greaterThanEqual", "$updatedAt", (since,))
+    return read.narrowed(render_query(recent, check_member(read.member)))
 
 
-async def _collect(requester: Requester, location: TableLocation, plan: Plan) -> pa.Table:
-    assert plan.output is not None
-    stream: AsyncGenerator[pa.RecordBatch] = plan_batches(
-        requester, location, plan, None, collect=True
-    )
-    async with aclosing(stream):
+async def _collect(read: TableRead, output: pa.Schema) -> pa.Table:
+    async with aclosing(read.pages(collect=True)) as stream:
         batches = [batch async for batch in stream]
-    return pa.Table.from_batches(batches, schema=plan.output)
+    return pa.Table.from_batches(batches, schema=output)
 
 
 async def _gone_ids(
-    requester: Requester,
-    location: TableLocation,
-    spec: QuerySpec,
-    page_size: int | None,
-    table: DeltaTable,
-    changed: pa.Table,
+    read: TableRead, table: DeltaTable, changed: pa.Table
 ) -> tuple[pa.Array[Any], int]:
     """The ``$id``s in the Delta table that the view no longer has, and how many ``$id``s
     were read to find them (see `_gone_rows`)."""
-    ids_plan = await make_plan(requester, location, replace(spec, columns=("$id",)), page_size)
     synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id", "$sequence"]))
     new = changed.select(["$id", "$sequence"])
     known = synced.column("$id").combine_chunks()
     new = new.filter(pc.invert(pc.is_in(new.column("$id"), value_set=known)))
     holding = pa.concat_tables([synced, new.cast(synced.schema)])
-    return await gone_ids(requester, location, ids_plan, holding)
+    return await gone_ids(read.ids_only(), holding)
 
 
 def _merge(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,11 +74,6 @@ def file_checks(path: Path, rows_listed: int, pages_in_order: bool | None) -> Ex
         pages_in_order=pages_in_order,
         rows_match=file.metadata.num_rows == rows_listed,
     )
-
-
-def in_sequence_order(order: Sequence[tuple[str, bool]]) -> bool:
-    """Whether a read sorted by `order` comes in ascending ``$sequence`` order."""
-    return not order or list(order) == [("$sequence", True)]
 
 
 async def streamed_report(

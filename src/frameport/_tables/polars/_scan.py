@@ -20,22 +20,29 @@ what was not: the lazy query runs once with its scans sending nothing, recording
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, cast
+from collections.abc import AsyncGenerator, Iterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from ..._core._sync import iterate_sync, on_loop_thread, run_sync
+from .._location import TableLocation
+from ..read import QuerySpec, TableRead, rechunk
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from .._query import AsyncTableQuery
+    from ..._core import Requester
     from ._predicate import Pushdown
 
 
-async def to_polars(query: AsyncTableQuery, *, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
-    """The query's rows as a polars DataFrame, or a LazyFrame that reads them on `collect`."""
+async def to_polars(
+    requester: Requester, location: TableLocation, spec: QuerySpec, *, lazy: bool = False
+) -> pl.DataFrame | pl.LazyFrame:
+    """The rows of `spec` on the table at `location` as a polars DataFrame, or a LazyFrame
+    that reads them on `collect`."""
     import polars as pl
 
     if lazy:
@@ -45,22 +52,37 @@ async def to_polars(query: AsyncTableQuery, *, lazy: bool = False) -> pl.DataFra
                 "the synchronous Client (client.table(...).to_polars(lazy=True) or "
                 "fp.scan_table), or read eagerly with await query.to_polars()."
             )
-        return scan(query, await query.schema())
-    frame = pl.from_arrow(await query.to_arrow())
+        read = await TableRead.make(requester, location, spec)
+        return scan(_Scanned(requester, location, spec), await read.schema())
+    read = await TableRead.make(requester, location, spec, reading=True)
+    batches, schema = await read.collect(progress=None)
+    frame = pl.from_arrow(pa.Table.from_batches(batches, schema=schema))
     assert isinstance(frame, pl.DataFrame)
     return frame
 
 
-def scan(query: AsyncTableQuery, arrow_schema: pa.Schema) -> pl.LazyFrame:
-    """A polars LazyFrame over the query (whose result schema is `arrow_schema`), with
+@dataclass(frozen=True)
+class _Scanned:
+    """What a scan reads: a query on a table, and who asks."""
+
+    requester: Requester
+    location: TableLocation
+    spec: QuerySpec
+
+    async def read(self, *, reading: bool = False) -> TableRead:
+        return await TableRead.make(self.requester, self.location, self.spec, reading=reading)
+
+
+def scan(scanned: _Scanned, arrow_schema: pa.Schema) -> pl.LazyFrame:
+    """A polars LazyFrame over `scanned` (whose result schema is `arrow_schema`), with
     columns, filters and row limits pushed down."""
     from polars.io.plugins import register_io_source
 
-    source = _ScanSource(query, arrow_schema)
+    source = _ScanSource(scanned, arrow_schema)
     return register_io_source(
         io_source=source,
         schema=source.polars_schema(),
-        explain_name=f"frameport {query.location}",
+        explain_name=f"frameport {scanned.location}",
         explain_detail="columns, filters and row limits pushed to the service",
     )
 
@@ -68,8 +90,8 @@ def scan(query: AsyncTableQuery, arrow_schema: pa.Schema) -> pl.LazyFrame:
 class _ScanSource:
     """The IO source polars calls with the columns, predicate and row limit it needs."""
 
-    def __init__(self, query: AsyncTableQuery, schema: pa.Schema) -> None:
-        self._query = query
+    def __init__(self, scanned: _Scanned, schema: pa.Schema) -> None:
+        self._scanned = scanned
         self._schema = schema
 
     def polars_schema(self) -> pl.Schema:
@@ -86,38 +108,38 @@ class _ScanSource:
         n_rows: int | None,
         batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
-        query, pushdown = self._pushed_query(with_columns, predicate, n_rows)
+        scanned, pushdown = self._pushed(with_columns, predicate, n_rows)
         recorder = _recording()
         if recorder is not None:
-            recorder.append(self._describe(query, pushdown, with_columns, predicate, n_rows))
+            recorder.append(self._describe(scanned, pushdown, with_columns, predicate, n_rows))
             return
-        yield from self._frames(query, with_columns, predicate, n_rows, batch_size)
+        yield from self._frames(scanned, with_columns, predicate, n_rows, batch_size)
 
-    def _pushed_query(
+    def _pushed(
         self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None
-    ) -> tuple[AsyncTableQuery, Pushdown]:
+    ) -> tuple[_Scanned, Pushdown]:
         from ._predicate import Pushdown, split_predicate
 
-        query = self._query
+        spec = self._scanned.spec
         pushdown = Pushdown(None, ())
         if predicate is not None:
             pushdown = split_predicate(predicate, self._schema)
-            if query._spec.head is not None and pushdown.pushed is not None:
+            if spec.head is not None and pushdown.pushed is not None:
                 # a filter after head() would change which rows head() keeps
                 pushdown = Pushdown(None, (str(predicate),))
             if pushdown.pushed is not None:
-                query = query.where(pushdown.pushed)
+                spec = spec.where(pushdown.pushed)
         if with_columns is not None:
             needed = [*with_columns, *([] if predicate is None else predicate.meta.root_names())]
             wanted = [name for name in dict.fromkeys(needed) if not name.startswith("$")]
-            query = query.select(*(wanted or ["$id"]))
+            spec = spec.select(wanted or ["$id"])
         if predicate is None and n_rows is not None:
-            query = query.head(n_rows)
-        return query, pushdown
+            spec = spec.first(n_rows)
+        return _Scanned(self._scanned.requester, self._scanned.location, spec), pushdown
 
     def _frames(
         self,
-        query: AsyncTableQuery,
+        scanned: _Scanned,
         with_columns: list[str] | None,
         predicate: pl.Expr | None,
         n_rows: int | None,
@@ -128,8 +150,7 @@ class _ScanSource:
         remaining = n_rows
         if remaining == 0:
             return
-        batches = cast(AsyncIterator[pa.RecordBatch], query.iter_batches(batch_size, arrow=True))
-        for batch in iterate_sync(batches):
+        for batch in iterate_sync(_batches(scanned, batch_size)):
             frame = pl.from_arrow(batch)
             assert isinstance(frame, pl.DataFrame)
             if predicate is not None:
@@ -145,13 +166,13 @@ class _ScanSource:
 
     def _describe(
         self,
-        query: AsyncTableQuery,
+        scanned: _Scanned,
         pushdown: Pushdown,
         with_columns: list[str] | None,
         predicate: pl.Expr | None,
         n_rows: int | None,
     ) -> str:
-        lines = [f"Scan of {self._query.location}:"]
+        lines = [f"Scan of {scanned.location}:"]
         columns = "all" if with_columns is None else ", ".join(with_columns) or "none"
         lines.append(f"  columns polars needs: {columns}")
         if predicate is not None:
@@ -163,9 +184,18 @@ class _ScanSource:
         if n_rows is not None:
             where = "service (head)" if predicate is None else "scan, after the filter"
             lines.append(f"  row limit {n_rows}: applied by the {where}")
-        explained = run_sync(query.explain())
+        explained = run_sync(scanned.read()).explain()
         lines.extend(f"  | {line}" for line in explained.splitlines())
         return "\n".join(lines)
+
+
+async def _batches(scanned: _Scanned, rows: int | None) -> AsyncGenerator[pa.RecordBatch]:
+    """The scanned rows, re-chunked to `rows` rows a batch when polars asks for a size."""
+    read = await scanned.read(reading=True)
+    with read.bar(None) as bar:
+        async with aclosing(read.pages(bar, collect=False)) as pages:
+            async for batch in rechunk(pages, rows=rows):
+                yield batch
 
 
 _record_lock = threading.Lock()

@@ -1,1 +1,48 @@
-"""The table engine: one read of a table query, from its plan to Arrow batches."""
+"""The table engine: one read of a table query (`TableRead`), from its plan to Arrow batches.
+
+`_table_read` (the read) → `_ranged` (in ranges of ``$sequence``, as many at once as the
+controller says, through the fan-in of `_core._fan_in`) → `_serial` (a plan's pages: settled,
+sorted, projected), `_strategy` (serial or ranged, and why) and `_probes` (one-row requests)
+→ `_plan` (the query resolved against the table's columns) → `_kinds`, `_ranges`, `_cursor`
+(the cursor loop) → `_decode` (page bodies to Arrow).
+"""
+
+from ._cursor import (
+    READ_POOL,
+    TOTAL_CAP,
+    check_page_size,
+    decoded,
+    describe_total,
+    fetch_page,
+    iter_pages,
+)
+from ._decode import decode_page
+from ._kinds import filter_columns
+from ._plan import Plan, QuerySpec, column_models
+from ._ranges import SEQUENCE, SequenceRange, split_ranges
+from ._rechunk import rechunk
+from ._serial import learn_columns
+from ._strategy import Parallel
+from ._table_read import TableRead
+
+__all__ = [
+    "READ_POOL",
+    "SEQUENCE",
+    "TOTAL_CAP",
+    "Parallel",
+    "Plan",
+    "QuerySpec",
+    "SequenceRange",
+    "TableRead",
+    "check_page_size",
+    "column_models",
+    "decode_page",
+    "decoded",
+    "describe_total",
+    "fetch_page",
+    "filter_columns",
+    "iter_pages",
+    "learn_columns",
+    "rechunk",
+    "split_ranges",
+]

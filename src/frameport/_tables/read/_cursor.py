@@ -1,25 +1,26 @@
-"""The paging engine: every page of a row listing, fetched by cursor and decoded off the loop.
-
-One `PagedRead` is one or more list requests (a filter the DSL split in several) over the same
-endpoint. `read_batches` runs them one after the other and yields Arrow record batches:
+"""The cursor loop: every page of a row listing, fetched by cursor, with the next page on its
+way while the last one is decoded.
 
 * Each page asks for `page_size` rows (the service has no upper bound; frameport asks for
   5000) and the next page starts after the previous page's last ``$id`` (``cursorAfter``).
   That ID is read from the raw body (`last_row_id`), so the next request is on its way while
-  the page is still being decoded: a producer task fetches, a bounded queue holds at most
-  `PREFETCH_PAGES` bodies, and a worker thread decodes them (Arrow's JSON reader releases
-  the GIL, so decoding overlaps fetching).
+  the page is still being decoded: `prefetched_pages` fetches in a task of its own into a
+  bounded queue of at most `PREFETCH_PAGES` bodies, and the reader decodes them on the
+  decoding thread (`decoded`; Arrow's JSON reader releases the GIL, so decoding overlaps
+  fetching).
 * A request ends with a page shorter than the limit (counted on the raw body, before any
   client-side filter drops rows), never at a row count or a page limit: nothing is cut off.
 * The service refuses a cursor whose row has null in a sort column
   (``database_query_order_null``); the page is then asked for by ``offset`` instead, and the
   cursor takes over again on the next page.
-* Rows of several requests are merged without duplicates (by ``$id``, in request order).
-* `head` stops the read once that many rows were kept, cancelling any page in flight.
+* Rows of several requests are merged without duplicates (`SeenIds`, by ``$id``, in request
+  order); `up_to_head` stops a read once it has kept `head` rows.
 
->>> read = PagedRead("/tablesdb/db/tables/t/rows", requests=((),), page_size=5000)
->>> async for batch in read_batches(client, read, decode):       # doctest: +SKIP
-...     ...
+The loop serves every list of the service: table rows, and bucket files and deployments
+(`frameport._records`, the fsspec filesystem).
+
+>>> async for body in iter_pages(requester, "/storage/buckets/b/files", (), 100):
+...     ...                                                       # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from ..._core._adaptive import AdaptiveConcurrency, timed_work
+from ..._core._adaptive import AdaptiveConcurrency
+from ..._core._fan_in import Slot
 from ..._core._queries import cursor_after_query, limit_query, offset_query
 from ..._core._transport import queries_param
 from ..._exceptions import BadRequestError
@@ -100,40 +101,40 @@ def check_page_size(page_size: int) -> int:
 
 
 @dataclass(frozen=True)
-class _Page:
+class Page:
+    """A page body, and whether it is the first of the read (its total describes the read)."""
+
     body: bytes
-    first: bool  # the first page of the first request: its total describes the read
+    first: bool
 
 
-_QueueItem = _Page | BaseException | None
-
-
-async def read_batches(
+async def prefetched_pages(
     requester: Requester,
     read: PagedRead,
-    decode: Decode,
     *,
-    bar: tqdm[Any] | None = None,
     concurrency: AdaptiveConcurrency | None = None,
     ahead: int = PREFETCH_PAGES,
-    on_fetched: Callable[[], None] | None = None,
-) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The kept rows of every page of `read`, as non-empty batches in the service's order.
-
-    `bar` (a progress bar) counts kept rows; its total is set from the first page when the
-    service's count is exact (one request, every row kept, below `TOTAL_CAP`).
-    `concurrency` is told how long each page waited on the network and took to decode.
-    `ahead` page bodies are fetched ahead of the decoder; with 0, the next page is asked for
-    once the decoder took the last one (a read of many concurrent ranges, which overlap
-    fetching among themselves). `on_fetched` is called once the last page is in, while it
-    may still be decoding.
-    """
-    if concurrency is not None:
-        decode = timed_work(concurrency, decode)
-    pages = _decoded_pages(requester, read, decode, bar, concurrency, ahead, on_fetched)
-    async with aclosing(pages) as batches:
-        async for batch in up_to_head(batches, read.head, bar):
-            yield batch
+    slot: Slot | None = None,
+) -> AsyncGenerator[Page, None]:
+    """Every page of `read`, in the service's order, fetched in a task of its own while the
+    reader decodes: `ahead` bodies wait at most; with 0, the next page is asked for once the
+    reader took the last one (one of many concurrent ranges, which overlap fetching among
+    themselves). `concurrency` is told how long each page waited on the network; `slot` is
+    given up once the last page is in, while it may still be decoding."""
+    queue: asyncio.Queue[Page | BaseException | None] = asyncio.Queue(maxsize=max(1, ahead))
+    producer = asyncio.create_task(_fetch_pages(requester, read, queue, concurrency, ahead, slot))
+    try:
+        while True:
+            item = await queue.get()
+            queue.task_done()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        producer.cancel()
+        await asyncio.gather(producer, return_exceptions=True)
 
 
 async def up_to_head(
@@ -154,48 +155,13 @@ async def up_to_head(
             return
 
 
-async def _decoded_pages(
-    requester: Requester,
-    read: PagedRead,
-    decode: Decode,
-    bar: tqdm[Any] | None,
-    concurrency: AdaptiveConcurrency | None,
-    ahead: int,
-    on_fetched: Callable[[], None] | None,
-) -> AsyncGenerator[pa.RecordBatch, None]:
-    """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
-    when there are several requests."""
-    queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=max(1, ahead))
-    handoff = ahead == 0
-    producer = asyncio.create_task(
-        _fetch_pages(requester, read, queue, concurrency, handoff, on_fetched)
-    )
-    seen = _SeenIds() if len(read.requests) > 1 else None
-    try:
-        while True:
-            item = await queue.get()
-            queue.task_done()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            total, batch = await decoded(decode, item.body)
-            if item.first and bar is not None:
-                exact = len(read.requests) == 1 and read.every_row_kept
-                show_total(bar, total, exact=exact, head=read.head)
-            yield batch if seen is None else seen.new_rows(batch)
-    finally:
-        producer.cancel()
-        await asyncio.gather(producer, return_exceptions=True)
-
-
 async def _fetch_pages(
     requester: Requester,
     read: PagedRead,
-    queue: asyncio.Queue[_QueueItem],
+    queue: asyncio.Queue[Page | BaseException | None],
     concurrency: AdaptiveConcurrency | None,
-    handoff: bool,
-    on_fetched: Callable[[], None] | None,
+    ahead: int,
+    slot: Slot | None,
 ) -> None:
     try:
         for number, queries in enumerate(read.requests):
@@ -209,16 +175,16 @@ async def _fetch_pages(
             async for body in pages:
                 if concurrency is not None:
                     concurrency.waited(time.perf_counter() - asked, nbytes=len(body))
-                await queue.put(_Page(body, first))
-                if handoff:
-                    await queue.join()  # the decoder took it
+                await queue.put(Page(body, first))
+                if ahead == 0:
+                    await queue.join()  # the reader took it
                 first = False
                 asked = time.perf_counter()
     except Exception as exc:  # handed to the reader, which raises it in the caller's task
         await queue.put(exc)
         return
-    if on_fetched is not None:
-        on_fetched()
+    if slot is not None:
+        slot.release()
     await queue.put(None)
 
 
@@ -288,9 +254,24 @@ async def fetch_page(
     return await requester.request_bytes("GET", path, params=params)
 
 
-async def decoded(decode: Decode, body: bytes) -> tuple[int, pa.RecordBatch]:
-    """`decode(body)` run on the decoding thread."""
-    return await asyncio.get_running_loop().run_in_executor(_decoder(), decode, body)
+async def decoded(
+    decode: Decode, body: bytes, concurrency: AdaptiveConcurrency | None = None
+) -> tuple[int, pa.RecordBatch]:
+    """`decode(body)` run on the decoding thread, its time told to `concurrency` (the work
+    of a page)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_decoder(), _timed_decode, decode, body, concurrency)
+
+
+def _timed_decode(
+    decode: Decode, body: bytes, concurrency: AdaptiveConcurrency | None
+) -> tuple[int, pa.RecordBatch]:
+    started = time.perf_counter()
+    try:
+        return decode(body)
+    finally:
+        if concurrency is not None:
+            concurrency.worked(time.perf_counter() - started)
 
 
 def _decoder() -> ThreadPoolExecutor:
@@ -329,7 +310,7 @@ def rows_at_most(body: bytes) -> int:
     return int(np.count_nonzero(quoted_id))
 
 
-class _SeenIds:
+class SeenIds:
     """The ``$id``s of rows already yielded, to drop repeats when requests overlap."""
 
     def __init__(self) -> None:

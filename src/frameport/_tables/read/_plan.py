@@ -1,23 +1,23 @@
-"""A table query resolved against the table's columns: what to send, how to decode the pages,
-and what the client does with the rows afterwards.
+"""What a table query asks for (`QuerySpec`), and the query resolved against the table's
+columns (`Plan`): what to send, how to decode the pages and what the client does with the
+rows afterwards.
 
 `make_plan` reads the column models (or, when the caller may not, prepares to infer the types
-from the rows), compiles the filter, and works out the query strings of every request: the
-filter's, a `select` that adds the columns the client needs for itself (the filter's
-client-side part, a client-side sort), and the order. `_read` runs the plan.
+from the rows) and compiles the filter. A `Plan` keeps only what cannot be derived: where the
+table is and the query member its requests name columns with, the query, the page size, the
+filter's query strings per request and the part of the filter the client applies, and the
+Arrow schema of the columns fetched (None: types inferred from the rows). Every request's
+query strings, the columns the client fetches for itself, the output schema and whether the
+service's count is the result's follow from those.
 
->>> plan = await make_plan(requester, location, QuerySpec(condition=col("age") > 30), None)
-... # doctest: +SKIP
+>>> spec = QuerySpec(condition=col("age") > 30)
+>>> plan = await make_plan(requester, location, "column", spec, None)    # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from collections.abc import (
-    Iterable,
-    Mapping,
-    Sequence,
-)
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -25,18 +25,13 @@ import pyarrow as pa
 
 from ..._core._queries import order_query, select_query
 from ..._exceptions import AuthenticationError, BadRequestError, FilterError
-from ..._expr import ColumnKind, ColumnSpec, CompiledFilter, Expr, compile_filter, evaluate
-from ..._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
+from ..._expr import CompiledFilter, Expr, compile_filter, evaluate
 from ..._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas, warn_unmapped
 from .._location import TableLocation
-from ._cursor import (
-    DEFAULT_PAGE_SIZE,
-    READ_POOL,
-    Decode,
-    check_page_size,
-    fetch_page,
-)
+from ._cursor import DEFAULT_PAGE_SIZE, READ_POOL, Decode, check_page_size, fetch_page
 from ._decode import decode_page, decode_page_inferring
+from ._kinds import KindCheck, expr_columns, filter_columns, guessed_columns
+from ._ranges import SEQUENCE, SequenceRange
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -46,7 +41,7 @@ _SORTABLE_FIELDS = ("$id", "$sequence", "$createdAt", "$updatedAt")
 
 @dataclass(frozen=True)
 class QuerySpec:
-    """What a query asks for; immutable, each builder call makes a new one."""
+    """What a query asks for; immutable, each builder makes a new one."""
 
     condition: Expr | None = None
     columns: tuple[str, ...] | None = None
@@ -54,93 +49,240 @@ class QuerySpec:
     head: int | None = None
     page_size: int | None = None
 
+    def where(self, condition: Expr) -> QuerySpec:
+        """Also keep only the rows where `condition` holds (``&`` with the filter so far)."""
+        self._refuse_after_head("where")
+        previous = self.condition
+        return replace(self, condition=condition if previous is None else previous & condition)
+
+    def select(self, columns: Sequence[str]) -> QuerySpec:
+        """Only these columns (after the service's ``$`` fields), in this order."""
+        select_query(columns)  # checks the names
+        return replace(self, columns=tuple(columns))
+
+    def sorted_by(self, keys: Sequence[str], ascending: Sequence[bool]) -> QuerySpec:
+        """The rows ordered by `keys`, each ascending or not."""
+        self._refuse_after_head("sort")
+        if not keys or len(ascending) != len(keys):
+            raise ValueError("sort() takes one or more columns and one ascending flag for each")
+        for key in keys:
+            order_query(key)  # checks the name
+        return replace(self, order=tuple(zip(keys, map(bool, ascending), strict=True)))
+
+    def first(self, rows: int) -> QuerySpec:
+        """At most the first `rows` rows."""
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise ValueError(f"head() takes a whole number of rows >= 0 (got {rows!r})")
+        return replace(self, head=rows if self.head is None else min(rows, self.head))
+
+    def _refuse_after_head(self, method: str) -> None:
+        if self.head is not None:
+            raise ValueError(
+                f"{method}() after head() would change which rows head() keeps; "
+                f"call {method}() first, then head()."
+            )
+
+    @property
+    def sequence_order(self) -> bool | None:
+        """Which way the rows come by ``$sequence``: True up, False down, None when they are
+        sorted by a column (only a sort led by ``$sequence``, or none, follows it)."""
+        if not self.order:
+            return True
+        key, ascending = self.order[0]
+        return ascending if key == SEQUENCE else None
+
+    def describe(self, location: TableLocation) -> list[str]:
+        """The table and what the query asks of it, e.g. ``["crm/people", "head=5"]``."""
+        parts = [str(location)]
+        if self.condition is not None:
+            parts.append(f"where={self.condition!r}")
+        if self.columns is not None:
+            parts.append(f"select={list(self.columns)!r}")
+        if self.order:
+            keys = ", ".join(f"{key} {'asc' if up else 'desc'}" for key, up in self.order)
+            parts.append(f"sort={keys}")
+        if self.head is not None:
+            parts.append(f"head={self.head}")
+        return parts
+
 
 @dataclass(frozen=True)
 class Plan:
-    """A query resolved against the table's columns: what to send and how to decode it."""
+    """A query resolved against the table's columns (see the module docstring)."""
 
-    compiled: CompiledFilter
-    requests: tuple[tuple[str, ...], ...]  # every query string per request, but paging
-    output: pa.Schema | None  # None: inferred from the rows
-    decode: Decode
-    inferred: InferredSchema | None
+    location: TableLocation
+    member: str
+    spec: QuerySpec
     page_size: int
-    head: int | None
-    client_order: tuple[tuple[str, bool], ...] = ()  # sorted on the client (several requests)
-    select: tuple[str, ...] | None = None
-    extra_columns: frozenset[str] = field(default_factory=frozenset)
-    select_queries: tuple[str, ...] = ()  # the select of every request (none: all columns)
-    kind_check: KindCheck | None = None  # inferred types: the filter against the kinds seen
+    filters: tuple[tuple[str, ...], ...]  # per request; none: no row can match
+    residual: Expr | None  # the part of the filter the client applies
+    fetched: pa.Schema | None  # the columns each page is decoded to; None: inferred
+
+    @property
+    def head(self) -> int | None:
+        return self.spec.head
+
+    @property
+    def client_order(self) -> tuple[tuple[str, bool], ...]:
+        """The sort the client applies: the query's, when its rows come from several
+        requests."""
+        return self.spec.order if len(self.filters) > 1 else ()
+
+    @property
+    def extra_columns(self) -> frozenset[str]:
+        """Columns fetched for the client's own use (its filter, its sort), not output."""
+        select = self.spec.columns
+        if select is None or "*" in select:
+            return frozenset()
+        return frozenset(_client_columns(self)) - set(select)
+
+    @property
+    def select_queries(self) -> tuple[str, ...]:
+        """The select of every request (none: every column)."""
+        select = self.spec.columns
+        if select is None:
+            return ()
+        fetched = [*select]
+        fetched.extend(n for n in _client_columns(self) if n not in fetched and n[0] != "$")
+        return (select_query(fetched),)
+
+    @property
+    def requests(self) -> tuple[tuple[str, ...], ...]:
+        """Every query string of each request, but the paging ones."""
+        order = () if self.client_order else self.spec.order
+        page = (*self.select_queries, *(order_query(k, up, self.member) for k, up in order))
+        return tuple((*filters, *page) for filters in self.filters)
+
+    @property
+    def output(self) -> pa.Schema | None:
+        """The result's schema (None: inferred from the rows)."""
+        if self.fetched is None or not self.extra_columns:
+            return self.fetched
+        return pa.schema([field for field in self.fetched if field.name not in self.extra_columns])
 
     @property
     def every_row_kept(self) -> bool:
         """Whether every row the service sends is a result row (no client-side filtering or
         merging), so that the service's count is the result's."""
-        return self.compiled.residual is None and len(self.requests) == 1
+        return self.residual is None and len(self.filters) == 1
+
+    def narrowed(self, *queries: str) -> Plan:
+        """The plan with `queries` added to the filters of every request."""
+        return replace(self, filters=tuple((*filters, *queries) for filters in self.filters))
+
+    def within(self, part: SequenceRange) -> Plan:
+        """The plan restricted to the rows of `part` (and never more rows than it spans)."""
+        head = part.span if self.head is None else min(self.head, part.span)
+        narrowed = self.narrowed(*part.queries(self.member))
+        return replace(narrowed, spec=replace(self.spec, head=head))
+
+    def ids_only(self) -> Plan:
+        """The plan of the same rows with only the ``$`` fields (and what the client needs to
+        filter them), in ``$sequence`` order."""
+        spec = replace(self.spec, columns=("$id",), order=())
+        fetched = self.fetched
+        if fetched is not None:
+            wanted = [*SYSTEM_SCHEMA.names, *expr_columns(self.residual)]
+            fetched = pa.schema([fetched.field(name) for name in dict.fromkeys(wanted)])
+        return replace(self, spec=spec, fetched=fetched)
+
+    def decoder(self, inferred: InferredSchema | None, *, filtered: bool = True) -> Decode:
+        """Page body → (total, kept rows): decoded straight to Arrow (the fetched schema, or
+        types inferred into `inferred` and the filter checked against them), the client-side
+        part of the filter applied unless not `filtered`. Runs in a worker thread."""
+        items_key, fetched = self.location.items_key, self.fetched
+        residual = self.residual if filtered else None
+        condition = self.spec.condition
+        check = None if inferred is None or condition is None else KindCheck(condition, self.member)
+
+        def decode(body: bytes) -> tuple[int, pa.RecordBatch]:
+            if inferred is None:
+                assert fetched is not None
+                total, batch = decode_page(
+                    body, fetched, items_key=items_key, memory_pool=READ_POOL
+                )
+            else:
+                total, batch = decode_page_inferring(body, inferred, items_key=items_key)
+                if check is not None:
+                    check(inferred.schema)
+            if residual is not None and batch.num_rows:
+                batch = _keep_matching(batch, residual)
+            return total, batch
+
+        return decode
+
+    def project(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """`batch` with the output columns only (the client's extra columns dropped)."""
+        output = self.output
+        if output is not None:
+            return batch if batch.schema.names == output.names else batch.select(output.names)
+        names = [name for name in batch.schema.names if name not in self.extra_columns]
+        if self.spec.columns is not None:
+            chosen = [name for name in self.spec.columns if name in batch.schema.names]
+            names = [*SYSTEM_SCHEMA.names, *(n for n in chosen if n not in SYSTEM_SCHEMA.names)]
+        return batch.select(names)
+
+    def result_schema(
+        self, batches: Sequence[pa.RecordBatch], inferred: InferredSchema | None
+    ) -> pa.Schema:
+        """The schema of a result made of `batches` (for inferred types: of what was seen)."""
+        if self.output is not None:
+            return self.output
+        if batches:
+            return batches[0].schema
+        assert inferred is not None
+        return self.project(pa.RecordBatch.from_pylist([], schema=inferred.schema)).schema
+
+
+def _client_columns(plan: Plan) -> list[str]:
+    """The columns the client reads itself, in a fixed order: its part of the filter, then
+    its sort."""
+    names = [*expr_columns(plan.residual), *(key for key, _ in plan.client_order)]
+    return list(dict.fromkeys(names))
 
 
 async def make_plan(
-    requester: Requester, location: TableLocation, spec: QuerySpec, page_size: int | None
+    requester: Requester,
+    location: TableLocation,
+    member: str,
+    spec: QuerySpec,
+    page_size: int | None,
 ) -> Plan:
-    """Resolve `spec` against the columns of the table at `location`."""
+    """Resolve `spec` against the columns of the table at `location`, whose requests name
+    columns with `member`."""
     models = await column_models(requester, location)
     full = arrow_schema(models) if models is not None else None
     if full is not None:
         warn_unmapped(full, {str(m["key"]): str(m.get("type")) for m in models or ()})
-    kinds = filter_columns(full) if full is not None else _guessed_columns(spec.condition)
-    member = requester.query_member_for(location.rows_path)
+    kinds = filter_columns(full) if full is not None else guessed_columns(spec.condition)
     compiled = compile_filter(spec.condition, kinds, member=member)
     if full is None and not await _service_accepts(requester, location, compiled):
         compiled = CompiledFilter(((),), spec.condition)  # the client filters every row
     if full is not None:
         _check_sort_columns(spec.order, full)
-    client_order = spec.order if len(compiled.requests) > 1 else ()
-    extra = set(_expr_columns(compiled.residual)) | {key for key, _ in client_order}
-    select = spec.columns
-    fetched = None if select is None else _with_extra(select, extra)
-    select_queries = () if fetched is None else (select_query(fetched),)
-    page_queries = _page_queries(select_queries, () if client_order else spec.order, member)
-    inferred = InferredSchema() if models is None else None
-    fetch_schema = None if models is None else arrow_schema(models, select=fetched)
-    kind_check = None
-    if inferred is not None and spec.condition is not None:
-        kind_check = KindCheck(spec.condition, kinds, member)
-    decode = page_decoder(location.items_key, fetch_schema, inferred, compiled.residual, kind_check)
-    return Plan(
-        compiled=compiled,
-        requests=tuple((*filters, *page_queries) for filters in compiled.requests),
-        output=None if models is None else arrow_schema(models, select=select),
-        decode=decode,
-        inferred=inferred,
+    plan = Plan(
+        location=location,
+        member=member,
+        spec=spec,
         page_size=plan_page_size(spec, page_size),
-        head=spec.head,
-        client_order=client_order,
-        select=select,
-        extra_columns=frozenset(extra - set(select or extra)),
-        select_queries=select_queries,
-        kind_check=kind_check,
+        filters=compiled.requests,
+        residual=compiled.residual,
+        fetched=None,
     )
+    if models is None:
+        return plan
+    select = None if spec.columns is None else [*spec.columns, *_extra_names(plan)]
+    return replace(plan, fetched=arrow_schema(models, select=select))
+
+
+def _extra_names(plan: Plan) -> Iterable[str]:
+    return (name for name in _client_columns(plan) if name[0] != "$")
 
 
 def plan_page_size(spec: QuerySpec, page_size: int | None) -> int:
     """The rows per page a read of `spec` asks for: `page_size`, else the query's, else the
     default."""
     return check_page_size(page_size or spec.page_size or DEFAULT_PAGE_SIZE)
-
-
-def unfiltered_request(spec: QuerySpec, member: str) -> tuple[str, ...] | None:
-    """The query strings (but paging) `make_plan` sends for `spec` when it has no filter,
-    whatever the table's columns: known before they are fetched. None when it has one."""
-    if spec.condition is not None:
-        return None
-    select_queries = () if spec.columns is None else (select_query(spec.columns),)
-    return _page_queries(select_queries, spec.order, member)
-
-
-def _page_queries(
-    select_queries: tuple[str, ...], order: Sequence[tuple[str, bool]], member: str
-) -> tuple[str, ...]:
-    return (*select_queries, *(order_query(key, up, member) for key, up in order))
 
 
 async def column_models(
@@ -170,166 +312,14 @@ async def _service_accepts(
     return True
 
 
-def project(plan: Plan, batch: pa.RecordBatch) -> pa.RecordBatch:
-    """`batch` with the output columns only (the client's extra columns dropped)."""
-    if plan.output is not None:
-        if batch.schema.names == plan.output.names:
-            return batch
-        return batch.select(plan.output.names)
-    names = [name for name in batch.schema.names if name not in plan.extra_columns]
-    if plan.select is not None:
-        chosen = [name for name in plan.select if name in batch.schema.names]
-        names = [*SYSTEM_SCHEMA.names, *(n for n in chosen if n not in SYSTEM_SCHEMA.names)]
-    return batch.select(names)
-
-
-def result_schema(plan: Plan, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
-    """The schema of a result made of `batches` (for inferred types: of what was seen)."""
-    if plan.output is not None:
-        return plan.output
-    if batches:
-        return batches[0].schema
-    assert plan.inferred is not None
-    return project(plan, pa.RecordBatch.from_pylist([], schema=plan.inferred.schema)).schema
-
-
-# ---------------------------------------------------------------------------------------------
-# Filter columns
-
-
-def filter_columns(schema: pa.Schema) -> dict[str, ColumnSpec]:
-    """The compiler's view of the table's columns (the ``$`` fields it knows itself; a column
-    of inferred types seen only as null has no kind yet and is left out)."""
-    columns: dict[str, ColumnSpec] = {}
-    for item in schema:
-        if item.name.startswith("$") or pa.types.is_null(item.type):
-            continue
-        array = pa.types.is_list(item.type)
-        columns[item.name] = ColumnSpec(_kind(item.type.value_type if array else item.type), array)
-    return columns
-
-
-def _kind(kind: pa.DataType) -> ColumnKind:
-    if pa.types.is_boolean(kind):
-        return "boolean"
-    if pa.types.is_integer(kind):
-        return "integer"
-    if pa.types.is_floating(kind):
-        return "float"
-    if pa.types.is_timestamp(kind):
-        return "datetime"
-    return "string"
-
-
-def _guessed_columns(condition: Expr | None) -> dict[str, ColumnSpec]:
-    """Column kinds guessed from the filter's values, for tables whose columns cannot be read:
-    numbers and booleans as what they are, anything else as text (which the client
-    re-checks)."""
-    guesses: dict[str, ColumnSpec] = {}
-    for leaf in _leaves(None if condition is None else condition.node):
-        guesses.setdefault(leaf_column(leaf), ColumnSpec(_guessed_kind(leaf)))
-    return guesses
-
-
-def _guessed_kind(leaf: Node) -> ColumnKind:
-    if isinstance(leaf, ColumnRef):
-        return "boolean"
-    if isinstance(leaf, Comparison):
-        value: object = leaf.value
-    elif isinstance(leaf, IsIn) and leaf.values:
-        value = leaf.values[0]
-    elif isinstance(leaf, Between):
-        value = leaf.low
-    else:
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    return "float" if isinstance(value, float) else "string"
-
-
-def _leaves(node: Node | None) -> Iterable[Any]:
-    if isinstance(node, And | Or):
-        for operand in node.operands:
-            yield from _leaves(operand)
-    elif isinstance(node, Not):
-        yield from _leaves(node.operand)
-    elif node is not None:
-        yield node
-
-
-class KindCheck:
-    """For types inferred from the rows: the filter checked against the kinds of its columns
-    as they become known (the guessed kinds stand in for the others), so that a value that
-    does not fit a column raises the `FilterError` a read with an API key raises, before the
-    client evaluates the filter. Checks again only when a kind changes."""
-
-    def __init__(self, condition: Expr, guessed: Mapping[str, ColumnSpec], member: str) -> None:
-        self._condition = condition
-        self._guessed = dict(guessed)
-        self._member = member
-        self._checked: dict[str, ColumnSpec] | None = None
-
-    def __call__(self, schema: pa.Schema) -> None:
-        seen = filter_columns(schema)
-        known = {name: seen[name] for name in self._guessed if name in seen}
-        if known != self._checked:
-            compile_filter(self._condition, {**self._guessed, **known}, member=self._member)
-            self._checked = known
-
-
-def _expr_columns(condition: Expr | None) -> list[str]:
-    """The columns a filter reads, in order of appearance."""
-    names = [leaf_column(leaf) for leaf in _leaves(None if condition is None else condition.node)]
-    return list(dict.fromkeys(names))
-
-
-def _with_extra(select: Sequence[str], extra: Iterable[str]) -> tuple[str, ...]:
-    """`select` plus the columns the client needs for itself (filters, sorting)."""
-    wanted = list(select)
-    wanted.extend(name for name in extra if name not in wanted and not name.startswith("$"))
-    return tuple(wanted)
-
-
 def _check_sort_columns(order: Sequence[tuple[str, bool]], schema: pa.Schema) -> None:
     for key, _ in order:
         if key not in schema.names and key not in _SORTABLE_FIELDS:
             raise FilterError(f"sort() names {key!r}, which the table does not have")
 
 
-# ---------------------------------------------------------------------------------------------
-# Pages and batches
-
-
-def page_decoder(
-    items_key: str,
-    schema: pa.Schema | None,
-    inferred: InferredSchema | None,
-    residual: Expr | None,
-    kind_check: KindCheck | None = None,
-) -> Decode:
-    """Page body → (total, kept rows): decoded straight to Arrow (`schema`, or types inferred
-    into `inferred` and the filter checked against them), the client-side part of the filter
-    applied. Runs in a worker thread."""
-
-    def decode(body: bytes) -> tuple[int, pa.RecordBatch]:
-        if inferred is None:
-            assert schema is not None
-            total, batch = decode_page(body, schema, items_key=items_key, memory_pool=READ_POOL)
-        else:
-            total, batch = decode_page_inferring(body, inferred, items_key=items_key)
-            if kind_check is not None:
-                kind_check(inferred.schema)
-        if residual is not None and batch.num_rows:
-            batch = _keep_matching(batch, residual)
-        return total, batch
-
-    return decode
-
-
 def _keep_matching(batch: pa.RecordBatch, residual: Expr) -> pa.RecordBatch:
-    names = [name for name in _expr_columns(residual) if name in batch.schema.names]
+    names = [name for name in expr_columns(residual) if name in batch.schema.names]
     columns = batch.select(names)
     frame = to_pandas(columns)
     for name in names:  # a column seen only as null so far has no dtype to compare with

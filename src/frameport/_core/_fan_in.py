@@ -1,0 +1,156 @@
+"""Fan-in in order: several sources running at once, their items handed on source by source.
+
+`in_order` drives the async iterators it is handed (it knows nothing of what they read) and
+asks the window it is given (a number, or an `AdaptiveConcurrency`) how many may run at
+once. A source that has no more requests to make but items still coming gives up its place
+early through its `Slot`.
+
+>>> slots_and_reads = [(Slot(), read(part)) for part in parts]    # doctest: +SKIP
+>>> async for batch in in_order(slots_and_reads, window=4): ...    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import functools
+from collections.abc import AsyncGenerator, Callable, Iterable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Slot:
+    """A source's place among the sources `in_order` runs at once. The source calls
+    `release` once its requests are done while its last items are still coming (being
+    decoded, say), so that the next source may start."""
+
+    def __init__(self) -> None:
+        self._give_up: Callable[[], None] | None = None
+
+    def release(self) -> None:
+        """Give up the place (once running; later calls change nothing)."""
+        if self._give_up is not None:
+            give_up, self._give_up = self._give_up, None
+            give_up()
+
+
+Source = tuple[Slot, AsyncGenerator[T, None]]
+"""A source of `in_order`: its slot and its items (a generator not started yet)."""
+
+
+@dataclass(frozen=True)
+class _Item:
+    source: int
+    value: Any
+
+
+@dataclass(frozen=True)
+class _Done:
+    source: int
+
+
+@dataclass(frozen=True)
+class _Released:
+    source: int
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+_Event = _Item | _Done | _Failed | _Released
+
+
+async def in_order(
+    sources: Iterable[Source[T]],
+    window: int | Callable[[], int],
+    *,
+    keep_all: bool = False,
+) -> AsyncGenerator[T, None]:
+    """Every item of every source, source after source; up to `window` sources run at once (a
+    number, or asked again whenever a source could start), and the items of sources ahead of
+    the current one wait in memory. Sources start within `window` of the current one, which
+    bounds what waits; with `keep_all` (the caller keeps every item anyway) a source starts
+    whenever fewer than `window` run, so that one slow source holds none of the others back,
+    and a source whose slot was released (its requests are done, its items still coming) no
+    longer counts as running. `sources` is drawn from as sources start. A failure in any
+    running source is raised at once; leaving early cancels the sources still running.
+    """
+    events: asyncio.Queue[_Event] = asyncio.Queue()
+    waiting: dict[int, collections.deque[T]] = {}
+    finished: set[int] = set()
+    released: set[int] = set()
+    running: dict[int, asyncio.Task[None]] = {}
+    pending = iter(sources)
+    exhausted = False
+    started = 0
+
+    def width() -> int:
+        return max(1, window() if callable(window) else window)
+
+    def may_start(current: int) -> bool:
+        if keep_all:  # finished ones wait in `running`
+            return len(running) - len(finished | released) < width()
+        return started < current + width()
+
+    def start_up_to(current: int) -> None:
+        nonlocal started, exhausted
+        while not exhausted and may_start(current):
+            source = next(pending, None)
+            if source is None:
+                exhausted = True
+                return
+            slot, items = source
+            waiting[started] = collections.deque()
+            slot._give_up = functools.partial(events.put_nowait, _Released(started))
+            running[started] = asyncio.create_task(_run_source(started, items, events))
+            started += 1
+
+    try:
+        current = 0
+        while True:
+            start_up_to(current)
+            if current >= started:
+                return
+            queued = waiting[current]
+            if queued:
+                yield queued.popleft()
+                continue
+            if current in finished:
+                del waiting[current]
+                running.pop(current, None)
+                finished.discard(current)
+                released.discard(current)
+                current += 1
+                continue
+            event = await events.get()
+            if isinstance(event, _Failed):
+                raise event.error
+            if isinstance(event, _Done):
+                finished.add(event.source)
+            elif isinstance(event, _Released):
+                if event.source in running:
+                    released.add(event.source)
+            else:
+                waiting[event.source].append(event.value)
+    finally:
+        for task in running.values():
+            task.cancel()
+        await asyncio.gather(*running.values(), return_exceptions=True)
+
+
+async def _run_source(
+    index: int, items: AsyncGenerator[Any, None], events: asyncio.Queue[_Event]
+) -> None:
+    try:
+        async with aclosing(items):
+            async for item in items:
+                events.put_nowait(_Item(index, item))
+    except Exception as exc:  # raised by the reader, in the caller's task
+        events.put_nowait(_Failed(exc))
+        return
+    events.put_nowait(_Done(index))

@@ -1,0 +1,75 @@
+"""One-row requests: the service's count of a plan's rows, and the row at either end of them.
+
+Each asks for one row with ``$id`` selected only, decoded off the loop like any page. The
+count is the service's (it counts up to `TOTAL_CAP`: a total of 5,000 means "5,000 or more"),
+asked for the first request's filters; the ends are the ``$sequence`` of the first and the
+last row, the bounds between which a read in ranges cuts its ranges.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from ..._core._queries import order_query, select_query
+from ..._schema import SYSTEM_SCHEMA
+from ._cursor import decoded, fetch_page
+from ._decode import decode_page
+from ._plan import Plan
+from ._ranges import SEQUENCE
+
+if TYPE_CHECKING:
+    from ..._core import Requester
+
+
+@dataclass(frozen=True)
+class SequenceBounds:
+    """The ``$sequence`` of the first and the last row under a filter."""
+
+    first: int
+    last: int
+
+
+async def one_row(
+    requester: Requester,
+    plan: Plan,
+    filters: Sequence[str],
+    *,
+    ascending: bool | None = None,
+    counted: bool = True,
+) -> tuple[int, int | None]:
+    """The service's count of the rows `filters` keep (when `counted`; else 0), and the
+    ``$sequence`` of the first of them (`ascending`), the last (not `ascending`) or any (None),
+    or None when there is no row."""
+    queries = [*filters, select_query(["$id"])]
+    if ascending is not None:
+        queries.append(order_query(SEQUENCE, ascending, plan.member))
+    path, items_key = plan.location.rows_path, plan.location.items_key
+    body = await fetch_page(requester, path, queries, 1, with_total=counted)
+    total, batch = await decoded(
+        partial(decode_page, schema=SYSTEM_SCHEMA, items_key=items_key), body
+    )
+    return total, batch.column(SEQUENCE)[0].as_py() if batch.num_rows else None
+
+
+async def service_count(requester: Requester, plan: Plan) -> int:
+    """The service's count of the rows of `plan`'s first request (capped at `TOTAL_CAP`)."""
+    total, _ = await one_row(requester, plan, plan.filters[0])
+    return total
+
+
+async def sequence_bounds(requester: Requester, plan: Plan) -> SequenceBounds | None:
+    """The bounds of the rows the service returns for `plan` (over all its requests), or
+    None when it returns none: two one-row requests per request, sent together."""
+    edges = await asyncio.gather(
+        *(
+            one_row(requester, plan, filters, ascending=ascending, counted=False)
+            for filters in plan.filters
+            for ascending in (True, False)
+        )
+    )
+    found = [sequence for _, sequence in edges if sequence is not None]
+    return SequenceBounds(min(found), max(found)) if found else None

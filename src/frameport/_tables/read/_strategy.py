@@ -1,0 +1,118 @@
+"""How a read runs: serially, or in ranges of ``$sequence`` read at once; the one rule that
+decides, and the sentence `explain()` prints for it.
+
+Rows can be read in ranges when they come in ``$sequence`` order from one request with the
+table's own column types (`range_obstacle` says what stands in the way otherwise: a sort on
+another column, which the service applies in one read; a filter sent as several requests,
+whose rows come in request order; types inferred from the rows, which settle in row order).
+A read then runs in ranges unless ``parallel=1`` or, with ``parallel="auto"``, a `head`
+that fits in one page. How many ranges run at once is the controller's (`controller`):
+adaptive for ``"auto"``, pinned at N for ``parallel=N``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, check_concurrency
+from ._plan import Plan, QuerySpec
+
+READ_CAP = 16
+"""The most ranges ``parallel="auto"`` runs at once."""
+
+READ_BUDGET = 64 * 2**20
+"""Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once, two per range (one
+arriving, one waiting for or in the decoder)."""
+
+Parallel = int | Auto | None
+"""How a read runs: ``"auto"``, a fixed number of concurrent ranges, or None (serial)."""
+
+
+class Obstacle(enum.Enum):
+    """What keeps a query's rows from being read in ranges of ``$sequence``."""
+
+    SORTED = "the rows are sorted by a column (the service sorts them in one read)"
+    SEVERAL_REQUESTS = "the filter is sent as several requests, whose rows come in request order"
+    INFERRED = "the column types are inferred from the rows, in row order"
+
+
+def range_obstacle(spec: QuerySpec, *, requests: int, inferred: bool) -> Obstacle | None:
+    """What keeps the rows of `spec` (sent as `requests` requests, its types `inferred` or
+    not) from being read in ranges, or None."""
+    if spec.sequence_order is None:
+        return Obstacle.SORTED
+    if requests > 1:
+        return Obstacle.SEVERAL_REQUESTS
+    if inferred:
+        return Obstacle.INFERRED
+    return None
+
+
+def check_parallel(parallel: Parallel) -> int | Auto:
+    """`parallel` as a number of concurrent ranges (None means 1) or ``"auto"``."""
+    return 1 if parallel is None else check_concurrency(parallel, "parallel", also=", None")
+
+
+@dataclass(frozen=True)
+class ReadStrategy:
+    """How one read runs: `parallel` checked, and why it stays serial (None: in ranges)."""
+
+    parallel: int | Auto
+    serial_reason: str | None
+
+    @classmethod
+    def of(
+        cls,
+        spec: QuerySpec,
+        page_size: int,
+        parallel: Parallel,
+        *,
+        requests: int = 1,
+        inferred: bool = False,
+    ) -> ReadStrategy:
+        """The strategy of a read of `spec` (see the module docstring)."""
+        checked = check_parallel(parallel)
+        reason: str | None = None
+        obstacle = range_obstacle(spec, requests=requests, inferred=inferred)
+        if checked == 1:
+            reason = "parallel is 1"
+        elif checked == AUTO and spec.head is not None and spec.head <= page_size:
+            reason = "the head fits in one page"
+        elif obstacle is not None:
+            reason = obstacle.value
+        return cls(checked, reason)
+
+    @classmethod
+    def of_plan(cls, plan: Plan, parallel: Parallel) -> ReadStrategy:
+        """The strategy of a read of `plan`."""
+        return cls.of(
+            plan.spec,
+            plan.page_size,
+            parallel,
+            requests=len(plan.filters),
+            inferred=plan.fetched is None,
+        )
+
+    @property
+    def ranged(self) -> bool:
+        return self.serial_reason is None
+
+    def controller(self) -> AdaptiveConcurrency:
+        """A new controller of how many ranges run at once: adaptive for ``"auto"`` (two to
+        start with, each range holding at most two page bodies), else pinned."""
+        if self.parallel == AUTO:
+            return AdaptiveConcurrency(cap=READ_CAP, budget=READ_BUDGET, start=2, units_per_slot=2)
+        return AdaptiveConcurrency.pinned_at(self.parallel)
+
+    def describe(self) -> str:
+        """How the read runs, in a sentence (the last line of `explain`)."""
+        if self.serial_reason is not None:
+            return f"Read serially: {self.serial_reason}."
+        if self.parallel == AUTO:
+            return (
+                "Read the first page and, beside it, the rest in ranges of $sequence, as many at "
+                f"once as keep the decoder busy (at most {READ_CAP}), handed on in order; "
+                "parallel=1 reads serially."
+            )
+        return f"Read in ranges of $sequence, {self.parallel} at once, handed on in order."

@@ -1,0 +1,249 @@
+"""One read of a table query: the plan, the requester that sends it, how it runs, and what it
+has learned of the column types; built once per call.
+
+`TableRead.make` resolves the query against the table's columns (`make_plan`) and decides
+how the read runs (`ReadStrategy`, the same decision `explain` prints); a read meant to be
+read sends its first requests while the columns are fetched when they depend on none
+(`early_opening`). Then:
+
+* `pages` is the result, batch by batch: serially, or in ranges of ``$sequence`` read at
+  once (`ranged_batches`);
+* `count` is the number of result rows: the service's count when it is exact, else counted
+  over the rows' IDs; `service_count` is the service's count as it is (capped);
+* `ranges` cuts the rows between the first and the last into ranges of ``$sequence`` (dask
+  partitions, segments), and `pages_by_range` reads given ranges the way a ranged read reads
+  its own, tagging each batch with its range;
+* `within`, `narrowed` and `ids_only` are the same read restricted to a range, to further
+  filters, or to the rows' IDs.
+
+>>> read = await TableRead.make(requester, location, QuerySpec(head=5))   # doctest: +SKIP
+>>> [batch async for batch in read.pages(collect=True)]                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from ..._core._adaptive import AUTO
+from ..._core._fan_in import in_order
+from ..._core._progress import progress_bar
+from ..._schema import InferredSchema
+from .._location import TableLocation
+from ._cursor import TOTAL_CAP
+from ._plan import Plan, QuerySpec, make_plan
+from ._probes import sequence_bounds, service_count
+from ._ranged import (
+    GUESSED_WORK_PER_ROW,
+    ReadOpening,
+    early_opening,
+    range_reads,
+    ranged_batches,
+)
+from ._ranges import SequenceRange, split_ranges
+from ._serial import serial_batches
+from ._strategy import Parallel, ReadStrategy
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from ..._core import Requester
+
+
+@dataclass(frozen=True, eq=False)
+class TableRead:
+    """One read of a table query (see the module docstring). `inferred` collects the column
+    types seen when the table's own cannot be read (None: they can)."""
+
+    requester: Requester
+    plan: Plan
+    strategy: ReadStrategy
+    inferred: InferredSchema | None
+    opening: ReadOpening | None = field(default=None, repr=False)
+
+    @classmethod
+    async def make(
+        cls,
+        requester: Requester,
+        location: TableLocation,
+        spec: QuerySpec,
+        *,
+        page_size: int | None = None,
+        parallel: Parallel = AUTO,
+        reading: bool = False,
+    ) -> TableRead:
+        """The read of `spec` on the table at `location`. A read `reading` its pages next
+        sends the first requests it can before the table's columns arrive."""
+        member = requester.query_member_for(location.rows_path)
+        opening = None
+        if reading:
+            opening = early_opening(requester, location, member, spec, page_size, parallel)
+        try:
+            plan = await make_plan(requester, location, member, spec, page_size)
+        except BaseException:
+            if opening is not None:
+                await opening.close()
+            raise
+        strategy = ReadStrategy.of_plan(plan, parallel)
+        if opening is not None and not (strategy.ranged and opening.serves(plan)):
+            await opening.close()  # the columns made another read of it
+            opening = None
+        inferred = InferredSchema() if plan.fetched is None else None
+        return cls(requester, plan, strategy, inferred, opening)
+
+    @property
+    def location(self) -> TableLocation:
+        return self.plan.location
+
+    @property
+    def member(self) -> str:
+        """The member name the requests name columns with (``column`` or ``attribute``)."""
+        return self.plan.member
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def pages(self, bar: Any = None, *, collect: bool) -> AsyncGenerator[pa.RecordBatch]:
+        """The result batches, in the result's order. `collect` says the caller keeps every
+        batch (memory need not be bounded); `bar` counts the rows."""
+        if self.strategy.ranged:
+            batches = ranged_batches(
+                self.requester, self.plan, self.strategy.controller(), bar,
+                streaming=not collect, opening=self.opening,
+            )  # fmt: skip
+        else:
+            batches = serial_batches(self.requester, self.plan, self.inferred, bar, collect=collect)
+        async with aclosing(batches):
+            async for batch in batches:
+                yield batch
+
+    async def collect(self, progress: bool | None) -> tuple[list[pa.RecordBatch], pa.Schema]:
+        """Every result batch (a progress bar shown when `progress`), and the result's
+        schema."""
+        with self.bar(progress) as bar:
+            async with aclosing(self.pages(bar, collect=True)) as pages:
+                batches = [batch async for batch in pages]
+        return batches, self.result_schema(batches)
+
+    async def schema(self) -> pa.Schema:
+        """The result's schema: the table's types, or (inferred from the rows) those of the
+        first row, read now."""
+        if self.plan.output is not None:
+            return self.plan.output
+        plan = replace(self.plan, spec=self.plan.spec.first(1))
+        first = TableRead(self.requester, plan, ReadStrategy.of_plan(plan, 1), InferredSchema())
+        return (await first.collect(progress=False))[1]
+
+    async def pages_by_range(
+        self, ranges: Sequence[SequenceRange], *, collect: bool, distance: float | None = None
+    ) -> AsyncGenerator[tuple[int, pa.RecordBatch]]:
+        """The batches of the rows in each of `ranges`, each with the index of its range,
+        range after range; the ranges are read as a ranged read reads its own, as many at
+        once as this read's controller says (with ``"auto"``, as many as `distance`, the round
+        trip of a request made just before, calls for to start with)."""
+        concurrency = self.strategy.controller()
+        if distance is not None:
+            concurrency.guess(distance, GUESSED_WORK_PER_ROW * self.plan.page_size)
+        reads = range_reads(self.requester, self.plan, ranges, concurrency, collect=collect)
+        tagged = ((slot, _tagged(index, batches)) for index, (slot, batches) in enumerate(reads))
+        async with aclosing(in_order(tagged, concurrency, keep_all=collect)) as batches:
+            async for item in batches:
+                yield item
+
+    async def count(self) -> int:
+        """The number of result rows: the service's count when it is exact, else counted
+        page by page over the rows' IDs."""
+        plan = self.plan
+        if not plan.filters or plan.head == 0:
+            return 0
+        if plan.every_row_kept:
+            total = await self.service_count()
+            if total < TOTAL_CAP:
+                return total if plan.head is None else min(total, plan.head)
+        rows = 0
+        async with aclosing(self.ids_only().pages(collect=False)) as batches:
+            async for batch in batches:
+                rows += batch.num_rows
+        return rows
+
+    async def service_count(self) -> int:
+        """The service's count of the rows its first request keeps (up to `TOTAL_CAP`)."""
+        return await service_count(self.requester, self.plan) if self.plan.filters else 0
+
+    async def ranges(
+        self, *, parts: int | None = None, width: int | None = None
+    ) -> list[SequenceRange]:
+        """The ``$sequence`` values from the first row to the last (asked for now) cut into
+        `parts` ranges, or into ranges of at most `width` values; none without rows."""
+        bounds = await sequence_bounds(self.requester, self.plan) if self.plan.filters else None
+        if bounds is None:
+            return []
+        if parts is None:
+            assert width is not None, "ranges() takes parts= or width="
+            parts = -(-(bounds.last - bounds.first + 1) // width)
+        return split_ranges(bounds.first, bounds.last, parts)
+
+    # -- the same read, restricted ---------------------------------------------------------------
+
+    def within(self, part: SequenceRange) -> TableRead:
+        """This read restricted to the rows of `part`."""
+        return replace(self, plan=self.plan.within(part), opening=None)
+
+    def narrowed(self, *queries: str) -> TableRead:
+        """This read with the filter query strings `queries` added to every request."""
+        return replace(self, plan=self.plan.narrowed(*queries), opening=None)
+
+    def ids_only(self) -> TableRead:
+        """This read of the rows' ``$`` fields only, in ``$sequence`` order."""
+        plan = self.plan.ids_only()
+        strategy = ReadStrategy.of_plan(plan, self.strategy.parallel)
+        inferred = None if self.inferred is None else InferredSchema()
+        return TableRead(self.requester, plan, strategy, inferred)
+
+    # -- what it is ------------------------------------------------------------------------------
+
+    def result_schema(self, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
+        """The schema of a result made of `batches` (for inferred types: of what was seen)."""
+        return self.plan.result_schema(batches, self.inferred)
+
+    def bar(self, progress: bool | None) -> tqdm[Any]:
+        """A progress bar of this read's rows (`progress`: None decides by the terminal)."""
+        return progress_bar(total=None, unit="rows", desc=str(self.location), enabled=progress)
+
+    def explain(self) -> str:
+        """What the read sends and what the client does with the answers, and whether it
+        runs in concurrent ranges (and if not, why)."""
+        plan = self.plan
+        lines = [f"{' · '.join(plan.spec.describe(plan.location))}: "
+                 f"GET {plan.location.rows_path}, pages of {plan.page_size} rows, "
+                 "each after the previous page's last $id (cursorAfter)"]  # fmt: skip
+        requests = plan.requests
+        if not requests:
+            lines.append("No request: the filter matches no row.")
+        for number, queries in enumerate(requests, start=1):
+            lines.append(f"Request {number} of {len(requests)}:")
+            lines.extend(f"  {query}" for query in queries or ["(no queries)"])
+        if plan.residual is not None:
+            lines.append(f"Applied by the client to the rows returned: {plan.residual!r}")
+        if len(requests) > 1:
+            lines.append("The rows of the requests are merged by $id (first request wins).")
+        if plan.client_order:
+            lines.append("The merged rows are sorted by the client in the service's order.")
+        if plan.head is not None:
+            lines.append(f"The read stops after {plan.head} rows.")
+        if plan.fetched is None:
+            lines.append("The column types are inferred from the rows (no access to columns).")
+        if requests:
+            lines.append(self.strategy.describe())
+        return "\n".join(lines)
+
+
+async def _tagged(
+    index: int, batches: AsyncGenerator[pa.RecordBatch]
+) -> AsyncGenerator[tuple[int, pa.RecordBatch]]:
+    async with aclosing(batches):
+        async for batch in batches:
+            yield index, batch
