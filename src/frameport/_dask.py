@@ -53,7 +53,8 @@ from ._core import JWT_ENV, KEY_ENV, Credentials, Requester, credentials_from_en
 from ._core._auth import CredentialChoice
 from ._expr import Expr, col, parse
 from ._schema import SYSTEM_SCHEMA, RowDecodeError, to_pandas
-from ._tables import SEQUENCE, QuerySpec, SequenceRange, TableLocation, TableRead
+from ._tables import TableLocation
+from ._tables.read import SEQUENCE, QuerySpec, SequenceRange, TableRead
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

@@ -62,7 +62,7 @@ from ._core import (
 )
 from ._exceptions import NotFoundError
 from ._storage import Bucket, File
-from ._tables import iter_pages
+from ._tables.read import iter_pages
 
 PROTOCOL = "frameport"
 

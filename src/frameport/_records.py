@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ._schema import TIMESTAMP, to_pandas
-from ._tables import decode_page, iter_pages
+from ._tables.read import decode_page, iter_pages
 
 if TYPE_CHECKING:
     from ._core import Requester

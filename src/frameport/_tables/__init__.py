@@ -8,33 +8,17 @@ from ._browse import PagePosition, TableBrowser, TablePage
 from ._location import TableLocation
 from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
 from .polars import explain_scans
-from .read import (
-    SEQUENCE,
-    TOTAL_CAP,
-    QuerySpec,
-    SequenceRange,
-    TableRead,
-    decode_page,
-    iter_pages,
-)
 from .writes._rows import create_table
 
 __all__ = [
-    "SEQUENCE",
-    "TOTAL_CAP",
     "AsyncTable",
     "AsyncTableQuery",
     "PagePosition",
-    "QuerySpec",
-    "SequenceRange",
     "Table",
     "TableBrowser",
     "TableLocation",
     "TablePage",
     "TableQuery",
-    "TableRead",
     "create_table",
-    "decode_page",
     "explain_scans",
-    "iter_pages",
 ]

@@ -1,22 +1,12 @@
-"""A table query browsed a page at a time (the table widget), read through the one cursor
-loop (`iter_pages`).
-
-The engine behind `TableQuery.to_pandas` fetches ahead; a preview must not, so a page here is
-one request for at most `size` rows, starting after the previous page's last row. When the
-client applies part of the filter (exact string comparisons, see `explain()`), the service
-may send rows the page does not show; the page then reads on, until it holds `size` rows or
-the rows end (at most `MAX_REQUESTS_PER_PAGE` requests), and ends at the last row it shows.
-Where the service refuses a cursor (its row has null in a sort column) the rows are asked for
-by ``offset`` instead, as the engine does.
-
-Each page is the query's read (`TableRead`): its plan's one request (the compiled filter,
-select and sort), decoded by its decoder off the loop, as `TableQuery.preview_html` reads its
-single page.
+"""A table query browsed a page at a time (the table widget). A page is the query's read
+(`TableRead`) asking its one request for at most `size` rows after the previous page's last
+row, through the cursor loop (`iter_pages`), without reading ahead. When the client applies
+part of the filter, the service may send rows the page does not show: the page reads on
+until it holds `size` rows or the rows end (at most `MAX_REQUESTS_PER_PAGE` requests).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 from functools import partial
@@ -99,7 +89,9 @@ class TableBrowser:
             after=position.after, skipped=position.read,
         )  # fmt: skip
         async with aclosing(pages):
-            async for number, body in _numbered(pages):
+            number = -1
+            async for body in pages:
+                number += 1
                 page_total, batch = await decoded(decode, body)
                 total = page_total if number == 0 else total
                 if inferred is not None:
@@ -131,13 +123,6 @@ class TableBrowser:
             total_exact=exact,
             next_position=PagePosition(shown, position.read + read, after) if more else None,
         )
-
-
-async def _numbered(pages: AsyncIterator[bytes]) -> AsyncIterator[tuple[int, bytes]]:
-    number = 0
-    async for body in pages:
-        yield number, body
-        number += 1
 
 
 def _frame(batches: list[pa.RecordBatch]) -> pd.DataFrame:

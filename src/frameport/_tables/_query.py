@@ -3,9 +3,9 @@
 `client.table(db, table)` (or `client.collection(db, collection)`, the legacy interface) is a
 `Table`. `where`, `query`, `select`, `sort` and `head` return new `TableQuery` objects and send
 nothing; the terminals (`to_pandas`, `to_arrow`, `iter_batches`, `to_parquet`, `count`,
-`explain`) read the table's columns, compile the filter and page through the rows
-(`_paging`). Every terminal reads the columns afresh, so a query never works from a stale
-schema.
+`explain`) make one read of the query (`read.TableRead`): they read the table's columns,
+compile the filter and page through the rows. Every terminal reads the columns afresh, so a
+query never works from a stale schema.
 
 >>> people = client.table("crm", "people")                           # doctest: +SKIP
 >>> adults = people.query("age >= 18").select("name", "age").sort("age", ascending=False)
@@ -26,15 +26,16 @@ Decisions:
 * Without access to the table's columns (a signed-in user gets 401 there), the types are
   inferred from the rows (`InferredSchema`). Collecting terminals settle them over all rows;
   streaming ones hold pages back until every column has shown a value (at most
-  `_read.HOLD_BACK_ROWS` rows) and raise `RowDecodeError` if a later page would change a type.
+  `read._serial.HOLD_BACK_ROWS` rows) and raise `RowDecodeError` if a later page would change
+  a type.
   Column kinds for the filter are then guessed from its values; when the service refuses
   them (a float compared with an integer column), the client applies the whole filter. Once
   the rows show a column's kind, the filter is checked against it, so a value that does not
   fit raises the `FilterError` an API-key read raises. A result without rows learns its
-  columns from rows read without the filter (`_read.learn_columns`), so it has the dtypes
+  columns from rows read without the filter (`read.learn_columns`), so it has the dtypes
   of a read that has rows; a table without rows gives only the ``$`` fields.
 * The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
-  with the serial read's result (`_parallel`): ``parallel="auto"`` (the default) runs as many
+  with the serial read's result (`read._ranged`): ``parallel="auto"`` (the default) runs as many
   as keep the decoder busy, ``parallel=N`` fixes it, ``parallel=1`` reads serially;
   `to_dask` builds a dask DataFrame of such ranges, read on dask's workers (`_dask`).
 """
@@ -118,7 +119,8 @@ class AsyncTableQuery:
 
     def where(self, condition: Expr | PandasExpression) -> AsyncTableQuery:
         """Keep the rows where `condition` holds (combined with earlier filters by ``&``);
-        pandas 3 ``pd.col(...)`` expressions are read as the same filters (`_pandas_expr`).
+        pandas 3 ``pd.col(...)`` expressions are read as the same filters (see the filters
+        guide).
 
         >>> table.where((col("age") > 30) & col("city").isin(["Oslo"]))   # doctest: +SKIP
         """
@@ -179,8 +181,10 @@ class AsyncTableQuery:
     ) -> pa.Table:
         """Every matching row as one Arrow table (the same schema for an empty result).
         ``parallel="auto"`` reads as many ranges of ``$sequence`` at once as keep the decoder
-        busy, ``parallel=N`` reads N, ``parallel=1`` one after the other (see `_parallel`)."""
-        batches, schema = await self._collect(progress, page_size, parallel)
+        busy, ``parallel=N`` reads N, ``parallel=1`` one after the other (see the scale-out
+        guide)."""
+        read = await self._read(page_size, parallel, reading=True)
+        batches, schema = await read.collect(progress)
         return pa.Table.from_batches(batches, schema=schema)
 
     async def to_pandas(
@@ -195,21 +199,15 @@ class AsyncTableQuery:
         ``boolean``, ``float64``, ``str``, ``datetime64[ms, UTC]``, lists as ``object``; or
         ``ArrowDtype`` columns with ``dtype_backend="pyarrow"``. Ranges of ``$sequence`` are
         read concurrently, as many as keep the decoder busy (``parallel="auto"``), or N with
-        ``parallel=N``, with the serial read's result (see `_parallel`).
+        ``parallel=N``, with the serial read's result (see the scale-out guide).
 
         >>> df = table.query("age > 30").to_pandas(parallel=4)
         """
-        batches, schema = await self._collect(progress, page_size, parallel)
+        read = await self._read(page_size, parallel, reading=True)
+        batches, schema = await read.collect(progress)
         return batches_to_pandas(
             batches, schema, dtype_backend=dtype_backend, memory_pool=READ_POOL
         )
-
-    async def _collect(
-        self, progress: bool | None, page_size: int | None, parallel: Parallel
-    ) -> tuple[list[pa.RecordBatch], pa.Schema]:
-        """Every result batch, and the result's schema."""
-        read = await self._read(page_size, parallel, reading=True)
-        return await read.collect(progress)
 
     async def iter_batches(
         self,
@@ -226,7 +224,8 @@ class AsyncTableQuery:
         as the pages come, or re-chunked to `rows` rows or about `bytes` bytes per batch.
         Every batch has the same columns and dtypes; there is no empty batch, so an empty
         result yields nothing (its columns: `schema`). Reads ahead in ranges of ``$sequence``
-        (``parallel="auto"`` or N at once), in order, with bounded memory (see `_parallel`).
+        (``parallel="auto"`` or N at once), in order, with bounded memory (see the scale-out
+        guide).
 
         >>> for frame in table.iter_batches(rows=50_000):
         ...     print(len(frame))
@@ -253,13 +252,13 @@ class AsyncTableQuery:
         resume: bool = False,
     ) -> ExportReport:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
-        return an `ExportReport` (rows, pages, bytes, seconds, checks; it also equals the row
+        return a report of it (rows, pages, bytes, seconds, checks; it also equals the row
         count). Memory stays flat however large the table; the file appears only when
         complete (a failed export leaves no partial file at `path`).
         Ranges of ``$sequence`` are fetched concurrently (``parallel="auto"`` or N at once)
-        and written in order, holding a few pages per range (see `_parallel`). ``resume=True``
+        and written in order, holding a few pages per range. ``resume=True``
         keeps a checkpoint beside `path` after each segment of ``$sequence``, so that an export
-        killed part-way continues where it stopped when run again (see `_tables._resume`).
+        killed part-way continues where it stopped when run again (see the pipelines guide).
 
         >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
         3
@@ -278,11 +277,11 @@ class AsyncTableQuery:
         page_size: int | None = None,
     ) -> SyncReport:
         """Keep the Delta Lake table at `target` equal to this query's rows and return a
-        `SyncReport` (inserted, updated, deleted, Delta version, seconds). The first run
+        report of it (inserted, updated, deleted, Delta version, seconds). The first run
         writes everything; later runs read the rows updated since the last run (less `lag`
         seconds, by the service's clock) and merge them by ``$id``; ``deletes="scan"`` also
         removes the rows that are gone. One Delta commit per run. Needs the ``delta`` extra;
-        see `_tables._delta_sync`.
+        see the pipelines guide.
 
         >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
         """
@@ -316,7 +315,7 @@ class AsyncTableQuery:
         """A dask DataFrame of the matching rows: `partitions` ranges of ``$sequence``, each
         read by a dask worker with its own client, with the dtypes of `to_pandas`. Workers
         get a reference to the credentials where one exists (`credentials`: "auto", "env",
-        "saved" or "embedded"; see `_dask`). Needs the ``dask`` extra.
+        "saved" or "embedded"; see the scale-out guide). Needs the ``dask`` extra.
 
         >>> ddf = table.query("age > 30").to_dask(partitions=8)         # doctest: +SKIP
         >>> ddf.groupby("city").age.mean().compute()                     # doctest: +SKIP

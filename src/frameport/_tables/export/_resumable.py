@@ -1,21 +1,14 @@
-"""A Parquet export that survives being killed: it reads the rows in ``$sequence`` segments,
-writes each segment to its own file beside the target and records it in a checkpoint
-(`_checkpoint`), then joins the segments into the target.
+"""A Parquet export that survives being killed: the rows in ``$sequence`` segments, fixed when
+it starts, read as any ranged read reads its ranges (`TableRead.pages_by_range`: several at
+once), each written to its own file beside the target as its turn comes and recorded in a
+checkpoint (`_checkpoint`), then joined into the target; the checkpoint folder then goes.
 
-* The segments are read as any read in ranges reads its ranges (`TableRead.pages_by_range`):
-  several at once (``parallel="auto"``, or N), each written as its turn comes and recorded
-  in order, so that the checkpoint always names a prefix of the segments.
-* The last ``$sequence`` is fixed when the export starts: rows created later are left for the
-  next export (the report counts them).
-* Started again after a crash (kill -9 included), the export continues with the first
-  segment not recorded as complete: the segments read at once then are fetched again, no
-  row is written twice, and the file equals an uninterrupted export's (values, dtypes, row
-  order).
-* A query sorted on another column than ``$sequence`` (or by it descending), with ``head``,
-  with a filter sent as several requests or with types inferred from the rows cannot be read
-  in segments and is refused (`ResumeError`), as is a checkpoint written for another table,
-  filter or columns.
-* The checkpoint folder goes away once the target is written.
+* Started again after a crash (kill -9 included), it continues with the first segment not
+  recorded: no row is written twice, and the file equals an uninterrupted export's. Rows
+  created after it started are left for the next export (the report counts them).
+* A query sorted otherwise than up ``$sequence``, with ``head``, with a filter sent as
+  several requests or with types inferred from the rows is refused (`ResumeError`), as is a
+  checkpoint written for another table, filter or columns.
 
 >>> report = await export_resumable(read, "out.parquet", compression="zstd", progress=None)
 ... # doctest: +SKIP

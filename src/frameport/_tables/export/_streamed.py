@@ -3,17 +3,19 @@ counted and checked on the way (`PageWatch`), the file checked once written."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
+from pathlib import Path
 
 import pyarrow as pa
 
 from ..read import TableRead
 from ._parquet import write_parquet
 from ._report import ExportReport
-from ._watch import PageWatch, streamed_report
+from ._watch import PageWatch, file_checks
 
 
 async def export_streamed(
@@ -31,7 +33,16 @@ async def export_streamed(
                 schema = read.result_schema([] if first is None else [first])
                 batches = _prepend(first, stream)
             rows = await write_parquet(watch.watch(batches), schema, path, compression=compression)
-    return await streamed_report(path, rows, watch, started)
+    pages_in_order = watch.in_order if watch.ordered else None
+    checks = await asyncio.to_thread(file_checks, Path(path), watch.rows, pages_in_order)
+    return ExportReport(
+        path=str(path),
+        rows=rows,
+        pages=watch.pages,
+        bytes=Path(path).stat().st_size,
+        seconds=time.perf_counter() - started,
+        checks=checks,
+    )
 
 
 async def _prepend(

@@ -3,15 +3,11 @@
 `PageWatch` sits between the read and the writer: it counts pages, rows and Arrow bytes and
 checks that ``$sequence`` only grows from batch to batch (the order of the read). `file_checks`
 reads the written file back: its ``$id`` column, row group by row group, and the row count of
-its footer, compared with the rows the watch saw listed; `streamed_report` puts the figures of
-an export without resume together.
+its footer, compared with the rows the watch saw listed.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ._report import ExportChecks, ExportReport
+from ._report import ExportChecks
 
 
 @dataclass
@@ -73,21 +69,4 @@ def file_checks(path: Path, rows_listed: int, pages_in_order: bool | None) -> Ex
         ids_unique=unique,
         pages_in_order=pages_in_order,
         rows_match=file.metadata.num_rows == rows_listed,
-    )
-
-
-async def streamed_report(
-    path: str | os.PathLike[str], rows: int, watch: PageWatch, started: float
-) -> ExportReport:
-    """The report of an export without resume that wrote `rows` rows to `path`."""
-    target = Path(path)
-    pages_in_order = watch.in_order if watch.ordered else None
-    checks = await asyncio.to_thread(file_checks, target, watch.rows, pages_in_order)
-    return ExportReport(
-        path=str(target),
-        rows=rows,
-        pages=watch.pages,
-        bytes=target.stat().st_size,
-        seconds=time.perf_counter() - started,
-        checks=checks,
     )

@@ -1,4 +1,4 @@
-"""Table queries as polars frames: eager (`to_polars`) or lazy (`scan`, a polars IO source).
+"""Table queries as polars frames: eager, or lazy (`to_polars`; a polars IO source).
 
 A lazy scan receives from polars the columns, predicate and row limit the lazy query needs,
 and pushes what it can to the service:
@@ -22,7 +22,6 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import aclosing
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -52,8 +51,8 @@ async def to_polars(
                 "the synchronous Client (client.table(...).to_polars(lazy=True) or "
                 "fp.scan_table), or read eagerly with await query.to_polars()."
             )
-        read = await TableRead.make(requester, location, spec)
-        return scan(_Scanned(requester, location, spec), await read.schema())
+        source = _ScanSource(requester, location, spec)
+        return await source.lazy_frame()
     read = await TableRead.make(requester, location, spec, reading=True)
     batches, schema = await read.collect(progress=None)
     frame = pl.from_arrow(pa.Table.from_batches(batches, schema=schema))
@@ -61,45 +60,32 @@ async def to_polars(
     return frame
 
 
-@dataclass(frozen=True)
-class _Scanned:
-    """What a scan reads: a query on a table, and who asks."""
-
-    requester: Requester
-    location: TableLocation
-    spec: QuerySpec
-
-    async def read(self, *, reading: bool = False) -> TableRead:
-        return await TableRead.make(self.requester, self.location, self.spec, reading=reading)
-
-
-def scan(scanned: _Scanned, arrow_schema: pa.Schema) -> pl.LazyFrame:
-    """A polars LazyFrame over `scanned` (whose result schema is `arrow_schema`), with
-    columns, filters and row limits pushed down."""
-    from polars.io.plugins import register_io_source
-
-    source = _ScanSource(scanned, arrow_schema)
-    return register_io_source(
-        io_source=source,
-        schema=source.polars_schema(),
-        explain_name=f"frameport {scanned.location}",
-        explain_detail="columns, filters and row limits pushed to the service",
-    )
-
-
 class _ScanSource:
-    """The IO source polars calls with the columns, predicate and row limit it needs."""
+    """The IO source polars calls with the columns, predicate and row limit it needs, over
+    the rows of `spec` on the table at `location`."""
 
-    def __init__(self, scanned: _Scanned, schema: pa.Schema) -> None:
-        self._scanned = scanned
-        self._schema = schema
+    def __init__(self, requester: Requester, location: TableLocation, spec: QuerySpec) -> None:
+        self._requester, self._location, self._spec = requester, location, spec
+        self._schema = pa.schema([])
 
-    def polars_schema(self) -> pl.Schema:
+    async def lazy_frame(self) -> pl.LazyFrame:
+        """A polars LazyFrame over the rows, with columns, filters and row limits pushed
+        down."""
         import polars as pl
+        from polars.io.plugins import register_io_source
 
-        frame = pl.from_arrow(self._schema.empty_table())
-        assert isinstance(frame, pl.DataFrame)
-        return frame.schema
+        self._schema = await (await self._read(self._spec)).schema()
+        empty = pl.from_arrow(self._schema.empty_table())
+        assert isinstance(empty, pl.DataFrame)
+        return register_io_source(
+            io_source=self,
+            schema=empty.schema,
+            explain_name=f"frameport {self._location}",
+            explain_detail="columns, filters and row limits pushed to the service",
+        )
+
+    async def _read(self, spec: QuerySpec, *, reading: bool = False) -> TableRead:
+        return await TableRead.make(self._requester, self._location, spec, reading=reading)
 
     def __call__(
         self,
@@ -108,19 +94,19 @@ class _ScanSource:
         n_rows: int | None,
         batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
-        scanned, pushdown = self._pushed(with_columns, predicate, n_rows)
+        spec, pushdown = self._pushed(with_columns, predicate, n_rows)
         recorder = _recording()
         if recorder is not None:
-            recorder.append(self._describe(scanned, pushdown, with_columns, predicate, n_rows))
+            recorder.append(self._describe(spec, pushdown, with_columns, predicate, n_rows))
             return
-        yield from self._frames(scanned, with_columns, predicate, n_rows, batch_size)
+        yield from self._frames(spec, with_columns, predicate, n_rows, batch_size)
 
     def _pushed(
         self, with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None
-    ) -> tuple[_Scanned, Pushdown]:
+    ) -> tuple[QuerySpec, Pushdown]:
         from ._predicate import Pushdown, split_predicate
 
-        spec = self._scanned.spec
+        spec = self._spec
         pushdown = Pushdown(None, ())
         if predicate is not None:
             pushdown = split_predicate(predicate, self._schema)
@@ -135,11 +121,11 @@ class _ScanSource:
             spec = spec.select(wanted or ["$id"])
         if predicate is None and n_rows is not None:
             spec = spec.first(n_rows)
-        return _Scanned(self._scanned.requester, self._scanned.location, spec), pushdown
+        return spec, pushdown
 
     def _frames(
         self,
-        scanned: _Scanned,
+        spec: QuerySpec,
         with_columns: list[str] | None,
         predicate: pl.Expr | None,
         n_rows: int | None,
@@ -150,7 +136,7 @@ class _ScanSource:
         remaining = n_rows
         if remaining == 0:
             return
-        for batch in iterate_sync(_batches(scanned, batch_size)):
+        for batch in iterate_sync(self._batches(spec, batch_size)):
             frame = pl.from_arrow(batch)
             assert isinstance(frame, pl.DataFrame)
             if predicate is not None:
@@ -166,13 +152,13 @@ class _ScanSource:
 
     def _describe(
         self,
-        scanned: _Scanned,
+        spec: QuerySpec,
         pushdown: Pushdown,
         with_columns: list[str] | None,
         predicate: pl.Expr | None,
         n_rows: int | None,
     ) -> str:
-        lines = [f"Scan of {scanned.location}:"]
+        lines = [f"Scan of {self._location}:"]
         columns = "all" if with_columns is None else ", ".join(with_columns) or "none"
         lines.append(f"  columns polars needs: {columns}")
         if predicate is not None:
@@ -184,18 +170,17 @@ class _ScanSource:
         if n_rows is not None:
             where = "service (head)" if predicate is None else "scan, after the filter"
             lines.append(f"  row limit {n_rows}: applied by the {where}")
-        explained = run_sync(scanned.read()).explain()
+        explained = run_sync(self._read(spec)).explain()
         lines.extend(f"  | {line}" for line in explained.splitlines())
         return "\n".join(lines)
 
-
-async def _batches(scanned: _Scanned, rows: int | None) -> AsyncGenerator[pa.RecordBatch]:
-    """The scanned rows, re-chunked to `rows` rows a batch when polars asks for a size."""
-    read = await scanned.read(reading=True)
-    with read.bar(None) as bar:
-        async with aclosing(read.pages(bar, collect=False)) as pages:
-            async for batch in rechunk(pages, rows=rows):
-                yield batch
+    async def _batches(self, spec: QuerySpec, rows: int | None) -> AsyncGenerator[pa.RecordBatch]:
+        """The rows of `spec`, re-chunked to `rows` a batch when polars asks for a size."""
+        read = await self._read(spec, reading=True)
+        with read.bar(None) as bar:
+            async with aclosing(read.pages(bar, collect=False)) as pages:
+                async for batch in rechunk(pages, rows=rows):
+                    yield batch
 
 
 _record_lock = threading.Lock()

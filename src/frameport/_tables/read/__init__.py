@@ -18,8 +18,8 @@ from ._cursor import (
 )
 from ._decode import decode_page
 from ._kinds import filter_columns
-from ._plan import Plan, QuerySpec, column_models
-from ._ranges import SEQUENCE, SequenceRange, split_ranges
+from ._plan import QuerySpec, column_models
+from ._ranges import SEQUENCE, SequenceRange
 from ._rechunk import rechunk
 from ._serial import learn_columns
 from ._strategy import Parallel
@@ -30,7 +30,6 @@ __all__ = [
     "SEQUENCE",
     "TOTAL_CAP",
     "Parallel",
-    "Plan",
     "QuerySpec",
     "SequenceRange",
     "TableRead",
@@ -44,5 +43,4 @@ __all__ = [
     "iter_pages",
     "learn_columns",
     "rechunk",
-    "split_ranges",
 ]

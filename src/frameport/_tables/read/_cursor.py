@@ -1,23 +1,14 @@
-"""The cursor loop: every page of a row listing, fetched by cursor, with the next page on its
-way while the last one is decoded.
+"""The cursor loop of every list of the service (table rows; files and deployments through
+`frameport._records` and the fsspec filesystem), and pages fetched ahead of their decoding.
 
-* Each page asks for `page_size` rows (the service has no upper bound; frameport asks for
-  5000) and the next page starts after the previous page's last ``$id`` (``cursorAfter``).
-  That ID is read from the raw body (`last_row_id`), so the next request is on its way while
-  the page is still being decoded: `prefetched_pages` fetches in a task of its own into a
-  bounded queue of at most `PREFETCH_PAGES` bodies, and the reader decodes them on the
-  decoding thread (`decoded`; Arrow's JSON reader releases the GIL, so decoding overlaps
-  fetching).
-* A request ends with a page shorter than the limit (counted on the raw body, before any
-  client-side filter drops rows), never at a row count or a page limit: nothing is cut off.
-* The service refuses a cursor whose row has null in a sort column
-  (``database_query_order_null``); the page is then asked for by ``offset`` instead, and the
-  cursor takes over again on the next page.
-* Rows of several requests are merged without duplicates (`SeenIds`, by ``$id``, in request
-  order); `up_to_head` stops a read once it has kept `head` rows.
-
-The loop serves every list of the service: table rows, and bucket files and deployments
-(`frameport._records`, the fsspec filesystem).
+* Each page asks for `page_size` rows and the next starts after the previous page's last
+  ``$id`` (``cursorAfter``), read from the raw body (`last_row_id`): `prefetched_pages`
+  fetches in a task of its own, at most `PREFETCH_PAGES` bodies ahead, while the reader
+  decodes on the decoding thread (`decoded`; Arrow's JSON reader releases the GIL).
+* A request ends with a page shorter than the limit (counted on the raw body), never at a
+  row count: nothing is cut off. A cursor the service refuses (its row has null in a sort
+  column, ``database_query_order_null``) is replaced by ``offset`` for that page.
+* `SeenIds` drops rows of several requests seen before; `up_to_head` stops at `head` rows.
 
 >>> async for body in iter_pages(requester, "/storage/buckets/b/files", (), 100):
 ...     ...                                                       # doctest: +SKIP

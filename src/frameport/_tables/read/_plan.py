@@ -1,14 +1,8 @@
 """What a table query asks for (`QuerySpec`), and the query resolved against the table's
-columns (`Plan`): what to send, how to decode the pages and what the client does with the
-rows afterwards.
-
-`make_plan` reads the column models (or, when the caller may not, prepares to infer the types
-from the rows) and compiles the filter. A `Plan` keeps only what cannot be derived: where the
-table is and the query member its requests name columns with, the query, the page size, the
-filter's query strings per request and the part of the filter the client applies, and the
-Arrow schema of the columns fetched (None: types inferred from the rows). Every request's
-query strings, the columns the client fetches for itself, the output schema and whether the
-service's count is the result's follow from those.
+columns by `make_plan` (`Plan`): what to send, how to decode the pages, what the client does
+with the rows. A plan keeps only what cannot be derived (where, the query member, the query,
+the page size, the filter's query strings per request and the client's part, the fetched
+schema or None when types are inferred); the rest are properties.
 
 >>> spec = QuerySpec(condition=col("age") > 30)
 >>> plan = await make_plan(requester, location, "column", spec, None)    # doctest: +SKIP
@@ -16,7 +10,7 @@ service's count is the result's follow from those.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -271,12 +265,9 @@ async def make_plan(
     )
     if models is None:
         return plan
-    select = None if spec.columns is None else [*spec.columns, *_extra_names(plan)]
+    extra = (name for name in _client_columns(plan) if name[0] != "$")
+    select = None if spec.columns is None else [*spec.columns, *extra]
     return replace(plan, fetched=arrow_schema(models, select=select))
-
-
-def _extra_names(plan: Plan) -> Iterable[str]:
-    return (name for name in _client_columns(plan) if name[0] != "$")
 
 
 def plan_page_size(spec: QuerySpec, page_size: int | None) -> int:

@@ -1,9 +1,5 @@
-"""One-row requests: the service's count of a plan's rows, and the row at either end of them.
-
-Each asks for one row with ``$id`` selected only, decoded off the loop like any page. The
-count is the service's (it counts up to `TOTAL_CAP`: a total of 5,000 means "5,000 or more"),
-asked for the first request's filters; the ends are the ``$sequence`` of the first and the
-last row, the bounds between which a read in ranges cuts its ranges.
+"""One-row requests (``$id`` selected, decoded off the loop like any page): the service's
+count of a plan's rows (up to 5,000), and the ``$sequence`` of the row at either end.
 """
 
 from __future__ import annotations

@@ -1,29 +1,15 @@
-"""The one ranged strategy: a read cut into ranges of ``$sequence``, read at once, handed on
-in ``$sequence`` order with the serial read's result.
+"""The one ranged strategy: a read cut into ranges of ``$sequence`` read at once, handed on in
+order with the serial read's result (the scale-out guide tells the whole story).
 
-Three requests open it, at once (`open_read`): the first page, as the serial read asks for
-it, and a one-row request for the row at either end under the filter (the near one counted).
-Without a filter they depend on no column, and go out beside the request for the table's
-columns (`early_opening`). A result that fits in one page is done when that page arrives.
-Otherwise the rows past the first page's share of ``$sequence`` values are read in ranges
-(`tapering_ranges`) that start once the ends are known, beside the first page; each range
-is a serial read of the plan within it (`serial_batches`), so client-side filters, decoding
-and projection are the serial read's. The fan-in (`in_order`) hands the ranges on in order.
-
-How many ranges run at once is the controller's: adaptive for ``parallel="auto"`` (first a
-guess from the ends' round trip, `GUESSED_WORK_PER_ROW`, then as many as keep the decoder
-busy, from how long each page waited on the network and took to decode), pinned at N for
-``parallel=N``. A range fetches no page ahead of the decoder: it asks for its next page once
-the decoder has taken its last one, so it holds at most two page bodies. Collecting reads
-cut each range to the pages left divided by the ranges running (at least one page, at most
-`PAGES_PER_RANGE`), start a range whenever a slot is free, and a range gives up its slot once
-its last page is in; streaming reads keep ranges of `PAGES_PER_RANGE` pages and start them
-only within the window of the range being handed on, which bounds their memory. Sorting by
-``$sequence`` descending reads from the top. Rows added while a read runs and beyond the far
-end are not read.
-
-`range_reads` reads given ranges the same way (a resumable export's segments, the ranges
-of a deletes scan).
+Three requests open it at once (`open_read`): the first page and the row at either end (the
+near one counted); without a filter they go out beside the request for the columns
+(`early_opening`). Past the first page's share, the rows are read in ranges that start once
+the ends are known (`tapering_ranges`), each a serial read of the plan within it that
+fetches no page ahead of the decoder; the fan-in (`in_order`) hands them on in order, as many
+at once as the controller says (adaptive for ``"auto"``, pinned at N for ``parallel=N``).
+Collecting reads start a range whenever a slot is free; streaming reads only within the
+window of the range being written, which bounds their memory. `range_reads` reads given
+ranges the same way (a resumable export's segments, a deletes scan's ranges).
 """
 
 from __future__ import annotations
@@ -69,7 +55,6 @@ class ReadOpening:
 
     requests: tuple[tuple[str, ...], ...]
     page_size: int
-    ascending: bool | None
     ends: asyncio.Task[Ends]
     first_page: asyncio.Task[tuple[bytes, float]] | None  # the body and its wait in seconds;
     # None once taken
@@ -78,9 +63,8 @@ class ReadOpening:
         """Whether these are the requests a read of `plan` opens with (and still unused)."""
         return (
             self.first_page is not None
-            and plan.requests == self.requests
+            and plan.requests == self.requests  # their order queries say which way
             and plan.page_size == self.page_size
-            and plan.spec.sequence_order == self.ascending
         )
 
     async def take_first_page(self) -> tuple[bytes, float]:
@@ -118,7 +102,7 @@ def open_read(requester: Requester, plan: Plan) -> ReadOpening:
         return near, far, time.perf_counter() - asked
 
     return ReadOpening(
-        plan.requests, plan.page_size, plan.spec.sequence_order,
+        plan.requests, plan.page_size,
         ends=asyncio.create_task(ends()), first_page=asyncio.create_task(first_page()),
     )  # fmt: skip
 
@@ -211,18 +195,22 @@ def range_reads(
         yield slot, batches
 
 
-def _tapering(
+def _in_ranges(
+    requester: Requester,
+    plan: Plan,
     span: SequenceRange,
-    page_size: int,
     concurrency: AdaptiveConcurrency,
+    *,
     descending: bool,
     streaming: bool,
-) -> Iterator[SequenceRange]:
-    """`span` cut as the ranges start: whole ranges for streaming reads (theirs start only
-    within the window of the range handed on, so a range that ended early would hold its
-    slot without fetching), tapering ones for collecting reads."""
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """The rows of `plan` in `span`, read in ranges cut as they start: whole ranges for
+    streaming reads (a range that ended early would hold its slot in their window without
+    fetching), tapering ones for collecting reads."""
     width = 1 if streaming else concurrency
-    return tapering_ranges(span.after, span.upto, page_size, width, descending=descending)
+    ranges = tapering_ranges(span.after, span.upto, plan.page_size, width, descending=descending)
+    reads = range_reads(requester, plan, ranges, concurrency, collect=not streaming)
+    return in_order(reads, concurrency, keep_all=not streaming)
 
 
 def _beyond_first_page(
@@ -272,9 +260,9 @@ async def _first_page_then_ranges(
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The first page's rows outside `span`, then the rows in `span`, read in ranges that
     start while the first page still arrives."""
-    ranges = _tapering(span, plan.page_size, concurrency, descending, streaming)
-    reads = range_reads(requester, plan, ranges, concurrency, collect=not streaming)
-    rest = in_order(reads, concurrency, keep_all=not streaming)
+    rest = _in_ranges(
+        requester, plan, span, concurrency, descending=descending, streaming=streaming
+    )
     started = asyncio.ensure_future(anext(rest, None))  # the ranges start now
     try:
         batch = (await first_page).batch
@@ -318,8 +306,9 @@ async def _first_page_then_rest(
     span = SequenceRange(far - 1, last - 1) if descending else SequenceRange(last, far)
     if span.span <= 0:
         return
-    ranges = _tapering(span, plan.page_size, concurrency, descending, streaming)
-    reads = range_reads(requester, plan, ranges, concurrency, collect=not streaming)
-    async with aclosing(in_order(reads, concurrency, keep_all=not streaming)) as batches:
+    rest = _in_ranges(
+        requester, plan, span, concurrency, descending=descending, streaming=streaming
+    )
+    async with aclosing(rest) as batches:
         async for batch in batches:
             yield batch

@@ -1,12 +1,6 @@
-"""The serial read of a plan: its pages one after the other (the next fetched while the last
-is decoded), each decoded off the loop, then types settled when they are inferred, rows
-sorted on the client when the service cannot sort them, and the output columns projected.
-
-A read in ranges reads each of its ranges this way, with a controller to tell how every page
-went and a slot to give up once its last page is in.
-
->>> async for batch in serial_batches(requester, plan, None, bar, collect=True): ...
-... # doctest: +SKIP
+"""The serial read of a plan: its pages one after the other, decoded off the loop, types
+settled when inferred, rows sorted on the client when the service cannot sort them, output
+columns projected. Each range of a ranged read is read this way.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""How a read runs: serially, or in ranges of ``$sequence`` read at once; the one rule that
-decides, and the sentence `explain()` prints for it.
-
-Rows can be read in ranges when they come in ``$sequence`` order from one request with the
-table's own column types (`range_obstacle` says what stands in the way otherwise: a sort on
-another column, which the service applies in one read; a filter sent as several requests,
-whose rows come in request order; types inferred from the rows, which settle in row order).
-A read then runs in ranges unless ``parallel=1`` or, with ``parallel="auto"``, a `head`
-that fits in one page. How many ranges run at once is the controller's (`controller`):
-adaptive for ``"auto"``, pinned at N for ``parallel=N``.
+"""How a read runs, serially or in ranges of ``$sequence``: the one rule that decides
+(`range_obstacle`, `ReadStrategy.of`), the sentence `explain()` prints for it, and the
+controller of how many ranges run at once (adaptive for ``"auto"``, pinned at N).
 """
 
 from __future__ import annotations
@@ -49,11 +42,6 @@ def range_obstacle(spec: QuerySpec, *, requests: int, inferred: bool) -> Obstacl
     return None
 
 
-def check_parallel(parallel: Parallel) -> int | Auto:
-    """`parallel` as a number of concurrent ranges (None means 1) or ``"auto"``."""
-    return 1 if parallel is None else check_concurrency(parallel, "parallel", also=", None")
-
-
 @dataclass(frozen=True)
 class ReadStrategy:
     """How one read runs: `parallel` checked, and why it stays serial (None: in ranges)."""
@@ -72,7 +60,7 @@ class ReadStrategy:
         inferred: bool = False,
     ) -> ReadStrategy:
         """The strategy of a read of `spec` (see the module docstring)."""
-        checked = check_parallel(parallel)
+        checked = 1 if parallel is None else check_concurrency(parallel, "parallel", also=", None")
         reason: str | None = None
         obstacle = range_obstacle(spec, requests=requests, inferred=inferred)
         if checked == 1:

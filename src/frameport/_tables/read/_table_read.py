@@ -1,20 +1,10 @@
-"""One read of a table query: the plan, the requester that sends it, how it runs, and what it
-has learned of the column types; built once per call.
+"""One read of a table query, built once per call: the plan, the requester that sends it,
+how it runs (`ReadStrategy`, which `explain` prints) and what it learns of inferred types.
 
-`TableRead.make` resolves the query against the table's columns (`make_plan`) and decides
-how the read runs (`ReadStrategy`, the same decision `explain` prints); a read meant to be
-read sends its first requests while the columns are fetched when they depend on none
-(`early_opening`). Then:
-
-* `pages` is the result, batch by batch: serially, or in ranges of ``$sequence`` read at
-  once (`ranged_batches`);
-* `count` is the number of result rows: the service's count when it is exact, else counted
-  over the rows' IDs; `service_count` is the service's count as it is (capped);
-* `ranges` cuts the rows between the first and the last into ranges of ``$sequence`` (dask
-  partitions, segments), and `pages_by_range` reads given ranges the way a ranged read reads
-  its own, tagging each batch with its range;
-* `within`, `narrowed` and `ids_only` are the same read restricted to a range, to further
-  filters, or to the rows' IDs.
+`pages` is the result, serially or in ranges of ``$sequence``; `count` the number of its
+rows; `ranges` cuts the rows into ranges (dask partitions, export segments), which
+`pages_by_range` reads the way a ranged read reads its own; `within`, `narrowed` and
+`ids_only` are the same read restricted to a range, to more filters, or to the rows' IDs.
 
 >>> read = await TableRead.make(requester, location, QuerySpec(head=5))   # doctest: +SKIP
 >>> [batch async for batch in read.pages(collect=True)]                   # doctest: +SKIP
