@@ -1,5 +1,5 @@
 """What the database routes share: finding databases and tables as the caller may see them,
-the access rules of contract §7, query errors per endpoint kind (§5.7), and metadata lists.
+query errors per endpoint kind (§5.7), and metadata lists.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from ..service._permissions import is_allowed
 from ..service._ratelimit import RateLimit
 from ..store._collation import fold
 from ..store._db_terms import TABLES, Terms
@@ -24,8 +23,6 @@ from ._routing import Context, Handler, RouteSpec
 
 #: Methods the metadata lists (databases, tables, columns, indexes) accept.
 METADATA_METHODS = FILTERS | ORDERS | PAGING
-
-UNAUTHORIZED = "The current user is not authorized to perform the requested action."
 
 
 def scopes(
@@ -47,10 +44,6 @@ def table_route(
     """`handler(ctx, terms=terms)` for one interface."""
     bound: Handler = partial(handler, terms=terms)
     return RouteSpec(method, path, bound, accepted, limit)
-
-
-def unauthorized() -> ServiceError:
-    return ServiceError("user_unauthorized", UNAUTHORIZED)
 
 
 def database_or_404(conn: sqlite3.Connection, ctx: Context) -> DatabaseMeta:
@@ -76,18 +69,6 @@ def table_or_404(conn: sqlite3.Connection, ctx: Context, terms: Terms) -> TableM
             f"{terms.title('table')} with the requested ID '{table_id}' could not be found.",
         )
     return table
-
-
-def table_allows(ctx: Context, table: TableMeta, action: str) -> bool:
-    """Keys always; others when the table's permissions give them `action`."""
-    return ctx.caller.is_key or is_allowed(table.permissions, action, ctx.caller.roles)
-
-
-def row_allows(ctx: Context, table: TableMeta, permissions: Sequence[str], action: str) -> bool:
-    """Table-level `action`, or row security and the row's own `action` (§7)."""
-    if table_allows(ctx, table, action):
-        return True
-    return table.row_security and is_allowed(permissions, action, ctx.caller.roles)
 
 
 #: The first response format in which `$sequence` is a string (§9).
