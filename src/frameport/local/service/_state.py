@@ -29,6 +29,8 @@ class ServiceConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     latency: str | float | None = None  # milliseconds, "MS:JITTER_MS" (see `_distance`)
     bandwidth: float | None = None  # megabits per second per connection
+    #: Compress answers as the service does (`_compression`); off separates the costs.
+    compression: bool = True
     #: SQLite's `synchronous`: FULL survives a power cut; NORMAL only a process crash.
     sqlite_synchronous: str = "FULL"
 
