@@ -136,6 +136,13 @@ class LocalService:
         """How many rows the service has sent in row listings since it started."""
         return 0 if self._state is None else self._state.rows_served
 
+    def advance_clock(self, seconds: float) -> None:
+        """Move the service's clock `seconds` forward: transactions expire and rows are
+        stamped by it, so a test can see a transaction expire without waiting."""
+        if self._state is None:
+            raise RuntimeError("start the service first: use `with LocalService() as svc:`")
+        self._state.clock.advance(seconds)
+
     def start(self) -> LocalService:
         """Start serving in a background thread; returns once requests are answered."""
         self._state = ServiceState(self.config)

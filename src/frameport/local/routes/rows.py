@@ -1,18 +1,16 @@
 """Rows (legacy: documents): create, get, list, update, upsert, delete, single and bulk (§3.6).
 
-Every row route runs the same setup first (`_row_route`): columns and indexes whose processing
-time has passed become available, and the `transactionId` parameter is read. The handlers then
-take a `RowCall`. The access rules are the service's (`service._row_access`); lists filter by
-permission in SQL, so limits, cursors and `total` stay right. Transactions are not
-implemented: any `transactionId` is not found.
+Every handler takes the `RowCall` of the shared row setup (`_row_call`). The access rules are
+the service's (`service._row_access`); lists filter by permission in SQL, so limits, cursors
+and `total` stay right. With a `transactionId`, a write route stages one operation into the
+transaction and answers as the service does then; the two reads show the transaction's
+staged rows.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from ..service._ratelimit import RateLimit
@@ -33,31 +31,27 @@ from ..service._row_writes import (
     new_row,
     timestamp_moment,
 )
+from ..service._staging import with_row_ids
+from ..service._transaction_view import StagedTable
+from ..service._transactions import Stager
 from ..store._db_terms import BOTH, Terms
+from ..store._query import ListQuery
 from ..store._rowstore import (
     delete_rows,
     insert_row,
     list_body,
     load_row,
-    render_rows,
     row_projection,
     row_schema,
     row_source,
     split_row_data,
 )
-from ..store._schema_store import TableMeta, promote_ready
-from ..store._sql import count, fetch_page
+from ..store._schema_store import TableMeta
+from ..store._sql import Clause, count, fetch_page
 from ..wire._errors import ServiceError, missing_param
-from ..wire._timefmt import now_text
-from ._routing import Context, Reply, RouteSpec
-from ._tablesdb import (
-    cursor_missing,
-    item_queries,
-    object_list,
-    scopes,
-    sequence_as_text,
-    table_or_404,
-)
+from ._routing import Reply, RouteSpec
+from ._row_call import RowCall, laid_over, row_route, staged_permissions
+from ._tablesdb import cursor_missing, item_queries, object_list, scopes, sequence_as_text
 
 WRITE_LIMIT = RateLimit(120, 60, by_method=True, by_user=True)
 DELETE_LIMIT = RateLimit(60, 60, by_method=True, by_user=True)
@@ -65,62 +59,6 @@ MAX_BULK_ROWS = 100
 #: The longest response-cache time a row list accepts, in seconds.
 MAX_LIST_TTL = 86400
 ROW_SCOPES = (("rows", "documents"), ("documents",))
-
-
-@dataclass(frozen=True)
-class RowCall:
-    """One row request after the shared setup: the request, its interface's names and the
-    transaction named by `transactionId` (None without one)."""
-
-    ctx: Context
-    terms: Terms
-    transaction_id: str | None
-
-    @contextmanager
-    def writing(self) -> Iterator[tuple[sqlite3.Connection, TableMeta]]:
-        """The path's table inside one write transaction."""
-        with self.ctx.store.write() as conn:
-            yield conn, table_or_404(conn, self.ctx, self.terms)
-
-    @contextmanager
-    def reading(self) -> Iterator[tuple[sqlite3.Connection, TableMeta]]:
-        """The path's table inside one read transaction."""
-        with self.ctx.store.read() as conn:
-            yield conn, table_or_404(conn, self.ctx, self.terms)
-
-    def render(
-        self,
-        conn: sqlite3.Connection,
-        table: TableMeta,
-        seqs: list[int],
-        select: list[str] | None = None,
-    ) -> list[bytes]:
-        """The Row model JSON of these rows, in the request's response format."""
-        projection = row_projection(
-            table, self.terms, select=select, sequence_as_text=sequence_as_text(self.ctx)
-        )
-        return render_rows(conn, table, projection, seqs)
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.ctx.params.json_object("data") or {}
-
-    @property
-    def row_id(self) -> str:
-        return self.ctx.path[self.terms.row_id]
-
-
-def _setup(ctx: Context, terms: Terms) -> RowCall:
-    """What every row route does first. Any `transactionId` is not found; a malformed one
-    breaks the ID rule first (§1.2)."""
-    promote_ready(ctx.store)
-    transaction_id = None
-    if ctx.params.has("transactionId"):
-        transaction_id = ctx.params.uid("transactionId", allow_unique=False)
-        raise ServiceError(
-            "transaction_not_found", "Transaction with the requested ID could not be found."
-        )
-    return RowCall(ctx, terms, transaction_id)
 
 
 def _bulk_items(call: RowCall) -> list[dict[str, Any]]:
@@ -152,6 +90,8 @@ def create_rows(call: RowCall) -> Reply:
                     f"The `{forbidden}` parameter cannot be used with `{terms.rows}`: put "
                     f"`$id` and `$permissions` inside each {terms.row}.",
                 )
+        if call.transaction_id is not None:
+            return _stage_many(call, "bulkCreate")
         return Reply(_write_many(call, upsert=False), 201)
     data = call.data
     if not data:
@@ -164,11 +104,20 @@ def create_rows(call: RowCall) -> Reply:
     row_id = ctx.params.uid(terms.row_id)
     requested = ctx.params.string_list("permissions", max_items=100)
     values, meta = split_row_data(data, terms, honour_times=ctx.caller.is_key)
+    if call.transaction_id is not None:
+        staged = {
+            **values,
+            "$permissions": staged_permissions(call, first(requested, meta.permissions)),
+        }
+        return call.stage(
+            Stager.SINGLE_ROUTE, "create", staged, row_id=row_id,
+            answer=lambda conn, table, state: Reply(call.mock_row(table, row_id, staged), 201),
+        )  # fmt: skip
     with call.writing() as (conn, table):
         if not table_allows(ctx.caller, table, "create"):
             raise unauthorized()
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
-        row = new_row(ctx.caller, table, terms, row_id, values, meta, permissions, now_text())
+        row = new_row(ctx.caller, table, terms, row_id, values, meta, permissions, call.now)
         body = call.render(conn, table, [insert_row(conn, table, terms, row)])[0]
     return Reply(body, 201)
 
@@ -185,16 +134,28 @@ def _write_many(call: RowCall, *, upsert: bool) -> bytes:
             row_id, values, meta, permissions = bulk_item(caller, terms, item)
             row = load_row(conn, table, row_id) if upsert else None
             if row is None:
-                new = new_row(caller, table, terms, row_id, values, meta, permissions, now_text())
+                new = new_row(caller, table, terms, row_id, values, meta, permissions, call.now)
                 seqs.append(insert_row(conn, table, terms, new))
             else:
                 apply_update(
-                    caller, conn, table, terms, row, values, meta, permissions, now_text(),
+                    caller, conn, table, terms, row, values, meta, permissions, call.now,
                     unchanged_since=unchanged_since,
                 )  # fmt: skip
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs)
     return list_body(len(texts), terms.rows, texts)
+
+
+def _stage_many(call: RowCall, action: str) -> Reply:
+    """Stage a bulk create or upsert: IDs are given now; 200 `{total: n, rows: []}`."""
+    require_key(call.ctx.caller, call.terms, "upsert" if action == "bulkUpsert" else "creation")
+    items = with_row_ids(_bulk_items(call))
+    for item in items:
+        bulk_item(call.ctx.caller, call.terms, item)
+    body = {"total": len(items), call.terms.rows: []}
+    return call.stage(
+        Stager.BULK_ROUTE, action, items, answer=lambda conn, table, state: Reply(body)
+    )
 
 
 # --- read ---------------------------------------------------------------------------------
@@ -220,8 +181,41 @@ def list_rows(call: RowCall) -> Reply:
             missing_cursor=cursor_missing(terms.title("row")),
             extra=extra,
         )
+        texts = [row[0] for row in rows]
+        state = call.staged(conn, table)
+        if state is not None:
+            total, texts = _with_staged(call, conn, table, state, query, total, texts, extra)
     ctx.state.rows_served += len(rows)
-    return Reply(list_body(total, terms.rows, [row[0] for row in rows]))
+    return Reply(list_body(total, terms.rows, texts))
+
+
+def _with_staged(
+    call: RowCall,
+    conn: sqlite3.Connection,
+    table: TableMeta,
+    state: StagedTable,
+    query: ListQuery,
+    total: int,
+    texts: list[bytes],
+    extra: list[Clause],
+) -> tuple[int, list[bytes]]:
+    """A page as a transaction sees it: its deleted rows removed, its changes laid over, its
+    created rows appended whatever the filters; `total` adjusted to match."""
+    shown = [json.loads(text) for text in texts]
+    kept = [
+        laid_over(row, state.changed.get(row["$id"], {}), query.select)
+        for row in shown
+        if row["$id"] not in state.deleted
+    ]
+    created = [
+        call.mock_row(table, row_id, data, query.select) for row_id, data in state.created.items()
+    ]
+    if state.deleted:
+        marks = ", ".join("?" for _ in state.deleted)
+        gone: Clause = (f"_id IN ({marks})", sorted(state.deleted))
+        total -= count(conn, query, row_source(table), [*extra, gone])
+    rows = [*kept, *created]
+    return max(total, 0) + len(created), [json.dumps(row).encode() for row in rows]
 
 
 def get_row(call: RowCall) -> Reply:
@@ -229,7 +223,14 @@ def get_row(call: RowCall) -> Reply:
     with call.reading() as (conn, table):
         query = item_queries(ctx, row_schema(table), allowed=frozenset({"select"}))
         row = load_row(conn, table, call.row_id)
-        if row is None or not row_allows(ctx.caller, table, row.permissions, "read"):
+        readable = row is not None and row_allows(ctx.caller, table, row.permissions, "read")
+        state = call.staged(conn, table)
+        if state is not None and (readable or call.row_id in state.created):
+            staged = call.row_as_staged(conn, table, state, call.row_id, query.select)
+            if staged is None:
+                raise row_not_found(terms, call.row_id)
+            return Reply(staged)
+        if row is None or not readable:
             raise row_not_found(terms, call.row_id)
         body = call.render(conn, table, [row.seq], query.select)[0]
     return Reply(body)
@@ -249,6 +250,16 @@ def update_one(call: RowCall) -> Reply:
             f"{terms.row} data or permissions to be updated.",
         )
     values, meta = split_row_data(data, terms, honour_times=ctx.caller.is_key)
+    if call.transaction_id is not None:
+        permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
+        staged = values if permissions is None else {**values, "$permissions": permissions}
+
+        def as_staged(conn: sqlite3.Connection, table: TableMeta, state: StagedTable) -> Reply:
+            return Reply(call.row_as_staged(conn, table, state, call.row_id))
+
+        return call.stage(
+            Stager.SINGLE_ROUTE, "update", staged, row_id=call.row_id, answer=as_staged
+        )
     unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
@@ -256,7 +267,7 @@ def update_one(call: RowCall) -> Reply:
             raise row_not_found(terms, call.row_id)
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
         apply_update(
-            ctx.caller, conn, table, terms, row, values, meta, permissions, now_text(),
+            ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
             unchanged_since=unchanged_since,
         )  # fmt: skip
         body = call.render(conn, table, [row.seq])[0]
@@ -268,6 +279,16 @@ def upsert_one(call: RowCall) -> Reply:
     ctx, terms = call.ctx, call.terms
     requested = ctx.params.string_list("permissions", max_items=100)
     values, meta = split_row_data(call.data, terms, honour_times=ctx.caller.is_key)
+    if call.transaction_id is not None:
+        permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
+        staged = values if permissions is None else {**values, "$permissions": permissions}
+        return call.stage(
+            Stager.SINGLE_ROUTE, "upsert", staged, row_id=call.row_id,
+            answer=lambda conn, table, state: Reply(
+                {"$id": call.row_id, terms.table_key: table.id,
+                 "$databaseId": table.database_id, **staged}, 201
+            ),
+        )  # fmt: skip
     unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
@@ -276,12 +297,12 @@ def upsert_one(call: RowCall) -> Reply:
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
         if row is None:
             new = new_row(
-                ctx.caller, table, terms, call.row_id, values, meta, permissions, now_text()
+                ctx.caller, table, terms, call.row_id, values, meta, permissions, call.now
             )
             seq = insert_row(conn, table, terms, new)
         else:
             apply_update(
-                ctx.caller, conn, table, terms, row, values, meta, permissions, now_text(),
+                ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
                 unchanged_since=unchanged_since,
             )  # fmt: skip
             seq = row.seq
@@ -293,6 +314,8 @@ def upsert_many(call: RowCall) -> Reply:
     """Bulk upsert: `rows` (legacy `documents`) is a required parameter here."""
     if not call.ctx.params.has(call.terms.rows):
         raise missing_param(call.terms.rows)
+    if call.transaction_id is not None:
+        return _stage_many(call, "bulkUpsert")
     return Reply(_write_many(call, upsert=True))
 
 
@@ -322,6 +345,8 @@ def update_many(call: RowCall) -> Reply:
             terms.error("row", "missing_payload"), f"The {terms.row} data is missing."
         )
     values, meta = split_row_data(data, terms, honour_times=ctx.caller.is_key)
+    if call.transaction_id is not None:
+        return _stage_by_queries(call, "bulkUpdate", {"data": data})
     unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         permissions = requested_permissions(ctx.caller, meta.permissions)
@@ -330,7 +355,7 @@ def update_many(call: RowCall) -> Reply:
             row = load_row(conn, table, row_id)
             if row is not None:
                 apply_update(
-                    ctx.caller, conn, table, terms, row, values, meta, permissions, now_text(),
+                    ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
                     unchanged_since=unchanged_since,
                 )  # fmt: skip
                 seqs.append(row.seq)
@@ -343,6 +368,8 @@ def update_many(call: RowCall) -> Reply:
 
 def delete_one(call: RowCall) -> Reply:
     ctx, terms = call.ctx, call.terms
+    if call.transaction_id is not None:
+        return call.stage(Stager.SINGLE_ROUTE, "delete", row_id=call.row_id)
     unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
@@ -357,6 +384,8 @@ def delete_one(call: RowCall) -> Reply:
 
 def delete_many(call: RowCall) -> Reply:
     """Delete every row the queries select; the answer lists the deleted rows."""
+    if call.transaction_id is not None:
+        return _stage_by_queries(call, "bulkDelete", {})
     with call.writing() as (conn, table):
         matching = _matching_ids(call, conn, table, "delete")
         rows = [load_row(conn, table, row_id) for row_id in matching]
@@ -366,38 +395,32 @@ def delete_many(call: RowCall) -> Reply:
     return Reply(list_body(len(texts), call.terms.rows, texts))
 
 
-RowHandler = Callable[[RowCall], Reply]
+def _stage_by_queries(call: RowCall, action: str, data: dict[str, Any]) -> Reply:
+    """Stage a bulk update or delete with the request's queries (checked now);
+    200 `{total: 0, rows: []}`."""
+    queries = call.ctx.params.queries()
+    body = {"total": 0, call.terms.rows: []}
 
+    def checked(conn: sqlite3.Connection, table: TableMeta, state: StagedTable) -> Reply:
+        item_queries(call.ctx, row_schema(table))
+        return Reply(body)
 
-def _row_route(
-    terms: Terms,
-    method: str,
-    path: str,
-    handler: RowHandler,
-    accepted: tuple[str, ...],
-    limit: RateLimit | None = None,
-) -> RouteSpec:
-    """`handler` for one interface, after the setup every row route shares."""
-
-    def run(ctx: Context) -> Reply:
-        return handler(_setup(ctx, terms))
-
-    return RouteSpec(method, path, run, accepted, limit)
+    return call.stage(Stager.BULK_ROUTE, action, {**data, "queries": queries}, answer=checked)
 
 
 def _row_routes(terms: Terms) -> list[RouteSpec]:
     many, one = terms.rows_path, f"{terms.rows_path}/{{{terms.row_id}}}"
     read, write = scopes(terms, "read", *ROW_SCOPES), scopes(terms, "write", *ROW_SCOPES)
     return [
-        _row_route(terms, "POST", many, create_rows, write, WRITE_LIMIT),
-        _row_route(terms, "GET", many, list_rows, read),
-        _row_route(terms, "PUT", many, upsert_many, write, WRITE_LIMIT),
-        _row_route(terms, "PATCH", many, update_many, write, WRITE_LIMIT),
-        _row_route(terms, "DELETE", many, delete_many, write, DELETE_LIMIT),
-        _row_route(terms, "GET", one, get_row, read),
-        _row_route(terms, "PATCH", one, update_one, write, WRITE_LIMIT),
-        _row_route(terms, "PUT", one, upsert_one, write, WRITE_LIMIT),
-        _row_route(terms, "DELETE", one, delete_one, write, DELETE_LIMIT),
+        row_route(terms, "POST", many, create_rows, write, WRITE_LIMIT),
+        row_route(terms, "GET", many, list_rows, read),
+        row_route(terms, "PUT", many, upsert_many, write, WRITE_LIMIT),
+        row_route(terms, "PATCH", many, update_many, write, WRITE_LIMIT),
+        row_route(terms, "DELETE", many, delete_many, write, DELETE_LIMIT),
+        row_route(terms, "GET", one, get_row, read),
+        row_route(terms, "PATCH", one, update_one, write, WRITE_LIMIT),
+        row_route(terms, "PUT", one, upsert_one, write, WRITE_LIMIT),
+        row_route(terms, "DELETE", one, delete_one, write, DELETE_LIMIT),
     ]
 
 

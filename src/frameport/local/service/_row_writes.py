@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from ..store._columns import normalize_datetime
+from ..store._columns import ColumnDef, normalize_datetime
 from ..store._db_terms import Terms
 from ..store._rowstore import (
     InvalidStructure,
@@ -25,6 +25,7 @@ from ..wire._params import UID_DESCRIPTION, UNIQUE, is_uid, unique_id
 from ._caller import Caller
 from ._permissions import default_item_permissions
 from ._row_access import requested_permissions, row_allows, unauthorized
+from ._update_operators import input_value, resolve_operators
 
 
 def first(*candidates: Any) -> Any:
@@ -62,8 +63,13 @@ def new_row(
     meta: RowMeta,
     permissions: list[str] | None,
     now: str,
+    *,
+    operators: bool = False,
 ) -> StoredRow:
-    """A row to insert; without permissions, the caller's defaults."""
+    """A row to insert; without permissions, the caller's defaults. With `operators` (an
+    upsert), update operators apply to empty values."""
+    if operators:
+        data = resolve_operators(table, data, None, now)
     return StoredRow(
         0,
         row_id,
@@ -90,6 +96,7 @@ def apply_update(
     """Write `data` over `row`: a no-op needs read access only, a change needs update; a row
     changed after `unchanged_since` is a conflict. Returns the row as stored now."""
     check_unchanged_since(row, unchanged_since, terms)
+    data = resolve_operators(table, data, row.values, now)
     values = row_values(table, terms, data, row.values)
     new_permissions = row.permissions if permissions is None else permissions
     created = meta.created_at or row.created_at
@@ -117,3 +124,49 @@ def bulk_item(
     if not is_uid(row_id):
         raise InvalidStructure(terms, f'Attribute "$id" has invalid type. {UID_DESCRIPTION}')
     return str(row_id), values, meta, permissions
+
+
+def counter_column(table: TableMeta, terms: Terms, key: str) -> ColumnDef:
+    """The numeric column an increment or decrement changes: 404 when missing, 400 when not
+    a number."""
+    column = next((found for found in table.available_columns if found.key == key), None)
+    if column is None:
+        raise ServiceError(
+            terms.error("column", "not_found"),
+            f"{terms.title('column')} with the requested key '{key}' could not be found.",
+        )
+    if column.kind not in ("integer", "float") or column.array:
+        raise ServiceError(
+            terms.error("column", "type_invalid"),
+            f"{terms.title('column')} '{key}' must be an integer or a float to be changed by "
+            "a number.",
+        )
+    return column
+
+
+def count_by(
+    conn: sqlite3.Connection,
+    table: TableMeta,
+    terms: Terms,
+    row: StoredRow,
+    column: ColumnDef,
+    delta: float,
+    bound: float | None,
+    now: str,
+) -> StoredRow:
+    """Add `delta` (negative for a decrement) to the column; 400 `column_limit_exceeded` when
+    the result would pass `bound` (a maximum when adding, a minimum when taking away)."""
+    current = input_value(column, row.values.get(column.key)) or 0
+    result = current + delta
+    if column.kind == "integer" and float(result).is_integer():
+        result = int(result)
+    if bound is not None and (result > bound if delta >= 0 else result < bound):
+        side = "maximum" if delta >= 0 else "minimum"
+        raise ServiceError(
+            terms.error("column", "limit_exceeded"),
+            f"{terms.title('column')} '{column.key}' has reached the {side} value of {bound:g}",
+        )
+    values = row_values(table, terms, {column.key: result}, row.values)
+    updated = StoredRow(row.seq, row.id, row.created_at, now, row.permissions, values)
+    update_row(conn, table, terms, updated)
+    return updated

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..store._store import Store
+from ..store._transactions import fail_interrupted_commits
+from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
 from ._upload_recovery import recover_uploads
 
@@ -58,6 +60,9 @@ class ServiceState:
         )
         self.jwt_secret = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
         recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
+        self.clock = ServiceClock()
+        with self.store.write() as conn:
+            fail_interrupted_commits(conn, self.clock.text())
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled
