@@ -9,13 +9,14 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from ..service import _row_access as row_access
 from ..service._ratelimit import RateLimit
 from ..store._collation import fold
 from ..store._db_terms import TABLES, Terms
 from ..store._listing import queries_param_error
 from ..store._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
 from ..store._query import parse_queries as _parse_queries
-from ..store._schema_store import DatabaseMeta, TableMeta, load_database, load_table
+from ..store._schema_store import DatabaseMeta, TableMeta
 from ..store._sql import Clause, Source, count, fetch_page
 from ..wire import _json as request_json
 from ..wire._errors import ServiceError, invalid_param
@@ -48,27 +49,14 @@ def table_route(
 
 def database_or_404(conn: sqlite3.Connection, ctx: Context) -> DatabaseMeta:
     """The path's database; missing, or disabled for a non-key caller → 404."""
-    database_id = ctx.path["databaseId"]
-    database = load_database(conn, database_id)
-    if database is None or (not database.enabled and not ctx.caller.is_key):
-        raise ServiceError(
-            "database_not_found",
-            f"Database with the requested ID '{database_id}' could not be found.",
-        )
-    return database
+    return row_access.database_or_404(conn, ctx.caller, ctx.path["databaseId"])
 
 
 def table_or_404(conn: sqlite3.Connection, ctx: Context, terms: Terms) -> TableMeta:
     """The path's table (in the path's database); missing or disabled (non-key) → 404."""
-    database = database_or_404(conn, ctx)
-    table_id = ctx.path[terms.table_id]
-    table = load_table(conn, database.id, table_id)
-    if table is None or (not table.enabled and not ctx.caller.is_key):
-        raise ServiceError(
-            terms.error("table", "not_found"),
-            f"{terms.title('table')} with the requested ID '{table_id}' could not be found.",
-        )
-    return table
+    return row_access.table_or_404(
+        conn, ctx.caller, terms, ctx.path["databaseId"], ctx.path[terms.table_id]
+    )
 
 
 #: The first response format in which `$sequence` is a string (§9).

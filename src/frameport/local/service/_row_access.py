@@ -4,12 +4,13 @@ need the table's permission or, with row security, the row's own.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from ..store._db_terms import Terms
 from ..store._rowstore import permission_clause
-from ..store._schema_store import TableMeta
+from ..store._schema_store import DatabaseMeta, TableMeta, load_database, load_table
 from ..store._sql import Clause
 from ..wire._errors import ServiceError, invalid_param
 from ._caller import Caller
@@ -73,3 +74,28 @@ def require_key(caller: Caller, terms: Terms, what: str) -> None:
             "general_unauthorized_scope",
             f"Bulk {terms.row} {what} is only available to API keys.",
         )
+
+
+def database_or_404(conn: sqlite3.Connection, caller: Caller, database_id: str) -> DatabaseMeta:
+    """The database; missing, or disabled for a caller without a key → 404."""
+    database = load_database(conn, database_id)
+    if database is None or (not database.enabled and not caller.is_key):
+        raise ServiceError(
+            "database_not_found",
+            f"Database with the requested ID '{database_id}' could not be found.",
+        )
+    return database
+
+
+def table_or_404(
+    conn: sqlite3.Connection, caller: Caller, terms: Terms, database_id: str, table_id: str
+) -> TableMeta:
+    """The table of the database; missing or disabled (for a caller without a key) → 404."""
+    database = database_or_404(conn, caller, database_id)
+    table = load_table(conn, database.id, table_id)
+    if table is None or (not table.enabled and not caller.is_key):
+        raise ServiceError(
+            terms.error("table", "not_found"),
+            f"{terms.title('table')} with the requested ID '{table_id}' could not be found.",
+        )
+    return table

@@ -14,11 +14,17 @@ from typing import Any
 
 from ..store._db_terms import Terms
 from ..store._rowstore import load_row
-from ..store._schema_store import TableMeta, load_database, load_table
+from ..store._schema_store import TableMeta
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._params import UNIQUE, is_uid, unique_id
 from ._caller import Caller
-from ._row_access import requested_permissions, row_allows, row_not_found, unauthorized
+from ._row_access import (
+    requested_permissions,
+    row_allows,
+    row_not_found,
+    table_or_404,
+    unauthorized,
+)
 from ._transaction_view import StagedTable
 from ._transactions import ACTIONS, BULK_ACTIONS, SINGLE_ACTIONS
 
@@ -116,20 +122,7 @@ def staging_table(
     conn: sqlite3.Connection, caller: Caller, terms: Terms, operation: Mapping[str, Any]
 ) -> TableMeta:
     """The operation's table as the caller may see it: else 404."""
-    database_id, table_id = operation["databaseId"], operation["tableId"]
-    database = load_database(conn, database_id)
-    if database is None or (not database.enabled and not caller.is_key):
-        raise ServiceError(
-            "database_not_found",
-            f"Database with the requested ID '{database_id}' could not be found.",
-        )
-    table = load_table(conn, database_id, table_id)
-    if table is None or (not table.enabled and not caller.is_key):
-        raise ServiceError(
-            terms.error("table", "not_found"),
-            f"{terms.title('table')} with the requested ID '{table_id}' could not be found.",
-        )
-    return table
+    return table_or_404(conn, caller, terms, operation["databaseId"], operation["tableId"])
 
 
 def check_operation(

@@ -29,7 +29,7 @@ from ..store._rowstore import (
     row_source,
     split_row_data,
 )
-from ..store._schema_store import TableMeta, load_database, load_table
+from ..store._schema_store import TableMeta
 from ..store._sql import fetch_page
 from ..store._store import Store
 from ..store._transactions import (
@@ -43,7 +43,7 @@ from ..wire._errors import ServiceError
 from ._caller import key_caller
 from ._clock import ServiceClock
 from ._crash_points import crash_point
-from ._row_access import requested_permissions, row_not_found
+from ._row_access import requested_permissions, row_not_found, table_or_404
 from ._row_writes import apply_update, bulk_item, count_by, counter_column, new_row
 from ._update_operators import input_value
 
@@ -96,19 +96,9 @@ class _Commit:
     touched: set[tuple[int, str]] = field(default_factory=set)
 
     def table(self, operation: Mapping[str, Any]) -> TableMeta:
-        database_id, table_id = operation["databaseId"], operation["tableId"]
-        if load_database(self.conn, database_id) is None:
-            raise ServiceError(
-                "database_not_found",
-                f"Database with the requested ID '{database_id}' could not be found.",
-            )
-        table = load_table(self.conn, database_id, table_id)
-        if table is None:
-            raise ServiceError(
-                TERMS.error("table", "not_found"),
-                f"Collection with the requested ID '{table_id}' could not be found.",
-            )
-        return table
+        return table_or_404(
+            self.conn, COMMITTER, TERMS, operation["databaseId"], operation["tableId"]
+        )
 
     def unchanged(self, table: TableMeta, row: StoredRow, staged_at: str) -> None:
         """409 when the row changed after the operation was staged, unless this commit did."""
