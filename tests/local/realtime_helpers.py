@@ -49,7 +49,9 @@ class Socket:
         self.connection = connection
 
     def send(self, message: Any) -> None:
-        self.connection.send(message if isinstance(message, (str, bytes)) else json.dumps(message))
+        if not isinstance(message, (str, bytes)):
+            message = json.dumps(message, separators=(",", ":"))
+        self.connection.send(message)
 
     def receive(self) -> dict[str, Any]:
         frame = self.connection.recv(timeout=RECEIVE_TIMEOUT)

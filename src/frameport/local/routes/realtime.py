@@ -7,7 +7,8 @@ URL (`channels[]`, with per-channel slot queries) as subscriptions; then it answ
 `connected`. Messages are JSON objects `{type, data}`: `ping`, `authentication`, `subscribe`
 and `unsubscribe`, at most 32 a minute, each frame at most 64,000 bytes (uvicorn closes the
 socket with 1009 beyond that). Rate limits and the frame limit are off under
-`--no-rate-limits`.
+`--no-rate-limits`; `rate_limit_overrides` sets the two rates under the names
+`CONNECT /v1/realtime` and `MESSAGE /v1/realtime`.
 
 An error is a frame `{"type":"error","data":{"code","message"}}`: 1003 for a malformed
 message, 1008 for a policy violation, 1013 for too many messages or connects, or the HTTP
@@ -52,8 +53,10 @@ logger = logging.getLogger("frameport.local.realtime")
 
 REALTIME_PATH = "/v1/realtime{rest:path}"
 MAX_FRAME_BYTES = 64_000
-CONNECTS_PER_MINUTE = 128
-MESSAGES_PER_MINUTE = 32
+#: (limit, window seconds) of connects per path and IP, and of messages per connection, under
+#: the names `LocalService(rate_limit_overrides=...)` sets them by.
+CONNECT_LIMIT = ("CONNECT /v1/realtime", (128, 60))
+MESSAGE_LIMIT = ("MESSAGE /v1/realtime", (32, 60))
 MAX_SESSION_LENGTH = 2048
 #: Frames waiting for a slow reader; past this the connection is closed with 1013.
 MAX_QUEUED_FRAMES = 10_000
@@ -120,10 +123,7 @@ async def _handshake(
         caller = await run_in_threadpool(resolve_realtime_caller, state, websocket, project, ip)
     except ServiceError as error:
         raise RealtimeError.from_service(error) from None
-    verdict = state.limiter.hit(
-        f"realtime-connect|{websocket.url.path}|{ip}", CONNECTS_PER_MINUTE, 60
-    )
-    if not verdict.allowed and state.config.rate_limits:
+    if not _within_limit(state, CONNECT_LIMIT, f"realtime-connect|{websocket.url.path}|{ip}"):
         raise RealtimeError(TOO_MANY, "Too many requests")
     connection = RealtimeConnection(websocket, state, caller, ip)
     params = nested_bracket_params(websocket.query_params.multi_items())
@@ -146,6 +146,13 @@ async def _handshake(
         "user": connection.account(),
     }
     return connection, connected
+
+
+def _within_limit(state: ServiceState, limit: tuple[str, tuple[int, int]], key: str) -> bool:
+    """Count one hit on `key`; False when over the limit and rate limits are on."""
+    name, default = limit
+    count, period = state.config.rate_limit_overrides.get(name, default)
+    return state.limiter.hit(key, count, period).allowed or not state.config.rate_limits
 
 
 # --- one connection --------------------------------------------------------------------------
@@ -242,8 +249,7 @@ class RealtimeConnection:
         return False
 
     async def _handle(self, message: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        verdict = self.state.limiter.hit(self._message_counter, MESSAGES_PER_MINUTE, 60)
-        if not verdict.allowed and self.state.config.rate_limits:
+        if not _within_limit(self.state, MESSAGE_LIMIT, self._message_counter):
             raise RealtimeError(TOO_MANY, "Too many messages.")
         decoded = _decoded(message)
         kind = decoded.get("type")
