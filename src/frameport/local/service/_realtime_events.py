@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from ..store._db_terms import TABLES, Terms
@@ -66,13 +65,11 @@ class RealtimeEvent:
     payload_json: str
     timestamp: str
     channel_set: frozenset[str] = field(init=False)
+    _frame_head: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.channel_set = frozenset(self.channels)
-
-    @cached_property
-    def _frame_head(self) -> str:
-        return (
+        self._frame_head = (
             f'{{"type":"event","data":{{"events":{compact_json(self.events)},'
             f'"channels":{compact_json(self.channels)},"timestamp":{compact_json(self.timestamp)},'
             f'"payload":{self.payload_json},"subscriptions":'
@@ -83,12 +80,15 @@ class RealtimeEvent:
         return "any" in self.roles or not self.roles.isdisjoint(roles)
 
     def frame(self, subscription_ids: Sequence[str]) -> str:
-        return f"{self._frame_head}{compact_json(list(subscription_ids))}}}}}"
+        return f"{self._frame_head}{compact_json(subscription_ids)}}}}}"
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def compact_json(value: Any) -> str:
     """JSON without spaces, as the service writes its frames."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 def with_actions(channels: Sequence[str], action: str) -> list[str]:
