@@ -109,10 +109,15 @@ class RealtimeHub:
         self._subscribers.discard(subscriber)
 
     def publish(self, event: RealtimeEvent) -> None:
-        """Hand `event` to the event loop, from any thread."""
+        """Hand `event` to the event loop, from any thread (a write never fails for it: once
+        the service is stopping, the event is dropped)."""
         loop = self._loop
-        if loop is not None and self._subscribers and not loop.is_closed():
+        if loop is None or not self._subscribers:
+            return
+        try:
             loop.call_soon_threadsafe(self._deliver, event)
+        except RuntimeError:  # the loop has closed
+            return
 
     def _deliver(self, event: RealtimeEvent) -> None:
         for subscriber in list(self._subscribers):
