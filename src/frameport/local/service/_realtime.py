@@ -93,7 +93,6 @@ class RealtimeHub:
     def __init__(self) -> None:
         self._subscribers: set[Subscriber] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.delivered = 0  # event frames queued for connections since the start
 
     @property
     def listening(self) -> bool:
@@ -124,7 +123,6 @@ class RealtimeHub:
             matched = subscriber.matching(event)
             if matched:
                 subscriber.deliver(event.frame(matched))
-                self.delivered += 1
 
 
 # --- publishing ------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ ALLOWED_METHODS = (
     "equal", "notEqual", "lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual",
     "isNull", "isNotNull", "and", "or", "select",
 )  # fmt: skip
+#: The query a URL channel without queries gets: every event on its channels.
 SELECT_ALL_TEXT = '{"method":"select","values":["*"]}'
 _PHP_WHITESPACE = " \t\n\r\v\f"
 _NUMERIC = re.compile(
@@ -57,9 +58,6 @@ class SubscriptionQueries:
         """Whether the event whose payload is `payload` reaches this subscription."""
         return self.match_all or all(_holds(query, payload) for query in self.conditions)
 
-
-#: What a subscription without queries listens to: every event on its channels.
-SELECT_ALL = SubscriptionQueries((SELECT_ALL_TEXT,), match_all=True)
 
 
 def parse_subscription_queries(texts: Sequence[Any]) -> SubscriptionQueries:
