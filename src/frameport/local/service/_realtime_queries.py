@@ -59,7 +59,6 @@ class SubscriptionQueries:
         return self.match_all or all(_holds(query, payload) for query in self.conditions)
 
 
-
 def parse_subscription_queries(texts: Sequence[Any]) -> SubscriptionQueries:
     """The queries of one subscription; SubscriptionQueryError names the first refused one.
 
