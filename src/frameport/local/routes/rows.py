@@ -18,6 +18,7 @@ from ..service._permissions import (
     normalize_permissions,
 )
 from ..service._ratelimit import RateLimit
+from ..service._realtime import publish_bulk_row_events, publish_row_event
 from ..store._columns import normalize_datetime
 from ..store._db_terms import BOTH, Terms
 from ..store._rowstore import (
@@ -259,6 +260,7 @@ def create_rows(ctx: Context, terms: Terms) -> Reply:
             conn, table, terms, _new_row(ctx, table, terms, row_id, values, meta, permissions)
         )
         body = _render(ctx, conn, table, terms, [seq])[0]
+    publish_row_event(ctx.state, "create", table, body, terms)
     return Reply(body, 201)
 
 
@@ -280,6 +282,7 @@ def _write_many(ctx: Context, terms: Terms, *, upsert: bool) -> bytes:
                 _apply_update(ctx, conn, table, terms, row, values, meta, permissions)
                 seqs.append(row.seq)
         texts = _render(ctx, conn, table, terms, seqs)
+    publish_bulk_row_events(ctx.state, "upsert" if upsert else "create", table, texts, terms)
     return list_body(len(texts), terms.rows, texts)
 
 
@@ -350,6 +353,7 @@ def update_one(ctx: Context, terms: Terms) -> Reply:
         permissions = _requested_permissions(ctx, _first(requested, meta.permissions))
         _apply_update(ctx, conn, table, terms, row, values, meta, permissions)
         body = _render(ctx, conn, table, terms, [row.seq])[0]
+    publish_row_event(ctx.state, "update", table, body, terms)
     return Reply(body)
 
 
@@ -374,6 +378,7 @@ def upsert_one(ctx: Context, terms: Terms) -> Reply:
             _apply_update(ctx, conn, table, terms, row, values, meta, permissions)
             seq = row.seq
         body = _render(ctx, conn, table, terms, [seq])[0]
+    publish_row_event(ctx.state, "upsert", table, body, terms)
     return Reply(body)
 
 
@@ -422,6 +427,7 @@ def update_many(ctx: Context, terms: Terms) -> Reply:
                 _apply_update(ctx, conn, table, terms, row, values, meta, permissions)
                 seqs.append(row.seq)
         texts = _render(ctx, conn, table, terms, seqs)
+    publish_bulk_row_events(ctx.state, "update", table, texts, terms)
     return Reply(list_body(len(texts), terms.rows, texts))
 
 
@@ -439,7 +445,9 @@ def delete_one(ctx: Context, terms: Terms) -> Reply:
         if not row_allows(ctx, table, row.permissions, "delete"):
             raise unauthorized()
         _check_timestamp(ctx, row, terms)
+        body = _render(ctx, conn, table, terms, [row.seq])[0]
         delete_rows(conn, table, [row.seq])
+    publish_row_event(ctx.state, "delete", table, body, terms)
     return Reply(status=204)
 
 
@@ -456,6 +464,7 @@ def delete_many(ctx: Context, terms: Terms) -> Reply:
         seqs = [row.seq for row in rows if row is not None]
         texts = _render(ctx, conn, table, terms, seqs)
         delete_rows(conn, table, seqs)
+    publish_bulk_row_events(ctx.state, "delete", table, texts, terms)
     return Reply(list_body(len(texts), terms.rows, texts))
 
 
