@@ -16,6 +16,7 @@ from ._app import build_app
 from ._compression import CompressedAnswers
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
+from .routes.realtime import MAX_FRAME_BYTES
 from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
 
 __all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
@@ -41,12 +42,17 @@ def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
 
 
 def _uvicorn_config(
-    app: ASGIApp, host: str, port: int, *, access_log: bool = False
+    app: ASGIApp, host: str, port: int, config: ServiceConfig, *, access_log: bool = False
 ) -> uvicorn.Config:
-    """uvicorn's settings; `access_log` prints uvicorn's line per request on stdout."""
+    """uvicorn's settings; `access_log` prints uvicorn's line per request on stdout.
+
+    WebSocket frames are limited to 64,000 bytes as on the service (uvicorn's 16 MiB without
+    rate limits) and never compressed (the service has no permessage-deflate)."""
+    frames = MAX_FRAME_BYTES if config.rate_limits else 16 * 1024 * 1024
     return uvicorn.Config(
         app, host=host, port=port, log_level="info" if access_log else "warning",
         access_log=access_log, lifespan="off", timeout_keep_alive=30,
+        ws="websockets-sansio", ws_max_size=frames, ws_per_message_deflate=False,
     )  # fmt: skip
 
 
@@ -152,7 +158,7 @@ class LocalService:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, self._port))
         port = sock.getsockname()[1]
-        self._server = uvicorn.Server(_uvicorn_config(app, self._host, port))
+        self._server = uvicorn.Server(_uvicorn_config(app, self._host, port, self.config))
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
             name="frameport-local-service",
@@ -212,6 +218,6 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
     if not config.compression:
         print("  compression: off")
     try:
-        uvicorn.Server(_uvicorn_config(app, host, port, access_log=access_log)).run()
+        uvicorn.Server(_uvicorn_config(app, host, port, config, access_log=access_log)).run()
     finally:
         state.close()

@@ -9,6 +9,7 @@ new total.
 
 from __future__ import annotations
 
+from ..service._realtime import publish_row_event
 from ..service._row_access import row_allows, unauthorized
 from ..service._row_writes import check_unchanged_since, count_by, counter_column, timestamp_moment
 from ..service._staging import counter_data
@@ -54,6 +55,7 @@ def _change(call: RowCall, *, decrement: bool) -> Reply:
         change = -delta if decrement else delta
         updated = count_by(conn, table, terms, row, column, change, bound, call.now)
         body = call.render(conn, table, [updated.seq])[0]
+    publish_row_event(ctx.state, "update", table, body, terms)
     return Reply(body)
 
 

@@ -14,6 +14,7 @@ import sqlite3
 from typing import Any
 
 from ..service._ratelimit import RateLimit
+from ..service._realtime import publish_bulk_row_events, publish_row_event
 from ..service._row_access import (
     permission_filter,
     requested_permissions,
@@ -119,6 +120,7 @@ def create_rows(call: RowCall) -> Reply:
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
         row = new_row(ctx.caller, table, terms, row_id, values, meta, permissions, call.now)
         body = call.render(conn, table, [insert_row(conn, table, terms, row)])[0]
+    publish_row_event(ctx.state, "create", table, body, terms)
     return Reply(body, 201)
 
 
@@ -143,6 +145,7 @@ def _write_many(call: RowCall, *, upsert: bool) -> bytes:
                 )  # fmt: skip
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs)
+    publish_bulk_row_events(call.ctx.state, "upsert" if upsert else "create", table, texts, terms)
     return list_body(len(texts), terms.rows, texts)
 
 
@@ -271,6 +274,7 @@ def update_one(call: RowCall) -> Reply:
             unchanged_since=unchanged_since,
         )  # fmt: skip
         body = call.render(conn, table, [row.seq])[0]
+    publish_row_event(ctx.state, "update", table, body, terms)
     return Reply(body)
 
 
@@ -307,6 +311,7 @@ def upsert_one(call: RowCall) -> Reply:
             )  # fmt: skip
             seq = row.seq
         body = call.render(conn, table, [seq])[0]
+    publish_row_event(ctx.state, "upsert", table, body, terms)
     return Reply(body)
 
 
@@ -360,6 +365,7 @@ def update_many(call: RowCall) -> Reply:
                 )  # fmt: skip
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs)
+    publish_bulk_row_events(ctx.state, "update", table, texts, terms)
     return Reply(list_body(len(texts), terms.rows, texts))
 
 
@@ -378,7 +384,9 @@ def delete_one(call: RowCall) -> Reply:
         if not row_allows(ctx.caller, table, row.permissions, "delete"):
             raise unauthorized()
         check_unchanged_since(row, unchanged_since, terms)
+        body = call.render(conn, table, [row.seq])[0]
         delete_rows(conn, table, [row.seq])
+    publish_row_event(ctx.state, "delete", table, body, terms)
     return Reply(status=204)
 
 
@@ -392,6 +400,7 @@ def delete_many(call: RowCall) -> Reply:
         seqs = [row.seq for row in rows if row is not None]
         texts = call.render(conn, table, seqs)
         delete_rows(conn, table, seqs)
+    publish_bulk_row_events(call.ctx.state, "delete", table, texts, call.terms)
     return Reply(list_body(len(texts), call.terms.rows, texts))
 
 

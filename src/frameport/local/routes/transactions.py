@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..service._realtime import publish_row_event
 from ..service._staging import check_operation, parse_operation, staging_table
+from ..service._state import ServiceState
 from ..service._transaction_commit import CommittedWrite, finish_commit
 from ..service._transaction_view import StagedTable, committed_rows, staged_table
 from ..service._transactions import (
@@ -92,15 +94,16 @@ def update(ctx: Context) -> Reply:
         else:
             set_status(conn, record.id, "committing", clock.text())
     if commit and record.operations:
-        publish_commit(finish_commit(ctx.store, record, clock))
+        publish_commit(ctx.state, finish_commit(ctx.store, record, clock))
     with ctx.store.read() as conn:
         return Reply(transaction_model(transaction_or_404(conn, ctx.caller, record.id)))
 
 
-def publish_commit(written: list[CommittedWrite]) -> None:
-    """Where a commit's events leave: one per applied single-row write, in order (the
-    service's realtime channels get `write.action` on `write.table` with `write.payload()`).
-    The local service has no realtime server yet, so nothing is sent."""
+def publish_commit(state: ServiceState, written: list[CommittedWrite]) -> None:
+    """A commit's events: one per applied single-row write, in order, each carrying the
+    stored row with both table keys and no `$databaseId` (staged bulk writes send none)."""
+    for write in written:
+        publish_row_event(state, write.action, write.table, write.payload())
 
 
 def delete(ctx: Context) -> Reply:

@@ -13,6 +13,7 @@ from ..store._store import Store
 from ..store._transactions import fail_interrupted_commits
 from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
+from ._realtime import RealtimeHub
 from ._upload_recovery import recover_uploads
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
@@ -55,6 +56,7 @@ class ServiceState:
         self.functions_dir = config.data_dir / "functions"
         self.store = Store(config.data_dir / "service.sqlite3", config.sqlite_synchronous)
         self.limiter = RateLimiter()
+        self.realtime = RealtimeHub()
         self.key = self._persisted(
             "api_key", config.key, lambda: f"standard_{secrets.token_hex(32)}"
         )
