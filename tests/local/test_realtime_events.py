@@ -175,6 +175,32 @@ def test_bulk_writes_send_one_event_per_row_and_stop_at_100_for_update_and_delet
     assert all(event["payload"]["status"] == "done" for event in events[202:])
 
 
+def test_staged_writes_send_nothing_and_a_commit_one_event_per_single_row_operation(
+    service: LocalService, admin: httpx.Client
+) -> None:
+    create_table(admin, "shop", "staged", COLUMNS, permissions=PUBLIC)
+    path = rows("staged")
+    ok(admin.post(path, json={"rows": [{"$id": "old", "n": 1}, {"$id": "gone", "n": 2}]}), 201)
+    transactions = "/tablesdb/transactions"
+    with connected(service, [("channels[]", "tablesdb.shop.tables.staged.rows")]) as (ws, _):
+        tx = ok(admin.post(transactions, json={}), 201)["$id"]
+        staged = {"transactionId": tx}
+        ok(admin.post(path, json={"rowId": "new", "data": {"n": 3}, **staged}), 201)
+        ok(admin.put(f"{path}/old", json={"data": {"n": 4}, **staged}), 201)
+        ok(admin.patch(f"{path}/old/n/increment", json={"value": 10, **staged}))
+        ok(admin.request("DELETE", f"{path}/gone", json=staged), 204)
+        ok(admin.post(path, json={"rows": [{"$id": "bulk", "n": 5}], **staged}))
+        assert ws.events() == [], "staged writes send no events"
+        ok(admin.patch(f"{transactions}/{tx}", json={"commit": True}))
+        events = ws.events()
+    names = [event["events"][0].rsplit(".", 2)[1:] for event in events]
+    assert names == [["new", "create"], ["old", "update"], ["old", "update"], ["gone", "delete"]]
+    payloads = [event["payload"] for event in events]
+    assert [payload.get("n") for payload in payloads] == [3, 4, 14, 2]
+    assert all(payload["$collectionId"] == payload["$tableId"] == "staged" for payload in payloads)
+    assert all("$databaseId" not in payload for payload in payloads)
+
+
 # --- who may receive an event ----------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from ._app import build_app
+from ._compression import CompressedAnswers
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
@@ -25,9 +26,11 @@ if TYPE_CHECKING:
 
 
 def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
-    """The service's ASGI app, wrapped in fault injection and a simulated distance when the
-    config asks for them."""
+    """The service's ASGI app, with compressed answers, fault injection and a simulated
+    distance when the config asks for them."""
     app: ASGIApp = build_app(state)
+    if state.config.compression:
+        app = CompressedAnswers(app)
     injector = None
     if state.config.faults:
         rate, seed = parse_fault_spec(state.config.faults)
@@ -65,7 +68,8 @@ class LocalService:
     `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
     `latency=50` (milliseconds, or `"50:10"` with 10 ms of jitter) delays every answer and
     `bandwidth=100` caps each connection at 100 Mbit/s, as for a distant service (see
-    `_distance`).
+    `_distance`). Answers are compressed as the service compresses them unless
+    `compression=False` (see `_compression`).
     """
 
     def __init__(
@@ -80,6 +84,7 @@ class LocalService:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         latency: str | float | None = None,
         bandwidth: float | None = None,
+        compression: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -97,6 +102,7 @@ class LocalService:
             max_file_size=max_file_size,
             latency=latency,
             bandwidth=bandwidth,
+            compression=compression,
         )
         check_distance(self.config)
         self._host, self._port = host, port
@@ -135,6 +141,13 @@ class LocalService:
     def rows_served(self) -> int:
         """How many rows the service has sent in row listings since it started."""
         return 0 if self._state is None else self._state.rows_served
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move the service's clock `seconds` forward: transactions expire and rows are
+        stamped by it, so a test can see a transaction expire without waiting."""
+        if self._state is None:
+            raise RuntimeError("start the service first: use `with LocalService() as svc:`")
+        self._state.clock.advance(seconds)
 
     def start(self) -> LocalService:
         """Start serving in a background thread; returns once requests are answered."""
@@ -202,6 +215,8 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
     if config.latency is not None or config.bandwidth is not None:
         cap = "no cap" if config.bandwidth is None else f"{config.bandwidth:g} Mbit/s a connection"
         print(f"  distance: {config.latency or 0} ms latency, {cap}")
+    if not config.compression:
+        print("  compression: off")
     try:
         uvicorn.Server(_uvicorn_config(app, host, port, config, access_log=access_log)).run()
     finally:

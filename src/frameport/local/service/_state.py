@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..store._store import Store
+from ..store._transactions import fail_interrupted_commits
+from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
 from ._realtime import RealtimeHub
 from ._upload_recovery import recover_uploads
@@ -30,6 +32,8 @@ class ServiceConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     latency: str | float | None = None  # milliseconds, "MS:JITTER_MS" (see `_distance`)
     bandwidth: float | None = None  # megabits per second per connection
+    #: Compress answers as the service does (`_compression`); off separates the costs.
+    compression: bool = True
     #: SQLite's `synchronous`: FULL survives a power cut; NORMAL only a process crash.
     sqlite_synchronous: str = "FULL"
 
@@ -58,6 +62,9 @@ class ServiceState:
         )
         self.jwt_secret = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
         recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
+        self.clock = ServiceClock()
+        with self.store.write() as conn:
+            fail_interrupted_commits(conn, self.clock.text())
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled
