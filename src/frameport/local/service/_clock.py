@@ -20,9 +20,9 @@ class ServiceClock:
     def now(self) -> float:
         return time.time() + self._offset
 
-    def text(self, later_by: float = 0.0) -> str:
-        """Now (or `later_by` seconds from now) as `2020-10-15T06:38:00.000+00:00`."""
-        return from_timestamp(self.now() + later_by)
+    def text(self) -> str:
+        """Now as `2020-10-15T06:38:00.000+00:00`."""
+        return from_timestamp(self.now())
 
     def advance(self, seconds: float) -> None:
         """Move the clock `seconds` forward (never back: stamps already given stay past)."""

@@ -21,6 +21,7 @@ from ..store._transactions import (
 )
 from ..wire._errors import ServiceError
 from ..wire._params import unique_id
+from ..wire._timefmt import from_timestamp
 from ._caller import Caller
 from ._clock import ServiceClock
 
@@ -67,7 +68,8 @@ def create_transaction(
 ) -> TransactionRecord:
     transaction_id = unique_id()
     owner = None if caller.is_key else caller.user_id
-    insert_transaction(conn, transaction_id, owner, clock.text(), clock.text(later_by=ttl))
+    now = clock.now()  # one reading, so the lifetime is exactly `ttl`
+    insert_transaction(conn, transaction_id, owner, from_timestamp(now), from_timestamp(now + ttl))
     record = load_transaction(conn, transaction_id)
     assert record is not None  # inserted just above, in the same SQLite transaction
     return record
