@@ -19,10 +19,11 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from ._body import read_limited_body, refuse_declared_oversize
 from .routes import ROUTES, Context, Reply, RouteSpec
+from .routes.realtime import websocket_route
 from .service._identity import resolve_caller
 from .service._state import ServiceState
 from .wire import _json as request_json
@@ -204,7 +205,7 @@ def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Star
     by_path: dict[str, list[RouteSpec]] = {}
     for spec in routes:
         by_path.setdefault(spec.path, []).append(spec)
-    starlette_routes = []
+    starlette_routes: list[BaseRoute] = [websocket_route(state)]
     for path, specs in by_path.items():
         for spec in specs:
             starlette_routes.append(
