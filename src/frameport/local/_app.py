@@ -201,17 +201,11 @@ async def server_error(request: Request, exc: Exception) -> Response:
 
 def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Starlette:
     """The ASGI app of one local service, serving `routes` (fault injection wraps it)."""
-    by_path: dict[str, list[RouteSpec]] = {}
-    for spec in routes:
-        by_path.setdefault(spec.path, []).append(spec)
-    starlette_routes = []
-    for path, specs in by_path.items():
-        for spec in specs:
-            starlette_routes.append(
-                Route(path, make_endpoint(spec, state), methods=[spec.method], name=None)
-            )
     app = Starlette(
-        routes=starlette_routes,
+        routes=[
+            Route(spec.path, make_endpoint(spec, state), methods=[spec.method], name=None)
+            for spec in routes
+        ],
         exception_handlers={
             HTTPException: not_found,
             Exception: server_error,
