@@ -148,3 +148,80 @@ def test_a_huge_integer_against_a_float_column_is_an_invalid_query(svc: LocalSer
             f"/tablesdb/{DB}/tables/floats/rows", params={"queries[]": [q("equal", "x", [10**400])]}
         )
     assert_error(response, 400, "general_query_invalid")
+
+
+# -- numbers in headers ----------------------------------------------------------------------
+
+BUCKET = "hostile-files"
+FILE_BYTES = bytes(range(256)) * 4
+#: Past float range (`ceil(size / 5 MiB)` overflowed), and past Python's 4300-digit `int()`.
+HUGE_TOTAL = "9" * 315
+HUGE_NUMBER = "9" * 4301
+
+
+@pytest.fixture(scope="module")
+def stored_file(svc: LocalService) -> str:
+    with key_client(svc) as admin:
+        response = admin.post("/storage/buckets", json={"bucketId": BUCKET, "name": BUCKET})
+        assert response.status_code == 201, response.text
+        response = admin.post(
+            f"/storage/buckets/{BUCKET}/files",
+            files={"file": ("data.bin", FILE_BYTES)},
+            data={"fileId": "stored"},
+        )
+        assert response.status_code == 201, response.text
+    return "stored"
+
+
+def send_chunk_with_range(client: httpx.Client, bucket: str, content_range: str) -> httpx.Response:
+    return client.post(
+        f"/storage/buckets/{bucket}/files",
+        files={"file": ("data.bin", b"x")},
+        data={"fileId": "huge"},
+        headers={"X-Service-ID": "huge", "Content-Range": content_range},
+    )
+
+
+@pytest.mark.parametrize("total", [HUGE_TOTAL, HUGE_NUMBER])
+def test_a_huge_content_range_total_for_a_missing_bucket_is_bucket_not_found(
+    svc: LocalService, total: str
+) -> None:
+    with guest_client(svc) as guest:
+        response = send_chunk_with_range(guest, "no-such-bucket", f"bytes 0-0/{total}")
+    assert_error(response, 404, "storage_bucket_not_found")
+
+
+@pytest.mark.parametrize("total", [HUGE_TOTAL, HUGE_NUMBER])
+def test_a_huge_content_range_total_is_a_file_too_large(
+    admin: httpx.Client, stored_file: str, total: str
+) -> None:
+    response = send_chunk_with_range(admin, BUCKET, f"bytes 0-0/{total}")
+    assert_error(response, 400, "storage_invalid_file_size")
+
+
+@pytest.mark.parametrize("route", ["download", "view"])
+@pytest.mark.parametrize(
+    "header",
+    [f"bytes={HUGE_NUMBER}-", f"bytes={HUGE_NUMBER}-{HUGE_NUMBER}"],
+    ids=["huge-start", "huge-both"],
+)
+def test_a_range_beyond_the_file_is_not_satisfiable(
+    admin: httpx.Client, stored_file: str, route: str, header: str
+) -> None:
+    path = f"/storage/buckets/{BUCKET}/files/{stored_file}/{route}"
+    assert_error(admin.get(path, headers={"Range": header}), 416, "storage_invalid_range")
+
+
+@pytest.mark.parametrize("route", ["download", "view"])
+def test_a_huge_range_end_is_cut_to_the_file_as_the_service_cuts_long_spans(
+    admin: httpx.Client, stored_file: str, route: str
+) -> None:
+    # The service reads header numbers as 64-bit integers (a longer one is the largest), and
+    # a span longer than 20,000,000 bytes ends 10 MiB after its start or at the file's end.
+    path = f"/storage/buckets/{BUCKET}/files/{stored_file}/{route}"
+    for header in (f"bytes=0-{HUGE_NUMBER}", f"bytes=-{HUGE_NUMBER}"):
+        response = admin.get(path, headers={"Range": header})
+        assert response.status_code == 206, response.text
+        assert response.content == FILE_BYTES
+        size = len(FILE_BYTES)
+        assert response.headers["Content-Range"] == f"bytes 0-{size - 1}/{size}"

@@ -12,7 +12,6 @@ ChunkPlan(index=2, total_chunks=3, total_size=12000000, ranged=True)
 from __future__ import annotations
 
 import hashlib
-import math
 import mimetypes
 import os
 import re
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from starlette.datastructures import UploadFile
 
 from ..wire._errors import ServiceError
-from ..wire._params import UNIQUE, Params, is_uid, unique_id
+from ..wire._params import UNIQUE, Params, header_integer, is_uid, unique_id
 from ._crash_points import crash_point
 from ._durability import durable_write, sync_directory
 
@@ -106,7 +105,7 @@ def chunk_index(content_range: str | None) -> int:
 
 
 def _total_chunks(size: int) -> int:
-    return max(1, math.ceil(size / CHUNK_SIZE))
+    return max(1, -(-size // CHUNK_SIZE))
 
 
 def _span(content_range: str) -> tuple[int, int, int]:
@@ -114,7 +113,7 @@ def _span(content_range: str) -> tuple[int, int, int]:
     match = _CONTENT_RANGE.fullmatch(content_range)
     if match is None:
         raise _invalid_range(content_range)
-    start, end, size = (int(group) for group in match.group(2, 3, 4))
+    start, end, size = (header_integer(group) for group in match.group(2, 3, 4))
     if not start <= end <= size or start // CHUNK_SIZE + 1 > _total_chunks(size):
         raise _invalid_range(content_range)
     return start, end, size
