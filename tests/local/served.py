@@ -89,3 +89,28 @@ def _wait_ready(service: ServedService) -> None:
         except httpx.TransportError:
             time.sleep(0.05)
     raise RuntimeError("frameport serve did not answer within 60 s")
+
+
+def serve_banner(data_dir: Path, *, terminal: bool, key: str | None = None) -> str:
+    """What `frameport serve` prints at start (on a terminal when `terminal`), up to its data
+    line; the process is killed once that line is printed."""
+    command = [
+        sys.executable, "-c", _START, "serve", "--port", str(free_port()), "--data", str(data_dir),
+    ]  # fmt: skip
+    if key is not None:
+        command += ["--key", key]
+    reader, writer = os.openpty() if terminal else os.pipe()
+    process = subprocess.Popen(command, stdout=writer, stderr=subprocess.DEVNULL)
+    os.close(writer)
+    output = b""
+    try:
+        while b"data:" not in output:
+            block = os.read(reader, 4096)
+            if not block:
+                break
+            output += block
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+        os.close(reader)
+    return output.decode()

@@ -7,12 +7,17 @@ limit, lone UTF-16 surrogates (`"\\ud800"`) and integers beyond int64 in filters
 from __future__ import annotations
 
 import base64
+import json
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from callers import assert_error, guest_client, key_client
+from served import serve_banner
 from tablesdb_helpers import create_database, create_table, q, wait_available
 
 from frameport.local import LocalService
@@ -225,3 +230,90 @@ def test_a_huge_range_end_is_cut_to_the_file_as_the_service_cuts_long_spans(
         assert response.content == FILE_BYTES
         size = len(FILE_BYTES)
         assert response.headers["Content-Range"] == f"bytes 0-{size - 1}/{size}"
+
+
+# -- small leniencies --------------------------------------------------------------------------
+
+ANY_READ = 'read("any")'
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (ROWS, {"rowId": "perm-text", "data": {"name": "x"}}),
+        (f"/tablesdb/{DB}/tables", {"tableId": "perm-text", "name": "t"}),
+        ("/storage/buckets", {"bucketId": "perm-text", "name": "b"}),
+    ],
+    ids=["row", "table", "bucket"],
+)
+@pytest.mark.parametrize("text", [ANY_READ, json.dumps([ANY_READ])], ids=["plain", "json-text"])
+def test_a_permissions_string_instead_of_an_array_is_invalid(
+    admin: httpx.Client, path: str, body: dict[str, Any], text: str
+) -> None:
+    body = {
+        key: f"{value}-{len(text)}" if key.endswith("Id") else value for key, value in body.items()
+    }
+    response = admin.post(path, json={**body, "permissions": text})
+    assert_error(response, 400, "general_argument_invalid")
+    created = admin.post(path, json={**body, "permissions": [ANY_READ]})
+    assert created.status_code == 201, created.text
+
+
+def test_a_permissions_string_in_a_file_form_is_invalid(
+    admin: httpx.Client, stored_file: str
+) -> None:
+    response = admin.post(
+        f"/storage/buckets/{BUCKET}/files",
+        files={"file": ("data.bin", b"x")},
+        data={"fileId": "perm-text", "permissions": ANY_READ},
+    )
+    assert_error(response, 400, "general_argument_invalid")
+
+
+@pytest.mark.parametrize("kind", ["user", "team", "member"])
+@pytest.mark.parametrize("length", [37, 5000])
+def test_a_role_naming_an_id_over_36_characters_is_invalid(
+    admin: httpx.Client, kind: str, length: int
+) -> None:
+    permission = f'read("{kind}:{"a" * length}")'
+    body = {"rowId": f"long-{kind}-{length}", "data": {"name": "x"}, "permissions": [permission]}
+    assert_error(admin.post(ROWS, json=body), 400, "general_argument_invalid")
+
+
+def test_a_role_naming_a_36_character_id_is_valid(admin: httpx.Client) -> None:
+    permission = f'read("user:{"a" * 36}")'
+    body = {"rowId": "id-36", "data": {"name": "x"}, "permissions": [permission]}
+    response = admin.post(ROWS, json=body)
+    assert response.status_code == 201, response.text
+    assert response.json()["$permissions"] == [permission]
+
+
+def test_sequence_in_row_data_is_stripped_as_the_service_strips_it(admin: httpx.Client) -> None:
+    body = {"rowId": "seq-given", "data": {"name": "x", "$sequence": "999999"}}
+    created = admin.post(ROWS, json=body)
+    assert created.status_code == 201, created.text
+    assert created.json()["$sequence"] != "999999"
+    fetched = admin.get(f"{ROWS}/seq-given").json()
+    assert fetched["$sequence"] == created.json()["$sequence"]
+
+
+def kept_key(data_dir: Path) -> str:
+    with closing(sqlite3.connect(data_dir / "service.sqlite3")) as conn:
+        return str(conn.execute("SELECT value FROM meta WHERE name = 'api_key'").fetchone()[0])
+
+
+def test_serve_echoes_a_generated_key_once_and_only_to_a_terminal(tmp_path: Path) -> None:
+    piped, shown = tmp_path / "piped", tmp_path / "shown"
+    first_piped = serve_banner(piped, terminal=False)
+    assert "API key:" in first_piped and kept_key(piped) not in first_piped
+
+    first = serve_banner(shown, terminal=True)
+    assert kept_key(shown) in first
+    again = serve_banner(shown, terminal=True)
+    assert "API key:" in again and kept_key(shown) not in again
+
+
+def test_serve_never_echoes_a_key_given_with_key(tmp_path: Path) -> None:
+    given = "standard_" + "7" * 64
+    banner = serve_banner(tmp_path, terminal=True, key=given)
+    assert "API key:" in banner and given not in banner

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -184,6 +185,16 @@ class LocalService:
         self.stop()
 
 
+def _key_line(state: ServiceState, config: ServiceConfig) -> str:
+    """The key itself only when this start generated it and a person reads the output: a key
+    in a captured log is a key anyone with the log holds."""
+    if state.key_generated and sys.stdout.isatty():
+        return f"{state.key}  (generated now and shown only this once)"
+    if config.key is not None:
+        return "the one given with --key"
+    return f"kept in {config.data_dir} (not shown again); --key sets one you choose"
+
+
 def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = False) -> None:
     """Run the service in the foreground until interrupted (`frameport serve`); with
     `access_log`, one line per request."""
@@ -191,7 +202,7 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
     app, _ = make_app(state)
     print(f"frameport local service on http://{host}:{port}/v1")
     print(f"  project: {config.project}")
-    print(f"  API key: {state.key}")
+    print(f"  API key: {_key_line(state, config)}")
     print(f"  data:    {config.data_dir}")
     if config.latency is not None or config.bandwidth is not None:
         cap = "no cap" if config.bandwidth is None else f"{config.bandwidth:g} Mbit/s a connection"

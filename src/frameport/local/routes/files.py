@@ -150,7 +150,7 @@ def accessible_file(ctx: Context, bucket: Bucket, action: str) -> StoredFile:
 
 def _granted_permissions(ctx: Context) -> list[str] | None:
     """The `permissions` sent, validated, and only with roles a non-key caller holds."""
-    sent = ctx.params.string_list("permissions", max_items=100)
+    sent = ctx.params.permission_strings()
     if sent is None:
         return None
     permissions = normalize_permissions(sent, ITEM_ACTIONS)

@@ -247,7 +247,7 @@ def create_rows(ctx: Context, terms: Terms) -> Reply:
             f"{terms.title('row')} ID is required when creating a single {terms.row}.",
         )
     row_id = ctx.params.uid(terms.row_id)
-    requested = ctx.params.string_list("permissions", max_items=100)
+    requested = ctx.params.permission_strings()
     promote_ready(ctx.store)
     values, meta = split_row_data(data, terms, honour_times=ctx.caller.is_key)
     with ctx.store.write() as conn:
@@ -332,7 +332,7 @@ def get_row(ctx: Context, terms: Terms) -> Reply:
 def update_one(ctx: Context, terms: Terms) -> Reply:
     _refuse_transactions(ctx)
     data = _data(ctx)
-    requested = ctx.params.string_list("permissions", max_items=100)
+    requested = ctx.params.permission_strings()
     if not data and requested is None:
         raise ServiceError(
             terms.error("row", "missing_payload"),
@@ -357,7 +357,7 @@ def upsert_one(ctx: Context, terms: Terms) -> Reply:
     """Create the row, or update it when it exists; 200 either way (decision 6)."""
     _refuse_transactions(ctx)
     row_id = ctx.path[terms.row_id]
-    requested = ctx.params.string_list("permissions", max_items=100)
+    requested = ctx.params.permission_strings()
     promote_ready(ctx.store)
     values, meta = split_row_data(_data(ctx), terms, honour_times=ctx.caller.is_key)
     with ctx.store.write() as conn:

@@ -219,6 +219,13 @@ class Params:
                 )
         return list(value)
 
+    def permission_strings(self, name: str = "permissions") -> list[str] | None:
+        """A permissions array of at most 100 strings; None when not sent. Text is not read
+        as an array here: a permission sent as a string is 400, as the service answers."""
+        if self.has(name) and not isinstance(self.data[name], list):
+            raise invalid_param(name, "Value must be a valid array no longer than 100 items")
+        return self.string_list(name, max_items=100)
+
     def queries(self) -> list[str]:
         """The `queries` parameter: at most 100 strings of at most 4096 characters each."""
         return self.string_list("queries", max_items=100, max_length=4096) or []
