@@ -317,3 +317,73 @@ def test_serve_never_echoes_a_key_given_with_key(tmp_path: Path) -> None:
     given = "standard_" + "7" * 64
     banner = serve_banner(tmp_path, terminal=True, key=given)
     assert "API key:" in banner and given not in banner
+
+
+# -- the upload rules ----------------------------------------------------------------------------
+
+CHUNK = 5 * 1024 * 1024
+MIB = 1024 * 1024
+TWELVE_MIB = bytes(range(256)) * (12 * MIB // 256)
+
+
+def send_part(
+    client: httpx.Client, file_id: str, first: int, last: int, size: int, data: bytes
+) -> httpx.Response:
+    """POST `data[first:last + 1]` as the part `bytes first-last/size` of upload `file_id`."""
+    return client.post(
+        f"/storage/buckets/{BUCKET}/files",
+        files={"file": ("data.bin", data[first : last + 1])},
+        data={"fileId": file_id},
+        headers={"X-Service-ID": file_id, "Content-Range": f"bytes {first}-{last}/{size}"},
+    )
+
+
+def upload_record(client: httpx.Client, file_id: str) -> dict[str, Any] | None:
+    response = client.get(f"/storage/buckets/{BUCKET}/files/{file_id}")
+    return None if response.status_code == 404 else dict(response.json())
+
+
+@pytest.mark.parametrize("length", [CHUNK + 1, 7 * MIB])
+def test_a_part_longer_than_5_mib_is_refused_and_leaves_no_upload(
+    admin: httpx.Client, stored_file: str, length: int
+) -> None:
+    file_id = f"long-part-{length}"
+    response = send_part(admin, file_id, 0, length - 1, len(TWELVE_MIB), TWELVE_MIB)
+    assert_error(response, 400, "storage_invalid_content_range")
+    assert upload_record(admin, file_id) is None
+
+
+def test_overlapping_parts_are_refused_and_the_file_is_what_was_sent(
+    admin: httpx.Client, stored_file: str
+) -> None:
+    size, file_id = len(TWELVE_MIB), "overlaps"
+    # The parts once joined into a "complete" 17 MiB file of a 12 MiB upload.
+    overlapping = [
+        (0, 7 * MIB - 1),
+        (CHUNK, size - 1),
+        (9 * MIB, size - 1),
+        (3 * MIB, 8 * MIB - 1),
+    ]
+    for first, last in overlapping:
+        response = send_part(admin, file_id, first, last, size, TWELVE_MIB)
+        assert_error(response, 400, "storage_invalid_content_range")
+    assert upload_record(admin, file_id) is None
+    for first in range(0, size, CHUNK):
+        last = min(first + CHUNK, size) - 1
+        assert send_part(admin, file_id, first, last, size, TWELVE_MIB).status_code == 201
+    record = upload_record(admin, file_id)
+    assert record is not None and record["sizeActual"] == size
+    download = admin.get(f"/storage/buckets/{BUCKET}/files/{file_id}/download")
+    assert download.content == TWELVE_MIB
+
+
+@pytest.mark.parametrize(
+    ("first", "last"),
+    [(0, 4 * MIB - 1), (CHUNK, 2 * CHUNK - 2), (1, CHUNK)],
+    ids=["short-first", "short-middle", "unaligned"],
+)
+def test_a_part_that_is_not_a_whole_chunk_is_refused(
+    admin: httpx.Client, stored_file: str, first: int, last: int
+) -> None:
+    response = send_part(admin, f"gap-{first}-{last}", first, last, len(TWELVE_MIB), TWELVE_MIB)
+    assert_error(response, 400, "storage_invalid_content_range")

@@ -20,12 +20,14 @@ from starlette.datastructures import UploadFile
 from ..service._chunks import (
     ChunkPlan,
     JoinedFile,
+    JoinedSizeMismatch,
     UploadPaths,
     chunk_index,
     file_extension,
     part_size,
     plan_chunk,
     require_same_size,
+    require_whole_chunk,
     sniff_mime,
     upload_id,
     upload_lock,
@@ -217,6 +219,7 @@ def _read_chunk(ctx: Context, bucket: Bucket) -> FileChunk:
             "storage_invalid_file_size",
             f"File size not allowed: the bucket takes at most {bucket.maximum_file_size} bytes.",
         )
+    require_whole_chunk(plan, ctx.header("Content-Range"))
     folder = ctx.params.string("folder", default="", max_length=255) or ""
     return FileChunk(file_id, name, folder, permissions, plan, part)
 
@@ -238,18 +241,15 @@ def _store_chunk(
     require_same_size(stored.id, stored.size_original, chunk.plan)
     parts = paths.parts(stored.id)
     parts.commit(staged, chunk.plan.index)
-    if parts.stored_bytes() > bucket.maximum_file_size:
-        _discard_upload(ctx, stored, paths)
-        raise ServiceError(
-            "storage_invalid_file_size",
-            f"File size not allowed: the parts sent hold more than the bucket's "
-            f"{bucket.maximum_file_size} bytes. Upload the file again with 5 MiB chunks.",
-        )
     uploaded = parts.count()
     if uploaded < stored.chunks_total:
         stored = _record_progress(ctx, stored, uploaded)
     else:
-        joined = parts.join(paths.joining(stored.id), stored.chunks_total)
+        try:
+            joined = parts.join(paths.joining(stored.id), stored.chunks_total, stored.size_original)
+        except JoinedSizeMismatch:
+            _discard_upload(ctx, stored, paths)
+            raise
         stored = _record_completion(ctx, stored, joined, chunk.permissions)
         crash_point("upload.recorded")
         paths.place(stored.id)

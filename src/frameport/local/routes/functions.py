@@ -21,10 +21,12 @@ from starlette.responses import JSONResponse, Response
 from ..service._archive import check_archive
 from ..service._chunks import (
     ChunkPlan,
+    JoinedSizeMismatch,
     UploadPaths,
     part_size,
     plan_chunk,
     require_same_size,
+    require_whole_chunk,
     upload_id,
     upload_lock,
     uploaded_part,
@@ -284,6 +286,7 @@ def _read_chunk(ctx: Context, function: StoredFunction) -> DeploymentChunk:
             "deployment_invalid_file_size",
             f"The deployment archive is larger than {DEPLOYMENT_SIZE_LIMIT} bytes.",
         )
+    require_whole_chunk(plan, ctx.header("Content-Range"))
     deployment_id = upload_id(ctx.header("X-Service-ID"))
     chosen_commands = function.commands if commands is None else commands
     return DeploymentChunk(deployment_id, entrypoint, chosen_commands, activate, plan, code)
@@ -338,7 +341,13 @@ def _store_chunk(
     complete = uploaded >= stored.chunks_total
     size = stored.source_size
     if complete:
-        size = parts.join(paths.joining(stored.id), stored.chunks_total).size
+        try:
+            size = parts.join(paths.joining(stored.id), stored.chunks_total, size).size
+        except JoinedSizeMismatch:
+            paths.remove(stored.id)
+            with ctx.store.write() as conn:
+                conn.execute("DELETE FROM deployments WHERE sequence = ?", (stored.sequence,))
+            raise
     with ctx.store.write() as conn:
         conn.execute(
             "UPDATE deployments SET chunks_uploaded = MAX(chunks_uploaded, ?), source_size = ?, "
