@@ -7,17 +7,21 @@ limit, lone UTF-16 surrogates (`"\\ud800"`) and integers beyond int64 in filters
 from __future__ import annotations
 
 import base64
+import http.client
 import json
+import socket
 import sqlite3
+import threading
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from callers import assert_error, guest_client, key_client
-from served import serve_banner
+from served import PROJECT, ServedService, serve_banner, served
 from tablesdb_helpers import create_database, create_table, q, wait_available
 
 from frameport.local import LocalService
@@ -323,6 +327,7 @@ def test_serve_never_echoes_a_key_given_with_key(tmp_path: Path) -> None:
 
 CHUNK = 5 * 1024 * 1024
 MIB = 1024 * 1024
+MB = 1_000_000
 TWELVE_MIB = bytes(range(256)) * (12 * MIB // 256)
 
 
@@ -387,3 +392,284 @@ def test_a_part_that_is_not_a_whole_chunk_is_refused(
 ) -> None:
     response = send_part(admin, f"gap-{first}-{last}", first, last, len(TWELVE_MIB), TWELVE_MIB)
     assert_error(response, 400, "storage_invalid_content_range")
+
+
+# -- refused before the body is read ----------------------------------------------------------
+
+BOUNDARY = "hostileboundary"
+GIB = 1024 * MIB
+
+
+def multipart_head(field: str = "file") -> bytes:
+    return (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{field}"; filename="a.bin"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+
+
+def answer_before_the_body(
+    svc: LocalService, path: str, headers: dict[str, str], declared: int, prefix: bytes
+) -> tuple[int, dict[str, Any]]:
+    """Send a request head announcing `declared` body bytes and only `prefix` of them; the
+    answer must come without the rest (a service waiting for the body fails the read)."""
+    host, port = svc.endpoint.split("//")[1].split("/")[0].split(":")
+    lines = [f"POST /v1{path} HTTP/1.1", f"Host: {host}", f"Content-Length: {declared}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    with socket.create_connection((host, int(port)), timeout=60) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + prefix)
+        response = http.client.HTTPResponse(conn)
+        response.begin()
+        return response.status, json.loads(response.read())
+
+
+def multipart_headers(**extra: str) -> dict[str, str]:
+    return {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}", **extra}
+
+
+def test_a_multipart_body_without_a_project_is_refused_before_it_is_read(
+    svc: LocalService,
+) -> None:
+    status, body = answer_before_the_body(svc, ROWS, multipart_headers(), 5 * GIB, multipart_head())
+    assert (status, body["type"]) == (401, "general_access_forbidden")
+
+
+def test_a_multipart_body_for_an_unknown_project_is_refused_before_it_is_read(
+    svc: LocalService,
+) -> None:
+    headers = multipart_headers(**{"X-Service-Project": "elsewhere"})
+    status, body = answer_before_the_body(svc, ROWS, headers, 5 * GIB, multipart_head())
+    assert (status, body["type"]) == (404, "project_not_found")
+
+
+def test_a_guest_upload_to_a_bucket_it_cannot_write_is_refused_before_the_body(
+    svc: LocalService, stored_file: str
+) -> None:
+    headers = multipart_headers(**{"X-Service-Project": svc.project})
+    status, body = answer_before_the_body(
+        svc, f"/storage/buckets/{BUCKET}/files", headers, 5 * GIB, multipart_head()
+    )
+    assert (status, body["type"]) == (401, "user_unauthorized")
+
+
+def test_a_guest_upload_to_a_missing_bucket_is_refused_before_the_body(svc: LocalService) -> None:
+    headers = multipart_headers(**{"X-Service-Project": svc.project})
+    status, body = answer_before_the_body(
+        svc, "/storage/buckets/nowhere/files", headers, 5 * GIB, multipart_head()
+    )
+    assert (status, body["type"]) == (404, "storage_bucket_not_found")
+
+
+def test_a_part_beyond_what_the_upload_allows_is_refused_before_it_is_read(
+    svc: LocalService, stored_file: str
+) -> None:
+    key = {"X-Service-Project": svc.project, "X-Service-Key": svc.key, "X-Service-ID": "huge-part"}
+    files = f"/storage/buckets/{BUCKET}/files"
+    # A whole file over the bucket's maximum (5 GiB by default).
+    status, body = answer_before_the_body(
+        svc, files, multipart_headers(**key), 6 * GIB, multipart_head()
+    )
+    assert (status, body["type"]) == (400, "storage_invalid_file_size")
+    # One 5 GiB part, which once left an upload that could never finish.
+    ranged = multipart_headers(**key, **{"Content-Range": f"bytes 0-{5 * GIB - 1}/{5 * GIB}"})
+    status, body = answer_before_the_body(svc, files, ranged, 5 * GIB, multipart_head())
+    assert (status, body["type"]) == (400, "storage_invalid_content_range")
+    with key_client(svc) as admin:
+        assert upload_record(admin, "huge-part") is None
+
+
+def test_a_part_longer_than_its_span_is_refused_as_it_streams(
+    svc: LocalService, stored_file: str
+) -> None:
+    key = {"X-Service-Project": svc.project, "X-Service-Key": svc.key, "X-Service-ID": "sly"}
+    headers = multipart_headers(**key, **{"Content-Range": "bytes 0-0/1"})
+    prefix = multipart_head() + b"x" * (2 * MIB)  # far past the one byte announced
+    status, body = answer_before_the_body(
+        svc, f"/storage/buckets/{BUCKET}/files", headers, 5 * GIB, prefix
+    )
+    assert (status, body["type"]) == (400, "storage_invalid_content_range")
+
+
+def test_parameters_over_16_mib_are_refused_as_they_stream(svc: LocalService) -> None:
+    guest = {"X-Service-Project": svc.project}
+    field = b"--" + BOUNDARY.encode() + b'\r\nContent-Disposition: form-data; name="f"\r\n\r\n'
+    prefix = (field + b"x" * MB + b"\r\n") * 17
+    status, body = answer_before_the_body(svc, ROWS, multipart_headers(**guest), GIB, prefix)
+    assert (status, body["type"]) == (413, "general_payload_too_large")
+
+
+# -- parameters are bounded -------------------------------------------------------------------
+
+#: The JSON body once measured at 941 MiB peak: 15.7 MiB of empty objects.
+EMPTY_OBJECTS = b'{"rows": [' + b",".join([b"{}"] * (int(15.7 * MIB) // 3)) + b"]}"
+
+
+def urlencoded_stream(fields: int, field_bytes: int) -> Iterator[bytes]:
+    """`f0=xxx&f1=xxx...`, one field at a time (sent chunked: no Content-Length)."""
+    value = b"x" * field_bytes
+    for number in range(fields):
+        yield (b"&" if number else b"") + b"f%d=" % number + value
+
+
+def test_a_chunked_urlencoded_form_over_16_mib_is_refused(svc: LocalService) -> None:
+    with guest_client(svc) as guest:
+        response = guest.post(
+            ROWS,
+            content=urlencoded_stream(999, MIB),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+    assert_error(response, 413, "general_payload_too_large")
+
+
+@pytest.mark.parametrize("kind", ["urlencoded", "multipart"])
+def test_a_form_of_more_than_1000_fields_is_refused(svc: LocalService, kind: str) -> None:
+    fields = {f"f{number}": "x" for number in range(1001)}
+    with guest_client(svc) as guest:
+        if kind == "urlencoded":
+            response = guest.post(ROWS, data=fields)
+        else:
+            response = guest.post(ROWS, data=fields, files={"file": ("a.bin", b"x")})
+    assert_error(response, 400, "general_bad_request")
+
+
+def test_a_json_body_of_empty_objects_is_refused(admin: httpx.Client) -> None:
+    assert len(EMPTY_OBJECTS) < 16 * MIB
+    body = assert_error(raw_post(admin, ROWS, EMPTY_OBJECTS.decode()), 400, "general_bad_request")
+    assert "objects" in body["message"]
+
+
+def dense_rows(kind: str) -> list[dict[str, Any]]:
+    """100 rows, 11 to 15 MiB of compact JSON, of the densest legitimate content: polygons
+    of 15,000 points, or arrays of 20,000 integers."""
+    if kind == "polygons":
+        ring = [[n % 97, n % 89] for n in range(14_999)]
+        return [{"$id": f"poly-{n}", "shape": [[*ring, ring[0]]]} for n in range(100)]
+    return [{"$id": f"ints-{n}", "counts": list(range(20_000))} for n in range(100)]
+
+
+@pytest.mark.parametrize("kind", ["polygons", "integers"])
+def test_the_densest_legitimate_bulk_bodies_are_accepted(svc: LocalService, kind: str) -> None:
+    with key_client(svc) as admin:
+        create_table(
+            admin, DB, f"dense-{kind}",
+            columns=[
+                {"key": "shape", "type": "polygon", "required": False},
+                {"key": "counts", "type": "integer", "required": False, "array": True},
+            ],
+        )  # fmt: skip
+        wait_available(admin, DB, f"dense-{kind}")
+        body = json.dumps({"rows": dense_rows(kind)}, separators=(",", ":"))
+        assert 10 * MIB < len(body) < 16 * MIB
+        response = raw_post(admin, f"/tablesdb/{DB}/tables/dense-{kind}/rows", body)
+    assert response.status_code == 201, response.text[:500]
+    assert response.json()["total"] == 100
+
+
+# -- memory and disk per request, measured on a service in its own process ---------------------
+
+#: What the service's memory may grow by while the bodies below arrive: the 16 MiB of
+#: parameters, their decoded text and the interpreter's own noise.
+RSS_BOUND = 96 * MIB
+#: The bucket's maximum size for the upload below: the most a part may write to disk.
+SMALL_BUCKET_MAX = 30 * MIB
+DISK_SLACK = MIB
+
+
+class Peaks:
+    """The service process's RSS and the bytes under its data and temporary directories,
+    sampled every few milliseconds in a thread until `stop`."""
+
+    def __init__(self, pid: int, *directories: Path) -> None:
+        self.process = psutil.Process(pid)
+        self.directories = directories
+        self.rss = self.disk = 0
+        self.baseline_rss = self.process.memory_info().rss
+        self.baseline_disk = self._disk()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _disk(self) -> int:
+        total = 0
+        for directory in self.directories:
+            for path in directory.rglob("*"):
+                with suppress(OSError):  # a file removed between listing and stat
+                    if path.is_file():
+                        total += path.stat().st_size
+        return total
+
+    def _sample(self) -> None:
+        while not self._done.wait(0.005):
+            self.rss = max(self.rss, self.process.memory_info().rss - self.baseline_rss)
+            self.disk = max(self.disk, self._disk() - self.baseline_disk)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def endless(block: bytes, total: int, head: bytes = b"") -> Iterator[bytes]:
+    yield head
+    for _ in range(total // len(block)):
+        yield block
+
+
+@pytest.fixture(scope="module")
+def served_service(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[ServedService, Path]]:
+    root = tmp_path_factory.mktemp("bounded")
+    temporary = root / "tmp"
+    temporary.mkdir()
+    with served(root / "data", env={"TMPDIR": str(temporary)}) as service:
+        with service.client() as admin:
+            created = admin.post(
+                "/storage/buckets",
+                json={"bucketId": "small", "name": "small", "maximumFileSize": SMALL_BUCKET_MAX},
+            )
+            assert created.status_code == 201, created.text
+        yield service, root
+
+
+def test_memory_and_disk_stay_bounded_under_the_worst_bodies(
+    served_service: tuple[ServedService, Path],
+) -> None:
+    service, root = served_service
+    guest = httpx.Client(
+        base_url=service.endpoint, headers={"X-Service-Project": PROJECT}, timeout=300
+    )
+    nobody = httpx.Client(base_url=service.endpoint, timeout=300)
+    mib = b"x" * MIB
+    field = b'--%s\r\nContent-Disposition: form-data; name="f%%d"\r\n\r\n' % BOUNDARY.encode()
+    fields = (field % number + b"x" * MB + b"\r\n" for number in range(999))
+    multipart = {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
+    with guest, nobody, service.client() as admin:
+        admin.get("/tablesdb")  # warm: the first request imports and allocates
+        peaks = Peaks(service.pid, root)
+        try:
+            answers = [
+                # 1 GiB of file part, no project: refused before the body is read.
+                nobody.post(ROWS, content=endless(mib, GIB, multipart_head()), headers=multipart),
+                # 999 fields of 1 MB each from a guest.
+                guest.post(ROWS, content=fields, headers=multipart),
+                # An urlencoded form of 1 GiB, sent chunked.
+                guest.post(
+                    ROWS,
+                    content=urlencoded_stream(1024, MIB),
+                    headers={"Content-Type": "application/x-www-form-urlencoded"},
+                ),
+                # 15.7 MiB of empty objects.
+                admin.post(
+                    ROWS, content=EMPTY_OBJECTS, headers={"Content-Type": "application/json"}
+                ),
+                # A whole file of 1 GiB for a bucket that takes 30 MiB, sent chunked.
+                admin.post(
+                    "/storage/buckets/small/files",
+                    content=endless(mib, GIB, multipart_head()),
+                    headers={**multipart, "X-Service-ID": "too-big"},
+                ),
+            ]
+        finally:
+            peaks.stop()
+    assert [answer.status_code for answer in answers] == [401, 413, 413, 400, 400]
+    assert peaks.rss < RSS_BOUND, f"RSS grew by {peaks.rss / MIB:.0f} MiB"
+    assert peaks.disk < SMALL_BUCKET_MAX + DISK_SLACK, f"disk grew by {peaks.disk / MIB:.0f} MiB"

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..service._caller import Caller
+from ..service._chunks import FileTarget
 from ..service._ratelimit import RateLimit
 from ..service._state import ServiceState
 from ..store._store import Store
@@ -69,6 +70,9 @@ class RouteSpec:
     handler: Handler
     scopes: tuple[str, ...]
     rate_limit: RateLimit | None
+    #: An upload route's checks that need no body, run before the body is read; they return
+    #: where its file part goes and how long it may be.
+    file_target: Callable[[Context], FileTarget] | None = None
 
     @property
     def template(self) -> str:
@@ -82,6 +86,7 @@ def route(
     *paths: str,
     scopes: tuple[str, ...] = (),
     rate_limit: RateLimit | None = None,
+    file_target: Callable[[Context], FileTarget] | None = None,
 ) -> list[RouteSpec]:
     """`handler` for `method` on each of `paths` (aliases share one handler)."""
-    return [RouteSpec(method, path, handler, scopes, rate_limit) for path in paths]
+    return [RouteSpec(method, path, handler, scopes, rate_limit, file_target) for path in paths]

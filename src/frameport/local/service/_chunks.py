@@ -16,8 +16,7 @@ import mimetypes
 import os
 import re
 import shutil
-import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +77,18 @@ class ChunkPlan:
         return self.length == min(CHUNK_SIZE, self.total_size - self.start)
 
 
+@dataclass(frozen=True)
+class FileTarget:
+    """Where an upload's file part goes as the body is read: the form field `field`,
+    streamed to a file in `directory`, at most `limit` bytes; `too_long()` is the error for
+    a longer part."""
+
+    field: str
+    limit: int
+    directory: Path
+    too_long: Callable[[], ServiceError]
+
+
 def _invalid_range(header: str) -> ServiceError:
     return ServiceError(
         "storage_invalid_content_range",
@@ -116,6 +127,15 @@ def ranged_chunk(content_range: str) -> ChunkPlan:
     start, end, size = _span(content_range)
     length = end - start if end == size else end - start + 1
     return ChunkPlan(start // CHUNK_SIZE + 1, _total_chunks(size), size, True, start, length)
+
+
+def part_too_long(content_range: str | None, plan: ChunkPlan) -> ServiceError:
+    """400 `storage_invalid_content_range` for a part longer than its Content-Range span."""
+    return ServiceError(
+        "storage_invalid_content_range",
+        f"The part is longer than the {plan.length} bytes Content-Range {content_range!r} "
+        "spans: send exactly the bytes the header names.",
+    )
 
 
 def require_whole_chunk(plan: ChunkPlan, content_range: str | None) -> None:
@@ -256,7 +276,7 @@ class JoinedFile:
 class UploadPaths:
     """Where an area keeps its uploads: `<root>/<id>` when complete, `<root>/.parts/<id>/`.
 
-    Incoming chunks are first copied to `<root>/.incoming/`, outside any lock; the last chunk
+    Incoming chunks are first written to `<root>/.incoming/`, outside any lock; the last chunk
     joins the parts into `<root>/.joining-<id>`, which `place` moves to `<root>/<id>` once the
     completion is recorded. IDs cannot start with a dot, so these never collide with an upload.
     """
@@ -273,17 +293,17 @@ class UploadPaths:
     def parts(self, upload: str) -> PartStore:
         return PartStore(self.root / ".parts" / upload)
 
-    def stage(self, source: BinaryIO) -> Path:
-        """Copy incoming bytes to a private file of this area, to be committed as a part."""
-        incoming = self.root / INCOMING
-        incoming.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=incoming)
-        source.seek(0)
-        with os.fdopen(handle, "wb") as target:
-            shutil.copyfileobj(source, target, COPY_BUFFER)
-            durable_write(target)
+    @property
+    def incoming(self) -> Path:
+        """Where request bodies stream the parts of this area's uploads (`FileTarget`)."""
+        return self.root / INCOMING
+
+    def stage(self, part: UploadFile) -> Path:
+        """The file the body reader wrote `part` to in `incoming`, made durable, to be
+        committed as a part."""
+        durable_write(part.file)
         crash_point("chunk.staged")
-        return Path(name)
+        return Path(part.file.name)
 
     def place(self, upload: str) -> None:
         """Move the joined file into place and drop its parts (after the completion is
@@ -306,7 +326,7 @@ class UploadPaths:
         place, any other is dropped (its parts are still there); parts of complete or unknown
         uploads are dropped.
         """
-        shutil.rmtree(self.root / INCOMING, ignore_errors=True)
+        shutil.rmtree(self.incoming, ignore_errors=True)
         for joined in self.root.glob(f"{JOINING_PREFIX}*"):
             upload = joined.name.removeprefix(JOINING_PREFIX)
             if upload in complete:
