@@ -12,6 +12,7 @@ import json
 import socket
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import closing, suppress
 from pathlib import Path
@@ -673,3 +674,106 @@ def test_memory_and_disk_stay_bounded_under_the_worst_bodies(
     assert [answer.status_code for answer in answers] == [401, 413, 413, 400, 400]
     assert peaks.rss < RSS_BOUND, f"RSS grew by {peaks.rss / MIB:.0f} MiB"
     assert peaks.disk < SMALL_BUCKET_MAX + DISK_SLACK, f"disk grew by {peaks.disk / MIB:.0f} MiB"
+
+
+# -- slow connections ------------------------------------------------------------------------
+
+
+def service_address(svc: LocalService | ServedService) -> tuple[str, int]:
+    host, port = svc.endpoint.split("//")[1].split("/")[0].split(":")
+    return host, int(port)
+
+
+def closed_by_the_service(conn: socket.socket, drip: bytes = b"") -> bool:
+    """Whether the service closes `conn` (sending `drip` every 0.2 s meanwhile) before the
+    socket's own timeout, which a service without read timeouts would reach."""
+    conn.settimeout(0.2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if drip:
+                conn.sendall(drip)
+            if conn.recv(65536) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def impatient() -> Iterator[LocalService]:
+    with LocalService(header_timeout=1, body_timeout=1) as service:
+        yield service
+
+
+@pytest.mark.parametrize(
+    ("sent", "drip"),
+    [
+        (b"", b""),
+        (b"GET /v1/tablesdb HTTP/1.1\r\n", b""),
+        (b"GET /v1/tablesdb HTTP/1.1\r\n", b"X-A: b\r\n"),
+    ],
+    ids=["nothing", "half-a-head", "a-dripping-head"],
+)
+def test_a_request_head_that_does_not_arrive_in_time_is_closed(
+    impatient: LocalService, sent: bytes, drip: bytes
+) -> None:
+    with socket.create_connection(service_address(impatient)) as conn:
+        conn.sendall(sent)
+        assert closed_by_the_service(conn, drip)
+
+
+@pytest.mark.parametrize("drip", [b"", b" "], ids=["stalled", "dripping"])
+def test_a_body_that_stalls_or_drips_is_cut(impatient: LocalService, drip: bytes) -> None:
+    head = (
+        "POST /v1/tablesdb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"X-Service-Project: {impatient.project}\r\nX-Service-Key: {impatient.key}\r\n"
+        "Content-Length: 100000\r\n\r\n{"
+    )
+    with socket.create_connection(service_address(impatient)) as conn:
+        conn.sendall(head.encode())
+        assert closed_by_the_service(conn, drip)
+
+
+def test_a_newcomer_beyond_a_cap_of_busy_connections_gets_a_503() -> None:
+    with LocalService(max_connections=4, body_timeout=120) as capped:
+        head = (
+            "POST /v1/tablesdb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"X-Service-Project: {capped.project}\r\nContent-Length: 100\r\n\r\n{{"
+        )
+        busy = [socket.create_connection(service_address(capped)) for _ in range(4)]
+        try:
+            for conn in busy:  # each in the middle of its body: busy, not idle
+                conn.sendall(head.encode())
+            with key_client(capped) as admin:
+                assert admin.get("/tablesdb").status_code == 503
+            busy.pop().close()
+            with key_client(capped) as admin:
+                assert admin.get("/tablesdb").status_code == 200
+        finally:
+            for conn in busy:
+                conn.close()
+
+
+def test_slow_connections_past_the_descriptor_limit_neither_stall_others_nor_flood_the_log(
+    tmp_path: Path,
+) -> None:
+    # 400 connections that never finish their head, at a limit of 256 descriptors, once made
+    # accept() fail in a loop: normal requests stalled, and the log grew by megabytes a second.
+    log = tmp_path / "service.log"
+    with served(tmp_path / "data", open_files=256, log=log) as service:
+        slow = []
+        try:
+            for _ in range(400):
+                conn = socket.create_connection(service_address(service), timeout=60)
+                conn.sendall(b"GET /v1/tablesdb HTTP/1.1\r\nHost: x\r\n")
+                slow.append(conn)
+            with service.client() as client:
+                statuses = [client.get("/tablesdb").status_code for _ in range(20)]
+        finally:
+            for conn in slow:
+                conn.close()
+    assert statuses == [200] * 20
+    assert log.stat().st_size < 4096, log.read_text()[-2000:]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from ._app import build_app
+from ._connections import BACKLOG, ConnectionLimits, default_max_connections, guarded_protocol
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
@@ -39,12 +40,21 @@ def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
 
 
 def _uvicorn_config(
-    app: ASGIApp, host: str, port: int, *, access_log: bool = False
+    app: ASGIApp, config: ServiceConfig, host: str, port: int, *, access_log: bool = False
 ) -> uvicorn.Config:
-    """uvicorn's settings; `access_log` prints uvicorn's line per request on stdout."""
+    """uvicorn's settings, with the connection limits of `_connections`; `access_log` prints
+    uvicorn's line per request on stdout."""
+    limits = ConnectionLimits(
+        config.max_connections or default_max_connections(),
+        config.header_timeout,
+        config.body_timeout,
+    )
     return uvicorn.Config(
         app, host=host, port=port, log_level="info" if access_log else "warning",
         access_log=access_log, lifespan="off", timeout_keep_alive=30,
+        http=guarded_protocol(limits), backlog=BACKLOG,
+        # uvicorn counts the connection asking: the cap's own connection is still served.
+        limit_concurrency=limits.max_connections + 1,
     )  # fmt: skip
 
 
@@ -60,7 +70,8 @@ class LocalService:
     `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
     `latency=50` (milliseconds, or `"50:10"` with 10 ms of jitter) delays every answer and
     `bandwidth=100` caps each connection at 100 Mbit/s, as for a distant service (see
-    `_distance`).
+    `_distance`). `max_connections` (default: from the process's descriptor limit),
+    `header_timeout` and `body_timeout` (seconds) bound slow connections (see `_connections`).
     """
 
     def __init__(
@@ -75,6 +86,9 @@ class LocalService:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         latency: str | float | None = None,
         bandwidth: float | None = None,
+        max_connections: int | None = None,
+        header_timeout: float = 10.0,
+        body_timeout: float = 20.0,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -92,6 +106,9 @@ class LocalService:
             max_file_size=max_file_size,
             latency=latency,
             bandwidth=bandwidth,
+            max_connections=max_connections,
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
         )
         check_distance(self.config)
         self._host, self._port = host, port
@@ -140,7 +157,7 @@ class LocalService:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, self._port))
         port = sock.getsockname()[1]
-        self._server = uvicorn.Server(_uvicorn_config(app, self._host, port))
+        self._server = uvicorn.Server(_uvicorn_config(app, self.config, self._host, port))
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
             name="frameport-local-service",
@@ -208,6 +225,6 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
         cap = "no cap" if config.bandwidth is None else f"{config.bandwidth:g} Mbit/s a connection"
         print(f"  distance: {config.latency or 0} ms latency, {cap}")
     try:
-        uvicorn.Server(_uvicorn_config(app, host, port, access_log=access_log)).run()
+        uvicorn.Server(_uvicorn_config(app, config, host, port, access_log=access_log)).run()
     finally:
         state.close()

@@ -31,6 +31,12 @@ class ServiceConfig:
     bandwidth: float | None = None  # megabits per second per connection
     #: SQLite's `synchronous`: FULL survives a power cut; NORMAL only a process crash.
     sqlite_synchronous: str = "FULL"
+    #: Open connections served at once (None: from the descriptor limit, see `_connections`).
+    max_connections: int | None = None
+    #: Seconds a request head may take to arrive; seconds a body may take beyond one per
+    #: 500 bytes received (see `_connections`).
+    header_timeout: float = 10.0
+    body_timeout: float = 20.0
 
 
 def usable_cores() -> int:
