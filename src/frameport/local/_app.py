@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
+from anyio import CapacityLimiter, to_thread
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -38,6 +39,7 @@ from .wire._errors import ERROR_HEADERS, ServiceError
 from .wire._params import Params, check_path_ids, merge_bracket_pairs
 
 logger = logging.getLogger("frameport.local")
+T = TypeVar("T")
 
 #: The service's framework sends a Content-Type on every answer, an empty one included, and
 #: its clients read it on every response (a JSON type would make them decode the empty body).
@@ -147,7 +149,34 @@ async def _read_parameters(
     return body
 
 
-def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
+#: Threads for the handlers of reads (GET, HEAD) and of everything else: a write waits for
+#: SQLite's single write lock, so more writer threads would only wait, while a read under
+#: WAL needs no lock and must never wait for a thread a writer holds.
+READ_THREADS, WRITE_THREADS = 40, 8
+_READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+class HandlerThreads:
+    """Two pools of worker threads for handlers, readers and writers (created on first use,
+    inside the event loop)."""
+
+    def __init__(self) -> None:
+        self._limiters: dict[bool, CapacityLimiter] = {}
+
+    async def run(self, method: str, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` in a thread of the pool for `method`."""
+        reads = method in _READ_METHODS
+        limiter = self._limiters.get(reads)
+        if limiter is None:
+            limiter = self._limiters[reads] = CapacityLimiter(
+                READ_THREADS if reads else WRITE_THREADS
+            )
+        return await to_thread.run_sync(function, *args, limiter=limiter)
+
+
+def make_endpoint(
+    spec: RouteSpec, state: ServiceState, threads: HandlerThreads
+) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         headers: dict[str, str] = {}
         body = RequestBody()
@@ -157,7 +186,7 @@ def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], A
                 body = await read_body(request)
             project = _project_of(request, _body_project(body), state)
             ip = request.client.host if request.client else ""
-            caller = await run_in_threadpool(resolve_caller, state, request, project, ip)
+            caller = await threads.run("GET", resolve_caller, state, request, project, ip)
             headers.update(caller.response_headers)
             ctx = Context(
                 request, state, caller, _params(request, body), dict(request.path_params),
@@ -177,9 +206,9 @@ def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], A
                 )
             check_path_ids(ctx.path)
             if not body_first and spec.file_target is not None:
-                target = await run_in_threadpool(spec.file_target, ctx)
+                target = await threads.run("GET", spec.file_target, ctx)
                 body = await _read_parameters(request, ctx, state, target)
-            reply = await run_in_threadpool(spec.handler, ctx)
+            reply = await threads.run(spec.method, spec.handler, ctx)
             if (
                 counter_key is not None
                 and spec.rate_limit is not None
@@ -214,9 +243,10 @@ async def server_error(request: Request, exc: Exception) -> Response:
 
 def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Starlette:
     """The ASGI app of one local service, serving `routes` (fault injection wraps it)."""
+    threads = HandlerThreads()
     app = Starlette(
         routes=[
-            Route(spec.path, make_endpoint(spec, state), methods=[spec.method], name=None)
+            Route(spec.path, make_endpoint(spec, state, threads), methods=[spec.method], name=None)
             for spec in routes
         ],
         exception_handlers={

@@ -31,15 +31,16 @@ from typing import ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-#: Descriptors kept for the service itself (SQLite, files being read) beyond two per
-#: connection (a socket, and a file a download may hold open).
+#: Descriptors kept beyond two per connection (its socket, and a file a download may hold
+#: open): a pass of accepts (`BACKLOG`), the SQLite connections of the worker threads (two
+#: descriptors each), and the service's own files.
 RESERVED_DESCRIPTORS = 256
 MAX_CONNECTIONS = 1000
 #: Bytes per second a body must keep up, on average, after its first `body_timeout` seconds.
 MIN_BODY_RATE = 500
 #: The listen queue: how many connections may wait to be accepted, and so the most that
 #: asyncio accepts at once before the cap sees them.
-BACKLOG = 128
+BACKLOG = 64
 
 
 @dataclass(frozen=True)

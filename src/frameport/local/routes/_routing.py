@@ -2,9 +2,11 @@
 
 A handler is a plain function `handler(ctx: Context) -> Reply | Response`; each route module
 lists its routes in `ROUTES`, built with `route`, and `routes.ROUTES` joins those lists. A
-handler runs in a worker thread (SQLite is blocking); the dispatcher in `_app` has already
-resolved the project and the caller, checked the route's scopes, applied its rate
-limit and checked that every path parameter is a valid ID.
+handler runs in a worker thread (SQLite is blocking; GET and HEAD handlers in a pool of their
+own, so that they never wait behind writers, and so they must not write); the dispatcher in
+`_app` has already resolved the project and the caller, checked the route's scopes, read the
+body within its bounds, applied its rate limit and checked that every path parameter is a
+valid ID.
 
 >>> def get_account(ctx: Context) -> Reply:
 ...     return Reply(account_model(ctx.caller.user))
