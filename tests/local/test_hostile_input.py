@@ -779,6 +779,21 @@ def test_slow_connections_past_the_descriptor_limit_neither_stall_others_nor_flo
     assert log.stat().st_size < 4096, log.read_text()[:3000]
 
 
+def test_a_flood_of_malformed_requests_writes_a_warning_at_most_once_a_second(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "service.log"
+    with served(tmp_path / "data", log=log) as service:
+        started = time.monotonic()
+        for _ in range(300):
+            with socket.create_connection(service_address(service), timeout=60) as conn:
+                conn.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+                assert conn.recv(65536).startswith(b"HTTP/1.1 400")
+        seconds = time.monotonic() - started
+    warnings = log.read_text().count("Invalid HTTP request received")
+    assert 1 <= warnings <= seconds + 1, (warnings, seconds)
+
+
 # -- reads do not queue behind writers ---------------------------------------------------------
 
 LONG_UPDATE_ROWS = 20_000

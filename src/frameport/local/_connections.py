@@ -18,13 +18,18 @@ protocol:
   connections; when every connection is busy with a request, uvicorn's `limit_concurrency`
   answers the newcomer's request 503 and closes it.
 
-`connection_limits` derives the cap from the descriptors the process may open.
+`default_max_connections` derives the cap from the descriptors the process may open, and
+`quiet_repeats` keeps the server's per-connection warnings (a malformed request, a refusal
+at the cap, a failed accept) from flooding the log: a warning that repeats is written at
+most once a second.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import resource
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -156,3 +161,35 @@ class GuardedH11Protocol(H11Protocol):
         ]
         if waiting:
             min(waiting, key=lambda other: other.waiting_since).close_slow()
+
+
+#: The loggers of uvicorn's connection warnings and of asyncio's failed accepts.
+CONNECTION_LOGGERS = ("uvicorn.error", "asyncio")
+
+
+class RepeatedMessages(logging.Filter):
+    """Lets a message through at most once every `interval` seconds (by its text before
+    formatting, so the same warning about another connection counts as a repeat)."""
+
+    def __init__(self, interval: float = 1.0) -> None:
+        super().__init__()
+        self.interval = interval
+        self._last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        key = str(record.msg)
+        if now - self._last.get(key, -self.interval) < self.interval:
+            return False
+        if len(self._last) > 1000:  # templates, so few; bounded all the same
+            self._last.clear()
+        self._last[key] = now
+        return True
+
+
+def quiet_repeats() -> None:
+    """Install `RepeatedMessages` on the connection loggers (once per process)."""
+    for name in CONNECTION_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(each, RepeatedMessages) for each in logger.filters):
+            logger.addFilter(RepeatedMessages())

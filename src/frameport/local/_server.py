@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from ._app import build_app
-from ._connections import BACKLOG, ConnectionLimits, default_max_connections, guarded_protocol
+from ._connections import (
+    BACKLOG,
+    ConnectionLimits,
+    default_max_connections,
+    guarded_protocol,
+    quiet_repeats,
+)
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
@@ -49,13 +55,15 @@ def _uvicorn_config(
         config.header_timeout,
         config.body_timeout,
     )
-    return uvicorn.Config(
+    settings = uvicorn.Config(
         app, host=host, port=port, log_level="info" if access_log else "warning",
         access_log=access_log, lifespan="off", timeout_keep_alive=30,
         http=guarded_protocol(limits), backlog=BACKLOG,
         # uvicorn counts the connection asking: the cap's own connection is still served.
         limit_concurrency=limits.max_connections + 1,
     )  # fmt: skip
+    quiet_repeats()  # after uvicorn has configured its loggers
+    return settings
 
 
 class LocalService:
