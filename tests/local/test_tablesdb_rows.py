@@ -294,9 +294,12 @@ def test_update_conflict_with_timestamp(client: httpx.Client) -> None:
     assert ok(client.patch(f"{ROWS}/t1", json={"data": {"age": 1}}, headers=fresh))["age"] == 1
 
 
-def test_transactions_are_not_implemented(client: httpx.Client) -> None:
-    response = client.get(ROWS, params={"transactionId": "tx1"})
-    assert_error(response, 404, "transaction_not_found")
+def test_an_unknown_transaction_reads_as_none_and_writes_as_not_found(
+    client: httpx.Client,
+) -> None:
+    assert ok(client.get(ROWS, params={"transactionId": "tx1"})) == ok(client.get(ROWS))
+    staged = client.post(ROWS, json={"rowId": "tx", "data": {"name": "x"}, "transactionId": "tx1"})
+    assert_error(staged, 404, "transaction_not_found")
 
 
 def test_legacy_and_tablesdb_serve_the_same_rows(client: httpx.Client) -> None:

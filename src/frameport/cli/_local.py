@@ -43,6 +43,10 @@ def add_serve_command(commands: Any) -> None:
         "--bandwidth", type=float, default=None, metavar="MBIT",
         help="cap each connection at this many megabits per second",
     )  # fmt: skip
+    serve.add_argument(
+        "--compression", choices=("on", "off"), default="on",
+        help="compress answers as the service does (default on)",
+    )  # fmt: skip
     serve.set_defaults(run=_serve)
 
 
@@ -84,6 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
         faults=args.faults,
         latency=args.latency,
         bandwidth=args.bandwidth,
+        compression=args.compression == "on",
     )
     try:
         ID.custom(args.project)

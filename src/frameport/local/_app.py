@@ -32,6 +32,7 @@ from starlette.routing import Route
 
 from ._body import RequestBody, read_body
 from .routes import ROUTES, Context, Reply, RouteSpec
+from .routes.realtime import websocket_route
 from .service._chunks import FileTarget
 from .service._identity import resolve_caller
 from .service._state import ServiceState
@@ -246,8 +247,11 @@ def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Star
     threads = HandlerThreads()
     app = Starlette(
         routes=[
-            Route(spec.path, make_endpoint(spec, state, threads), methods=[spec.method], name=None)
-            for spec in routes
+            websocket_route(state),
+            *(
+                Route(spec.path, make_endpoint(spec, state, threads), methods=[spec.method])
+                for spec in routes
+            ),
         ],
         exception_handlers={
             HTTPException: not_found,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 
 from ._app import build_app
+from ._compression import CompressedAnswers
 from ._connections import (
     BACKLOG,
     ConnectionLimits,
@@ -23,6 +24,7 @@ from ._connections import (
 )
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
+from .routes.realtime import MAX_FRAME_BYTES
 from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
 
 __all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
@@ -32,9 +34,11 @@ if TYPE_CHECKING:
 
 
 def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
-    """The service's ASGI app, wrapped in fault injection and a simulated distance when the
-    config asks for them."""
+    """The service's ASGI app, with compressed answers, fault injection and a simulated
+    distance when the config asks for them."""
     app: ASGIApp = build_app(state)
+    if state.config.compression:
+        app = CompressedAnswers(app)
     injector = None
     if state.config.faults:
         rate, seed = parse_fault_spec(state.config.faults)
@@ -49,15 +53,20 @@ def _uvicorn_config(
     app: ASGIApp, config: ServiceConfig, host: str, port: int, *, access_log: bool = False
 ) -> uvicorn.Config:
     """uvicorn's settings, with the connection limits of `_connections`; `access_log` prints
-    uvicorn's line per request on stdout."""
+    uvicorn's line per request on stdout.
+
+    WebSocket frames are limited to 64,000 bytes as on the service (uvicorn's 16 MiB without
+    rate limits) and never compressed (the service has no permessage-deflate)."""
     limits = ConnectionLimits(
         config.max_connections or default_max_connections(),
         config.header_timeout,
         config.body_timeout,
     )
+    frames = MAX_FRAME_BYTES if config.rate_limits else 16 * 1024 * 1024
     settings = uvicorn.Config(
         app, host=host, port=port, log_level="info" if access_log else "warning",
         access_log=access_log, lifespan="off", timeout_keep_alive=30,
+        ws="websockets-sansio", ws_max_size=frames, ws_per_message_deflate=False,
         http=guarded_protocol(limits), backlog=BACKLOG,
         # uvicorn counts the connection asking: the cap's own connection is still served.
         limit_concurrency=limits.max_connections + 1,
@@ -78,8 +87,10 @@ class LocalService:
     `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
     `latency=50` (milliseconds, or `"50:10"` with 10 ms of jitter) delays every answer and
     `bandwidth=100` caps each connection at 100 Mbit/s, as for a distant service (see
-    `_distance`). `max_connections` (default: from the process's descriptor limit),
-    `header_timeout` and `body_timeout` (seconds) bound slow connections (see `_connections`).
+    `_distance`). Answers are compressed as the service compresses them unless
+    `compression=False` (see `_compression`). `max_connections` (default: from the process's
+    descriptor limit), `header_timeout` and `body_timeout` (seconds) bound slow connections
+    (see `_connections`).
     """
 
     def __init__(
@@ -97,6 +108,7 @@ class LocalService:
         max_connections: int | None = None,
         header_timeout: float = 10.0,
         body_timeout: float = 20.0,
+        compression: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -117,6 +129,7 @@ class LocalService:
             max_connections=max_connections,
             header_timeout=header_timeout,
             body_timeout=body_timeout,
+            compression=compression,
         )
         check_distance(self.config)
         self._host, self._port = host, port
@@ -155,6 +168,13 @@ class LocalService:
     def rows_served(self) -> int:
         """How many rows the service has sent in row listings since it started."""
         return 0 if self._state is None else self._state.rows_served
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move the service's clock `seconds` forward: transactions expire and rows are
+        stamped by it, so a test can see a transaction expire without waiting."""
+        if self._state is None:
+            raise RuntimeError("start the service first: use `with LocalService() as svc:`")
+        self._state.clock.advance(seconds)
 
     def start(self) -> LocalService:
         """Start serving in a background thread; returns once requests are answered."""
@@ -232,6 +252,8 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
     if config.latency is not None or config.bandwidth is not None:
         cap = "no cap" if config.bandwidth is None else f"{config.bandwidth:g} Mbit/s a connection"
         print(f"  distance: {config.latency or 0} ms latency, {cap}")
+    if not config.compression:
+        print("  compression: off")
     try:
         uvicorn.Server(_uvicorn_config(app, config, host, port, access_log=access_log)).run()
     finally:

@@ -10,14 +10,18 @@ from . import (
     functions,
     indexes,
     memberships,
+    row_counters,
     rows,
     tables,
     teams,
+    transactions,
     users,
 )
 from ._routing import Context, Reply, RouteSpec
 
 ROUTES: tuple[RouteSpec, ...] = (
+    # First: `/v1/tablesdb/transactions` would otherwise match `/v1/tablesdb/{databaseId}`.
+    *transactions.ROUTES,
     *account.ROUTES,
     *buckets.ROUTES,
     *columns.ROUTES,
@@ -28,6 +32,7 @@ ROUTES: tuple[RouteSpec, ...] = (
     *indexes.ROUTES,
     *memberships.ROUTES,
     *rows.ROUTES,
+    *row_counters.ROUTES,
     *tables.ROUTES,
     *teams.ROUTES,
     *users.ROUTES,

@@ -1,5 +1,5 @@
 """What the database routes share: finding databases and tables as the caller may see them,
-the access rules of contract §7, query errors per endpoint kind (§5.7), and metadata lists.
+query errors per endpoint kind (§5.7), and metadata lists.
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from ..service._permissions import is_allowed
+from ..service import _row_access as row_access
 from ..service._ratelimit import RateLimit
 from ..store._collation import fold
 from ..store._db_terms import TABLES, Terms
 from ..store._listing import queries_param_error
 from ..store._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
 from ..store._query import parse_queries as _parse_queries
-from ..store._schema_store import DatabaseMeta, TableMeta, load_database, load_table
+from ..store._schema_store import DatabaseMeta, TableMeta
 from ..store._sql import Clause, Source, count, fetch_page
 from ..wire import _json as request_json
 from ..wire._errors import ServiceError, invalid_param
@@ -24,8 +24,6 @@ from ._routing import Context, Handler, RouteSpec
 
 #: Methods the metadata lists (databases, tables, columns, indexes) accept.
 METADATA_METHODS = FILTERS | ORDERS | PAGING
-
-UNAUTHORIZED = "The current user is not authorized to perform the requested action."
 
 
 def scopes(
@@ -49,45 +47,16 @@ def table_route(
     return RouteSpec(method, path, bound, accepted, limit)
 
 
-def unauthorized() -> ServiceError:
-    return ServiceError("user_unauthorized", UNAUTHORIZED)
-
-
 def database_or_404(conn: sqlite3.Connection, ctx: Context) -> DatabaseMeta:
     """The path's database; missing, or disabled for a non-key caller → 404."""
-    database_id = ctx.path["databaseId"]
-    database = load_database(conn, database_id)
-    if database is None or (not database.enabled and not ctx.caller.is_key):
-        raise ServiceError(
-            "database_not_found",
-            f"Database with the requested ID '{database_id}' could not be found.",
-        )
-    return database
+    return row_access.database_or_404(conn, ctx.caller, ctx.path["databaseId"])
 
 
 def table_or_404(conn: sqlite3.Connection, ctx: Context, terms: Terms) -> TableMeta:
     """The path's table (in the path's database); missing or disabled (non-key) → 404."""
-    database = database_or_404(conn, ctx)
-    table_id = ctx.path[terms.table_id]
-    table = load_table(conn, database.id, table_id)
-    if table is None or (not table.enabled and not ctx.caller.is_key):
-        raise ServiceError(
-            terms.error("table", "not_found"),
-            f"{terms.title('table')} with the requested ID '{table_id}' could not be found.",
-        )
-    return table
-
-
-def table_allows(ctx: Context, table: TableMeta, action: str) -> bool:
-    """Keys always; others when the table's permissions give them `action`."""
-    return ctx.caller.is_key or is_allowed(table.permissions, action, ctx.caller.roles)
-
-
-def row_allows(ctx: Context, table: TableMeta, permissions: Sequence[str], action: str) -> bool:
-    """Table-level `action`, or row security and the row's own `action` (§7)."""
-    if table_allows(ctx, table, action):
-        return True
-    return table.row_security and is_allowed(permissions, action, ctx.caller.roles)
+    return row_access.table_or_404(
+        conn, ctx.caller, terms, ctx.path["databaseId"], ctx.path[terms.table_id]
+    )
 
 
 #: The first response format in which `$sequence` is a string (§9).

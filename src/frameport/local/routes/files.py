@@ -45,6 +45,7 @@ from ..service._permissions import (
     normalize_permissions,
 )
 from ..service._ratelimit import RateLimit
+from ..service._realtime import publish_file_event
 from ..store._listing import MetadataList, readable_by
 from ..wire._errors import ServiceError
 from ..wire._timefmt import now_text
@@ -287,6 +288,7 @@ def _store_chunk(
         stored = _record_completion(ctx, stored, joined, chunk.permissions)
         crash_point("upload.recorded")
         paths.place(stored.id)
+        publish_file_event(ctx.state, "create", bucket, stored.model())
     return Reply(stored.model(), 201)
 
 
@@ -374,7 +376,8 @@ def list_files(ctx: Context) -> Reply:
 
 
 def update_file(ctx: Context) -> Reply:
-    stored = accessible_file(ctx, open_bucket(ctx), "update")
+    bucket = open_bucket(ctx)
+    stored = accessible_file(ctx, bucket, "update")
     name = ctx.params.string("name", max_length=255)
     permissions = _granted_permissions(ctx)
     with ctx.store.write() as conn:
@@ -387,7 +390,9 @@ def update_file(ctx: Context) -> Reply:
                 stored.sequence,
             ),
         )
-        return Reply(_reloaded(conn, stored.bucket_id, stored.id).model())
+        updated = _reloaded(conn, stored.bucket_id, stored.id).model()
+    publish_file_event(ctx.state, "update", bucket, updated)
+    return Reply(updated)
 
 
 def delete_file(ctx: Context) -> Reply:
@@ -397,6 +402,7 @@ def delete_file(ctx: Context) -> Reply:
         with ctx.store.write() as conn:
             conn.execute("DELETE FROM files WHERE sequence = ?", (stored.sequence,))
         bucket_files(ctx.state, bucket.id).remove(stored.id)
+    publish_file_event(ctx.state, "delete", bucket, stored.model())
     return Reply(status=204)
 
 

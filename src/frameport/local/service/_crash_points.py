@@ -8,7 +8,11 @@ of relying on timing. The points:
 - `upload.joined`: a file's parts are joined, its completion not yet recorded;
 - `upload.recorded`: the completion is recorded, the joined file not yet in place;
 - `upload.placed`: the file is in place, its parts not yet deleted;
-- `chunk.staged`: a chunk is copied to the staging area, not yet kept as a part.
+- `chunk.staged`: a chunk is copied to the staging area, not yet kept as a part;
+- `transaction.committing`: a commit's status `committing` is recorded, nothing applied yet;
+- `transaction.applying`: the commit's first operation is applied inside its SQLite
+  transaction, the rest and the status `committed` not yet;
+- `transaction.committed`: the commit is recorded, its answer not yet sent.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Resolving the acting identity of a request, in the service's order (contract §2.1, §2.6)."""
+"""Resolving the acting identity of a request, in the service's order (contract §2.1, §2.6),
+and of a realtime connection (§12.2)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import jwt
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 
 from ..wire import _json as request_json
 from ..wire._errors import SERVER_VERSION, ServiceError
@@ -34,7 +35,7 @@ def mint_jwt(state: ServiceState, user_id: str, session_id: str, duration: int) 
     return jwt.encode(payload, state.jwt_secret, algorithm="HS256")
 
 
-def _session_value(request: Request, project: str) -> tuple[str | None, bool]:
+def _session_value(request: HTTPConnection, project: str) -> tuple[str | None, bool]:
     """The encoded session sent with `request`, and whether `X-Fallback-Cookies` was consulted
     (the cookies and `X-Service-Session` were absent)."""
     for name in session_cookie_names(project):
@@ -129,35 +130,10 @@ def _identify(
     state: ServiceState, request: Request, project: str, ip: str, value: str | None
 ) -> Caller:
     with state.store.read() as conn:
-        caller: Caller | None = None
-        decoded = decode_session(value) if value else None
-        if decoded is not None:
-            user = user_row(conn, "id", decoded[0])
-            session_id = _active_session(conn, decoded[0], None, decoded[1]) if user else None
-            if user is not None and session_id is not None:
-                caller = _user_caller(conn, user, session_id, False, ip)
-
+        caller = _session_caller(conn, value, ip)
         token = request.headers.get("X-Service-JWT")
         if token:
-            if caller is not None:
-                raise ServiceError(
-                    "user_jwt_and_cookie_set",
-                    "JWT and cookie are set at the same time. Use only one of them.",
-                )
-            try:
-                claims = jwt.decode(
-                    token,
-                    state.jwt_secret,
-                    algorithms=["HS256"],
-                    options={"require": ["exp", "iat"]},
-                    leeway=0,
-                )
-            except jwt.PyJWTError as exc:
-                raise ServiceError("user_jwt_invalid", f"Failed to verify JWT. {exc}") from None
-            if int(time.time()) - int(claims["iat"]) > JWT_MAX_AGE:
-                raise ServiceError("user_jwt_invalid", "Failed to verify JWT. Token too old.")
-            caller = _jwt_caller(conn, claims, ip)
-
+            caller = _jwt_bearer(state, conn, token, caller, ip)
         key = request.headers.get("X-Service-Key")
         if key and key == state.key:
             return key_caller(ip)
@@ -166,7 +142,76 @@ def _identify(
         return _impersonated(conn, request, caller)
 
 
-def _impersonated(conn: sqlite3.Connection, request: Request, caller: Caller) -> Caller:
+def _session_caller(conn: sqlite3.Connection, value: str | None, ip: str) -> Caller | None:
+    """The user of an encoded session value, if it names a live session of an existing user."""
+    decoded = decode_session(value) if value else None
+    if decoded is None:
+        return None
+    user = user_row(conn, "id", decoded[0])
+    session_id = _active_session(conn, decoded[0], None, decoded[1]) if user else None
+    if user is None or session_id is None:
+        return None
+    return _user_caller(conn, user, session_id, False, ip)
+
+
+def _jwt_bearer(
+    state: ServiceState, conn: sqlite3.Connection, token: str, caller: Caller | None, ip: str
+) -> Caller | None:
+    """The user a JWT names: 403 beside a session user, 401 when it fails verification."""
+    if caller is not None:
+        raise ServiceError(
+            "user_jwt_and_cookie_set",
+            "JWT and cookie are set at the same time. Use only one of them.",
+        )
+    try:
+        claims = jwt.decode(
+            token,
+            state.jwt_secret,
+            algorithms=["HS256"],
+            options={"require": ["exp", "iat"]},
+            leeway=0,
+        )
+    except jwt.PyJWTError as exc:
+        raise ServiceError("user_jwt_invalid", f"Failed to verify JWT. {exc}") from None
+    if int(time.time()) - int(claims["iat"]) > JWT_MAX_AGE:
+        raise ServiceError("user_jwt_invalid", "Failed to verify JWT. Token too old.")
+    return _jwt_caller(conn, claims, ip)
+
+
+def resolve_realtime_caller(
+    state: ServiceState, connection: HTTPConnection, project: str, ip: str
+) -> Caller:
+    """The caller of a realtime handshake (§12.2), first match winning: a session (cookie,
+    `X-Service-Session`, `X-Fallback-Cookies`), then a JWT (`X-Service-JWT` or `?jwt=`).
+    An API key is not recognised: its holder connects as a guest. A user's personal account
+    key (`X-Service-Key` with `X-Service-User`) is refused beside a session user; the local
+    service has no account keys, so otherwise it leaves the caller a guest."""
+    value, _ = _session_value(connection, project)
+    with state.store.read() as conn:
+        caller = _session_caller(conn, value, ip)
+        token = connection.headers.get("X-Service-JWT") or connection.query_params.get("jwt")
+        if token:
+            caller = _jwt_bearer(state, conn, token, caller, ip)
+        account_key = connection.headers.get("X-Service-Key")
+        if account_key and connection.headers.get("X-Service-User") and caller is not None:
+            raise ServiceError(
+                "user_api_key_and_session_set",
+                "API key and session used in the same request. Use either `setSession` or "
+                "`setKey`. Learn about which authentication method to use in the SSR docs.",
+            )
+        if caller is None:
+            return guest_caller(ip)
+        return _impersonated(conn, connection, caller)
+
+
+def session_caller(state: ServiceState, value: str, ip: str) -> Caller | None:
+    """The user of an encoded session, for a realtime `authentication` message; None when
+    the session is not valid."""
+    with state.store.read() as conn:
+        return _session_caller(conn, value, ip)
+
+
+def _impersonated(conn: sqlite3.Connection, request: HTTPConnection, caller: Caller) -> Caller:
     """Switch to the impersonated user when the real user is an impersonator (§2.6)."""
     assert caller.user is not None
     if not caller.user["impersonator"]:

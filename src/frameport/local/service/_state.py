@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..store._store import Store
+from ..store._transactions import fail_interrupted_commits
+from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
+from ._realtime import RealtimeHub
 from ._upload_recovery import recover_uploads
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
@@ -29,6 +32,8 @@ class ServiceConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     latency: str | float | None = None  # milliseconds, "MS:JITTER_MS" (see `_distance`)
     bandwidth: float | None = None  # megabits per second per connection
+    #: Compress answers as the service does (`_compression`); off separates the costs.
+    compression: bool = True
     #: SQLite's `synchronous`: FULL survives a power cut; NORMAL only a process crash.
     sqlite_synchronous: str = "FULL"
     #: Open connections served at once (None: from the descriptor limit, see `_connections`).
@@ -57,12 +62,16 @@ class ServiceState:
         self.functions_dir = config.data_dir / "functions"
         self.store = Store(config.data_dir / "service.sqlite3", config.sqlite_synchronous)
         self.limiter = RateLimiter()
+        self.realtime = RealtimeHub()
         self.key, self.key_generated = self._persisted(
             "api_key", config.key, lambda: f"standard_{secrets.token_hex(32)}"
         )
         """The API key; `key_generated` says whether this start made it (neither given nor kept)."""
         self.jwt_secret, _ = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
         recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
+        self.clock = ServiceClock()
+        with self.store.write() as conn:
+            fail_interrupted_commits(conn, self.clock.text())
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled

@@ -144,4 +144,17 @@ METADATA_TABLES: tuple[str, ...] = (
         UNIQUE (function_id, id)
     )
     """,
+    # transactions
+    """
+    CREATE TABLE IF NOT EXISTS transactions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, status TEXT NOT NULL,
+        operations INTEGER NOT NULL, owner TEXT, expires_at TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS transaction_operations (
+        transaction_seq INTEGER NOT NULL REFERENCES transactions(seq) ON DELETE CASCADE,
+        position INTEGER NOT NULL, operation TEXT NOT NULL, staged_at TEXT NOT NULL,
+        PRIMARY KEY (transaction_seq, position)
+    )
+    """,
 )

@@ -19,6 +19,8 @@ from ._errors import invalid_param, missing_param
 UNIQUE = "unique()"
 _UID = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$")
 _BRACKET = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<index>\d*)\]$")
+_NESTED_KEY = re.compile(r"(?P<name>[^\[\]]+)(?P<path>(?:\[[^\[\]]*\])*)")
+_KEY_PART = re.compile(r"\[([^\[\]]*)\]")
 UID_DESCRIPTION = (
     "Parameter must contain at most 36 chars. Valid chars are a-z, A-Z, 0-9, period, hyphen, "
     "and underscore. Can't start with a special char"
@@ -79,6 +81,34 @@ def merge_bracket_pairs(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     for name, items in indexed.items():
         merged[name] = [value for _, _, value in sorted(items, key=lambda item: item[:2])]
     return merged
+
+
+def nested_bracket_params(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """Query-string pairs read as the service's language reads them: `a[x][]=v` nests to
+    any depth, `[]` appends at the next integer key, digit keys are integers, and `.` or a
+    space in a name becomes `_`. Nested levels are dicts in arrival order.
+
+    >>> nested_bracket_params([("a.b[0][]", "q1"), ("a.b[0][]", "q2"), ("c[]", "x")])
+    {'a_b': {0: {0: 'q1', 1: 'q2'}}, 'c': {0: 'x'}}
+    """
+    result: dict[Any, Any] = {}
+    for key, value in pairs:
+        match = _NESTED_KEY.fullmatch(key)
+        if match is None:
+            continue
+        container: dict[Any, Any] = result
+        slot: Any = match.group("name").replace(".", "_").replace(" ", "_")
+        for part in _KEY_PART.findall(match.group("path")):
+            child = container.get(slot)
+            if not isinstance(child, dict):
+                child = container[slot] = {}
+            container = child
+            if part == "":
+                slot = max((k + 1 for k in container if isinstance(k, int)), default=0)
+            else:
+                slot = int(part) if part.isdigit() else part
+        container[slot] = value
+    return result
 
 
 class Params:

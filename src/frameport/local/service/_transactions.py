@@ -1,0 +1,164 @@
+"""Transactions (service interface, "Transactions"): who sees which, the states a transaction
+goes through, what may be staged into it and when.
+
+A transaction is `pending` while operations are staged, `committing` while its commit runs,
+then `committed` or `failed` (a rollback also writes `failed`). It expires `ttl` seconds after
+it was made. Users see and use only their own transactions; API keys see all of them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+from ..store._transactions import (
+    TransactionRecord,
+    append_operations,
+    insert_transaction,
+    load_transaction,
+)
+from ..wire._errors import ServiceError
+from ..wire._params import unique_id
+from ..wire._timefmt import from_timestamp
+from ._caller import Caller
+from ._clock import ServiceClock
+
+MIN_TTL, MAX_TTL, DEFAULT_TTL = 60, 3600, 300
+#: Operations one transaction may hold; a bulk operation counts once.
+MAX_OPERATIONS = 100
+SINGLE_ACTIONS = ("create", "update", "upsert", "delete", "increment", "decrement")
+BULK_ACTIONS = ("bulkCreate", "bulkUpdate", "bulkUpsert", "bulkDelete")
+ACTIONS = SINGLE_ACTIONS + BULK_ACTIONS
+
+
+class Stager(Enum):
+    """Who stages an operation: each answers a missing, closed or expired transaction in
+    its own way."""
+
+    SINGLE_ROUTE = "single"  # single-row create, update, upsert, delete
+    BULK_ROUTE = "bulk"  # bulk routes
+    COUNTER_ROUTE = "counter"  # increment and decrement
+    ENDPOINT = "endpoint"  # the operations endpoint
+
+
+def transaction_model(record: TransactionRecord) -> dict[str, Any]:
+    return {
+        "$id": record.id,
+        "$createdAt": record.created_at,
+        "$updatedAt": record.updated_at,
+        "status": record.status,
+        "operations": record.operations,
+        "expiresAt": record.expires_at,
+    }
+
+
+def require_member(caller: Caller) -> None:
+    """Transactions are for API keys and signed-in users."""
+    if caller.role == "guests":
+        raise ServiceError(
+            "user_unauthorized",
+            "Transactions are for API keys and signed-in users: sign in or send an API key.",
+        )
+
+
+def create_transaction(
+    conn: sqlite3.Connection, caller: Caller, ttl: int, clock: ServiceClock
+) -> TransactionRecord:
+    transaction_id = unique_id()
+    owner = None if caller.is_key else caller.user_id
+    now = clock.now()  # one reading, so the lifetime is exactly `ttl`
+    insert_transaction(conn, transaction_id, owner, from_timestamp(now), from_timestamp(now + ttl))
+    record = load_transaction(conn, transaction_id)
+    assert record is not None  # inserted just above, in the same SQLite transaction
+    return record
+
+
+def owner_clause(caller: Caller) -> list[tuple[str, list[Any]]]:
+    """The SQL condition on `transactions` a caller's list sees."""
+    return [] if caller.is_key else [("owner = ?", [caller.user_id])]
+
+
+def not_found() -> ServiceError:
+    return ServiceError(
+        "transaction_not_found", "Transaction with the requested ID could not be found."
+    )
+
+
+def find_transaction(
+    conn: sqlite3.Connection, caller: Caller, transaction_id: str
+) -> TransactionRecord | None:
+    """The transaction if it exists and the caller may see it."""
+    record = load_transaction(conn, transaction_id)
+    if record is None or not (caller.is_key or record.owner == caller.user_id):
+        return None
+    return record
+
+
+def transaction_or_404(
+    conn: sqlite3.Connection, caller: Caller, transaction_id: str
+) -> TransactionRecord:
+    record = find_transaction(conn, caller, transaction_id)
+    if record is None:
+        raise not_found()
+    return record
+
+
+def expired(record: TransactionRecord, clock: ServiceClock) -> ServiceError | None:
+    """410 `transaction_expired` once the transaction's time is up."""
+    if record.expires_at > clock.text():
+        return None
+    return ServiceError(
+        "transaction_expired", "Transaction has expired. Create a new transaction and retry."
+    )
+
+
+def not_ready() -> ServiceError:
+    return ServiceError(
+        "transaction_not_ready",
+        "Transaction is not pending: it was committed, rolled back or failed. Create a new "
+        "transaction.",
+    )
+
+
+def _invalid_or_closed() -> ServiceError:
+    return ServiceError("general_bad_request", "Invalid or non-pending transaction")
+
+
+def open_for_staging(
+    conn: sqlite3.Connection,
+    caller: Caller,
+    transaction_id: str,
+    stager: Stager,
+    clock: ServiceClock,
+) -> TransactionRecord:
+    """The pending transaction operations are staged into, with each stager's answers."""
+    require_member(caller)
+    record = find_transaction(conn, caller, transaction_id)
+    lenient = stager in (Stager.BULK_ROUTE, Stager.COUNTER_ROUTE)
+    if record is None:
+        raise _invalid_or_closed() if lenient else not_found()
+    if record.status != "pending":
+        raise not_ready() if stager is Stager.SINGLE_ROUTE else _invalid_or_closed()
+    if stager is not Stager.BULK_ROUTE:
+        error = expired(record, clock)
+        if error is not None:
+            raise error
+    return record
+
+
+def stage(
+    conn: sqlite3.Connection,
+    record: TransactionRecord,
+    operations: Sequence[Mapping[str, Any]],
+    clock: ServiceClock,
+) -> None:
+    """Append operations in order: 400 `transaction_limit_exceeded` past the maximum."""
+    if record.operations + len(operations) > MAX_OPERATIONS:
+        raise ServiceError(
+            "transaction_limit_exceeded",
+            f"A transaction holds at most {MAX_OPERATIONS} operations (a bulk operation counts "
+            f"once); it has {record.operations}. Commit it and stage the rest in another.",
+        )
+    append_operations(conn, record, list(operations), clock.text())
