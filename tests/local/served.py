@@ -5,6 +5,7 @@ measure its memory: the process can be SIGKILLed and restarted on the same data 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -52,21 +53,35 @@ class ServedService:
 
 @contextmanager
 def served(
-    data_dir: Path, env: Mapping[str, str] | None = None, port: int | None = None
+    data_dir: Path,
+    env: Mapping[str, str] | None = None,
+    port: int | None = None,
+    *,
+    open_files: int | None = None,
+    log: Path | None = None,
 ) -> Iterator[ServedService]:
     """`frameport serve` on `port` (default: a free one) over `data_dir`, killed on exit if
-    still running."""
+    still running; `open_files` limits its file descriptors, `log` receives its output."""
     port = port or free_port()
     command = [
         sys.executable, "-c", _START, "serve", "--port", str(port), "--data", str(data_dir),
         "--key", KEY, "--project", PROJECT, "--no-rate-limits",
     ]  # fmt: skip
+
+    def limit_files() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
+    output = None if log is None else open(log, "wb")  # noqa: SIM115
     process = subprocess.Popen(
         command,
         env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output or subprocess.DEVNULL,
+        stderr=output or subprocess.DEVNULL,
+        preexec_fn=limit_files,
     )
+    if output is not None:
+        output.close()
     service = ServedService(process, f"http://127.0.0.1:{port}/v1")
     try:
         _wait_ready(service)
@@ -89,3 +104,28 @@ def _wait_ready(service: ServedService) -> None:
         except httpx.TransportError:
             time.sleep(0.05)
     raise RuntimeError("frameport serve did not answer within 60 s")
+
+
+def serve_banner(data_dir: Path, *, terminal: bool, key: str | None = None) -> str:
+    """What `frameport serve` prints at start (on a terminal when `terminal`), up to its data
+    line; the process is killed once that line is printed."""
+    command = [
+        sys.executable, "-c", _START, "serve", "--port", str(free_port()), "--data", str(data_dir),
+    ]  # fmt: skip
+    if key is not None:
+        command += ["--key", key]
+    reader, writer = os.openpty() if terminal else os.pipe()
+    process = subprocess.Popen(command, stdout=writer, stderr=subprocess.DEVNULL)
+    os.close(writer)
+    output = b""
+    try:
+        while b"data:" not in output:
+            block = os.read(reader, 4096)
+            if not block:
+                break
+            output += block
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+        os.close(reader)
+    return output.decode()

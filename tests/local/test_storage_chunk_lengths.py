@@ -1,5 +1,5 @@
-"""A chunk is what its Content-Range claims: its length is the span's, and the bucket's
-maximum size applies to the bytes actually stored.
+"""A chunk is what its Content-Range claims: its length is the span's, and the span is one
+whole 5 MiB chunk, so no part can hold more than the upload declared.
 
 Once, a 20 MiB part sent as `bytes 0-0/1` was stored whole, past a 10 MiB bucket limit.
 """
@@ -63,13 +63,13 @@ def test_a_chunk_shorter_or_longer_than_its_span_is_refused(
     assert_error(response, 400, "storage_invalid_content_range")
 
 
-def test_overlapping_spans_cannot_store_more_than_the_bucket_takes(admin: httpx.Client) -> None:
+def test_a_part_spanning_two_chunks_is_refused_before_anything_is_stored(
+    admin: httpx.Client,
+) -> None:
     size = 2 * CHUNK  # within the limit, but the first part claims the whole file
     whole = seeded_bytes(size, 3)
-    assert send(admin, "overlap", whole, f"bytes 0-{size - 1}/{size}").status_code == 201
-    tail = whole[CHUNK:]
-    response = send(admin, "overlap", tail, f"bytes {CHUNK}-{size - 1}/{size}")
-    assert_error(response, 400, "storage_invalid_file_size")
+    response = send(admin, "overlap", whole, f"bytes 0-{size - 1}/{size}")
+    assert_error(response, 400, "storage_invalid_content_range")
     assert missing(admin, "overlap")
 
 

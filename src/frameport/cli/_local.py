@@ -23,7 +23,10 @@ def add_serve_command(commands: Any) -> None:
         help="data directory (default ./frameport-data)",
     )
     serve.add_argument("--project", default="demo", help="the project ID")
-    serve.add_argument("--key", default=None, help="fix the API key (default: generated once)")
+    serve.add_argument(
+        "--key", default=None,
+        help="fix the API key (default: generated once, shown once on a terminal)",
+    )  # fmt: skip
     serve.add_argument("--no-rate-limits", action="store_true", help="do not enforce limits")
     serve.add_argument("--faults", default=None, metavar="RATE[:SEED]", help="inject faults")
     serve.add_argument(

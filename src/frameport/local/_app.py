@@ -1,9 +1,19 @@
 """The Starlette application: one dispatcher wraps every declared route.
 
-The dispatcher resolves the project, parses the parameters, resolves the caller, checks the
-route's scopes, applies its rate limit, checks the path's IDs, runs the handler in a worker
-thread and renders the answer or the error body `{message, code, type, version}`. That order
-is the service's: its scope and rate-limit hooks run before any parameter is validated.
+The dispatcher resolves the project and the caller and checks the route's scopes before it
+reads a byte of the body. It then reads the parameters (bounded, `_body`; a rate-limit key
+may use them, as the e-mail of a sign-in does), applies the route's rate limit and checks
+the path's IDs. An upload route instead runs its own checks that need no body (its bucket or
+function, the permission, the declared size) after the IDs, and only then reads the body,
+streaming the file part to disk within the declared size. Then the handler runs in a worker
+thread, and the answer or the error body `{message, code, type, version}` is rendered. That
+order is the service's: its scope and rate-limit hooks run before any parameter is
+validated.
+
+The body is read first only when it may name the project (the `project` parameter wins over
+the header): a JSON or urlencoded body, bounded by the parameter limits, on a request whose
+query string names no project and whose header names none or an unknown one. An upload
+(multipart) names its project in the header or the query string.
 """
 
 from __future__ import annotations
@@ -11,26 +21,26 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+from anyio import CapacityLimiter, to_thread
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import Route
 
-from ._body import read_limited_body, refuse_declared_oversize
+from ._body import RequestBody, read_body
 from .routes import ROUTES, Context, Reply, RouteSpec
 from .routes.realtime import websocket_route
+from .service._chunks import FileTarget
 from .service._identity import resolve_caller
 from .service._state import ServiceState
-from .wire import _json as request_json
 from .wire._errors import ERROR_HEADERS, ServiceError
 from .wire._params import Params, check_path_ids, merge_bracket_pairs
 
 logger = logging.getLogger("frameport.local")
+T = TypeVar("T")
 
 #: The service's framework sends a Content-Type on every answer, an empty one included, and
 #: its clients read it on every response (a JSON type would make them decode the empty body).
@@ -63,44 +73,12 @@ def render(reply: Reply | Response, headers: dict[str, str]) -> Response:
     )  # fmt: skip
 
 
-async def read_params(request: Request) -> Params:
-    """Query string and body merged; a malformed body is a 400 `general_bad_request`."""
-    pairs: list[tuple[str, Any]] = list(request.query_params.multi_items())
-    content_type = request.headers.get("content-type", "")
-    if request.method not in ("GET", "HEAD"):
-        if content_type.startswith("multipart/form-data") or content_type.startswith(
-            "application/x-www-form-urlencoded"
-        ):
-            if not content_type.startswith("multipart/"):
-                await refuse_declared_oversize(request)
-            try:
-                form = await request.form(max_files=10, max_fields=1000)
-            except HTTPException as exc:  # Starlette's answer to a malformed form
-                raise ServiceError("general_bad_request", f"Malformed form: {exc.detail}") from None
-            pairs.extend(form.multi_items())
-        else:
-            raw = await read_limited_body(request)
-            if raw.strip():
-                try:
-                    body = request_json.loads(raw)
-                except ValueError:
-                    raise ServiceError(
-                        "general_bad_request",
-                        "The request body is not valid JSON. Send a JSON object.",
-                    ) from None
-                if not isinstance(body, dict):
-                    raise ServiceError(
-                        "general_bad_request", "The request body must be a JSON object."
-                    )
-                pairs.extend(body.items())
-    return Params(merge_bracket_pairs(pairs))
-
-
-def _project_of(request: Request, params: Params, state: ServiceState) -> str:
+def _project_of(request: Request, body_project: object, state: ServiceState) -> str:
+    """The request's project: the `project` parameter (query string, then the body of a
+    non-GET request), else the header; 401/403/404 when it is missing or unknown."""
     project = request.query_params.get("project")
-    if not project and request.method != "GET":
-        body_project = params.raw("project")
-        project = body_project if isinstance(body_project, str) else None
+    if not project and request.method != "GET" and isinstance(body_project, str):
+        project = body_project
     project = project or request.headers.get("X-Service-Project")
     if not project and request.headers.get("X-Service-Key"):
         raise ServiceError(
@@ -115,6 +93,24 @@ def _project_of(request: Request, params: Params, state: ServiceState) -> str:
     if project != state.config.project:
         raise ServiceError("project_not_found", "Project with the requested ID could not be found.")
     return project
+
+
+def _body_names_project(request: Request, state: ServiceState) -> bool:
+    """Whether the body must be read to know the project (see the module's note)."""
+    if request.method in ("GET", "HEAD") or request.query_params.get("project"):
+        return False
+    if request.headers.get("content-type", "").startswith("multipart/"):
+        return False
+    return request.headers.get("X-Service-Project") != state.config.project
+
+
+def _body_project(body: RequestBody) -> object:
+    return dict(body.pairs).get("project")
+
+
+def _params(request: Request, body: RequestBody) -> Params:
+    """The query string and the body's parameters merged."""
+    return Params(merge_bracket_pairs([*request.query_params.multi_items(), *body.pairs]))
 
 
 def _rate_limit(ctx: Context) -> tuple[bool, dict[str, str], str | None]:
@@ -140,18 +136,67 @@ def _rate_limit(ctx: Context) -> tuple[bool, dict[str, str], str | None]:
     return verdict.allowed or not enforced, verdict.headers, verdict.counter_key
 
 
-def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
+async def _read_parameters(
+    request: Request, ctx: Context, state: ServiceState, target: FileTarget | None = None
+) -> RequestBody:
+    """The body, read once the project and caller are known; its `project` must agree."""
+    body = await read_body(request, target)
+    try:
+        _project_of(request, _body_project(body), state)
+    except ServiceError:
+        body.close()
+        raise
+    ctx.params = _params(request, body)
+    return body
+
+
+#: Threads for the handlers of reads (GET, HEAD) and of everything else: a write waits for
+#: SQLite's single write lock, so more writer threads would only wait, while a read under
+#: WAL needs no lock and must never wait for a thread a writer holds.
+READ_THREADS, WRITE_THREADS = 40, 8
+_READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+class HandlerThreads:
+    """Two pools of worker threads for handlers, readers and writers (created on first use,
+    inside the event loop)."""
+
+    def __init__(self) -> None:
+        self._limiters: dict[bool, CapacityLimiter] = {}
+
+    async def run(self, method: str, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` in a thread of the pool for `method`."""
+        reads = method in _READ_METHODS
+        limiter = self._limiters.get(reads)
+        if limiter is None:
+            limiter = self._limiters[reads] = CapacityLimiter(
+                READ_THREADS if reads else WRITE_THREADS
+            )
+        return await to_thread.run_sync(function, *args, limiter=limiter)
+
+
+def make_endpoint(
+    spec: RouteSpec, state: ServiceState, threads: HandlerThreads
+) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         headers: dict[str, str] = {}
+        body = RequestBody()
         try:
-            params = await read_params(request)
-            project = _project_of(request, params, state)
+            body_first = _body_names_project(request, state)
+            if body_first:
+                body = await read_body(request)
+            project = _project_of(request, _body_project(body), state)
             ip = request.client.host if request.client else ""
-            caller = await run_in_threadpool(resolve_caller, state, request, project, ip)
+            caller = await threads.run("GET", resolve_caller, state, request, project, ip)
             headers.update(caller.response_headers)
-            ctx = Context(request, state, caller, params, dict(request.path_params), project, spec)
+            ctx = Context(
+                request, state, caller, _params(request, body), dict(request.path_params),
+                project, spec,
+            )  # fmt: skip
             if spec.scopes:  # before the rate limit: a refused caller uses up no budget
                 caller.require_scope(*spec.scopes)
+            if not body_first and spec.file_target is None:  # a rate-limit key may use them
+                body = await _read_parameters(request, ctx, state)
             allowed, limit_headers, counter_key = _rate_limit(ctx)
             headers.update(limit_headers)
             if not allowed:
@@ -161,7 +206,10 @@ def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], A
                     "after some time.",
                 )
             check_path_ids(ctx.path)
-            reply = await run_in_threadpool(spec.handler, ctx)
+            if not body_first and spec.file_target is not None:
+                target = await threads.run("GET", spec.file_target, ctx)
+                body = await _read_parameters(request, ctx, state, target)
+            reply = await threads.run(spec.method, spec.handler, ctx)
             if (
                 counter_key is not None
                 and spec.rate_limit is not None
@@ -175,18 +223,12 @@ def make_endpoint(spec: RouteSpec, state: ServiceState) -> Callable[[Request], A
             return response
         except ServiceError as error:
             return error_response(error, headers)
+        except ClientDisconnect:  # gone while sending its body: no one to answer
+            return Response(status_code=400)
         finally:
-            await _close_uploads(request)
+            body.close()
 
     return endpoint
-
-
-async def _close_uploads(request: Request) -> None:
-    form = getattr(request, "_form", None)
-    if form is not None:
-        for _, value in form.multi_items():
-            if isinstance(value, UploadFile):
-                await value.close()
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
@@ -202,17 +244,15 @@ async def server_error(request: Request, exc: Exception) -> Response:
 
 def build_app(state: ServiceState, routes: Sequence[RouteSpec] = ROUTES) -> Starlette:
     """The ASGI app of one local service, serving `routes` (fault injection wraps it)."""
-    by_path: dict[str, list[RouteSpec]] = {}
-    for spec in routes:
-        by_path.setdefault(spec.path, []).append(spec)
-    starlette_routes: list[BaseRoute] = [websocket_route(state)]
-    for path, specs in by_path.items():
-        for spec in specs:
-            starlette_routes.append(
-                Route(path, make_endpoint(spec, state), methods=[spec.method], name=None)
-            )
+    threads = HandlerThreads()
     app = Starlette(
-        routes=starlette_routes,
+        routes=[
+            websocket_route(state),
+            *(
+                Route(spec.path, make_endpoint(spec, state, threads), methods=[spec.method])
+                for spec in routes
+            ),
+        ],
         exception_handlers={
             HTTPException: not_found,
             Exception: server_error,

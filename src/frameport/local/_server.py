@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -14,6 +15,13 @@ import uvicorn
 
 from ._app import build_app
 from ._compression import CompressedAnswers
+from ._connections import (
+    BACKLOG,
+    ConnectionLimits,
+    default_max_connections,
+    guarded_protocol,
+    quiet_repeats,
+)
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
@@ -42,18 +50,29 @@ def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
 
 
 def _uvicorn_config(
-    app: ASGIApp, host: str, port: int, config: ServiceConfig, *, access_log: bool = False
+    app: ASGIApp, config: ServiceConfig, host: str, port: int, *, access_log: bool = False
 ) -> uvicorn.Config:
-    """uvicorn's settings; `access_log` prints uvicorn's line per request on stdout.
+    """uvicorn's settings, with the connection limits of `_connections`; `access_log` prints
+    uvicorn's line per request on stdout.
 
     WebSocket frames are limited to 64,000 bytes as on the service (uvicorn's 16 MiB without
     rate limits) and never compressed (the service has no permessage-deflate)."""
+    limits = ConnectionLimits(
+        config.max_connections or default_max_connections(),
+        config.header_timeout,
+        config.body_timeout,
+    )
     frames = MAX_FRAME_BYTES if config.rate_limits else 16 * 1024 * 1024
-    return uvicorn.Config(
+    settings = uvicorn.Config(
         app, host=host, port=port, log_level="info" if access_log else "warning",
         access_log=access_log, lifespan="off", timeout_keep_alive=30,
         ws="websockets-sansio", ws_max_size=frames, ws_per_message_deflate=False,
+        http=guarded_protocol(limits), backlog=BACKLOG,
+        # uvicorn counts the connection asking: the cap's own connection is still served.
+        limit_concurrency=limits.max_connections + 1,
     )  # fmt: skip
+    quiet_repeats()  # after uvicorn has configured its loggers
+    return settings
 
 
 class LocalService:
@@ -69,7 +88,9 @@ class LocalService:
     `latency=50` (milliseconds, or `"50:10"` with 10 ms of jitter) delays every answer and
     `bandwidth=100` caps each connection at 100 Mbit/s, as for a distant service (see
     `_distance`). Answers are compressed as the service compresses them unless
-    `compression=False` (see `_compression`).
+    `compression=False` (see `_compression`). `max_connections` (default: from the process's
+    descriptor limit), `header_timeout` and `body_timeout` (seconds) bound slow connections
+    (see `_connections`).
     """
 
     def __init__(
@@ -84,6 +105,9 @@ class LocalService:
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         latency: str | float | None = None,
         bandwidth: float | None = None,
+        max_connections: int | None = None,
+        header_timeout: float = 10.0,
+        body_timeout: float = 20.0,
         compression: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -102,6 +126,9 @@ class LocalService:
             max_file_size=max_file_size,
             latency=latency,
             bandwidth=bandwidth,
+            max_connections=max_connections,
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
             compression=compression,
         )
         check_distance(self.config)
@@ -158,7 +185,7 @@ class LocalService:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, self._port))
         port = sock.getsockname()[1]
-        self._server = uvicorn.Server(_uvicorn_config(app, self._host, port, self.config))
+        self._server = uvicorn.Server(_uvicorn_config(app, self.config, self._host, port))
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
             name="frameport-local-service",
@@ -203,6 +230,16 @@ class LocalService:
         self.stop()
 
 
+def _key_line(state: ServiceState, config: ServiceConfig) -> str:
+    """The key itself only when this start generated it and a person reads the output: a key
+    in a captured log is a key anyone with the log holds."""
+    if state.key_generated and sys.stdout.isatty():
+        return f"{state.key}  (generated now and shown only this once)"
+    if config.key is not None:
+        return "the one given with --key"
+    return f"kept in {config.data_dir} (not shown again); --key sets one you choose"
+
+
 def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = False) -> None:
     """Run the service in the foreground until interrupted (`frameport serve`); with
     `access_log`, one line per request."""
@@ -210,7 +247,7 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
     app, _ = make_app(state)
     print(f"frameport local service on http://{host}:{port}/v1")
     print(f"  project: {config.project}")
-    print(f"  API key: {state.key}")
+    print(f"  API key: {_key_line(state, config)}")
     print(f"  data:    {config.data_dir}")
     if config.latency is not None or config.bandwidth is not None:
         cap = "no cap" if config.bandwidth is None else f"{config.bandwidth:g} Mbit/s a connection"
@@ -218,6 +255,6 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
     if not config.compression:
         print("  compression: off")
     try:
-        uvicorn.Server(_uvicorn_config(app, host, port, config, access_log=access_log)).run()
+        uvicorn.Server(_uvicorn_config(app, config, host, port, access_log=access_log)).run()
     finally:
         state.close()

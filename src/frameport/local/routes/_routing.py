@@ -2,9 +2,11 @@
 
 A handler is a plain function `handler(ctx: Context) -> Reply | Response`; each route module
 lists its routes in `ROUTES`, built with `route`, and `routes.ROUTES` joins those lists. A
-handler runs in a worker thread (SQLite is blocking); the dispatcher in `_app` has already
-resolved the project and the caller, checked the route's scopes, applied its rate
-limit and checked that every path parameter is a valid ID.
+handler runs in a worker thread (SQLite is blocking; GET and HEAD handlers in a pool of their
+own, so that they never wait behind writers, and so they must not write); the dispatcher in
+`_app` has already resolved the project and the caller, checked the route's scopes, read the
+body within its bounds, applied its rate limit and checked that every path parameter is a
+valid ID.
 
 >>> def get_account(ctx: Context) -> Reply:
 ...     return Reply(account_model(ctx.caller.user))
@@ -21,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..service._caller import Caller
+from ..service._chunks import FileTarget
 from ..service._ratelimit import RateLimit
 from ..service._state import ServiceState
 from ..store._store import Store
@@ -69,6 +72,9 @@ class RouteSpec:
     handler: Handler
     scopes: tuple[str, ...]
     rate_limit: RateLimit | None
+    #: An upload route's checks that need no body, run before the body is read; they return
+    #: where its file part goes and how long it may be.
+    file_target: Callable[[Context], FileTarget] | None = None
 
     @property
     def template(self) -> str:
@@ -82,6 +88,7 @@ def route(
     *paths: str,
     scopes: tuple[str, ...] = (),
     rate_limit: RateLimit | None = None,
+    file_target: Callable[[Context], FileTarget] | None = None,
 ) -> list[RouteSpec]:
     """`handler` for `method` on each of `paths` (aliases share one handler)."""
-    return [RouteSpec(method, path, handler, scopes, rate_limit) for path in paths]
+    return [RouteSpec(method, path, handler, scopes, rate_limit, file_target) for path in paths]

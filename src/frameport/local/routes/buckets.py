@@ -135,7 +135,7 @@ def _settings(ctx: Context, current: Bucket | None) -> dict[str, Any]:
     """The bucket parameters of a create or update, with the service's defaults."""
     params = ctx.params
     limit = ctx.state.config.max_file_size
-    sent_permissions = params.string_list("permissions", max_items=100)
+    sent_permissions = params.permission_strings()
     if sent_permissions is not None:
         permissions = normalize_permissions(sent_permissions, RESOURCE_ACTIONS)
     else:

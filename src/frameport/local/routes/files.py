@@ -19,13 +19,18 @@ from starlette.datastructures import UploadFile
 
 from ..service._chunks import (
     ChunkPlan,
+    FileTarget,
     JoinedFile,
+    JoinedSizeMismatch,
     UploadPaths,
     chunk_index,
     file_extension,
     part_size,
+    part_too_long,
     plan_chunk,
+    ranged_chunk,
     require_same_size,
+    require_whole_chunk,
     sniff_mime,
     upload_id,
     upload_lock,
@@ -151,7 +156,7 @@ def accessible_file(ctx: Context, bucket: Bucket, action: str) -> StoredFile:
 
 def _granted_permissions(ctx: Context) -> list[str] | None:
     """The `permissions` sent, validated, and only with roles a non-key caller holds."""
-    sent = ctx.params.string_list("permissions", max_items=100)
+    sent = ctx.params.permission_strings()
     if sent is None:
         return None
     permissions = normalize_permissions(sent, ITEM_ACTIONS)
@@ -172,12 +177,31 @@ def create_file(ctx: Context) -> Reply:
     bucket = open_bucket(ctx)
     chunk = _read_chunk(ctx, bucket)
     paths = bucket_files(ctx.state, bucket.id)
-    staged = paths.stage(chunk.part.file)
+    staged = paths.stage(chunk.part)
     try:
         with upload_lock(ctx.state, f"file:{bucket.id}:{chunk.file_id}"):
             return _store_chunk(ctx, bucket, chunk, paths, staged)
     finally:
         staged.unlink(missing_ok=True)
+
+
+def incoming_file(ctx: Context) -> FileTarget:
+    """Before the body: the checks of `_declared_chunk`, and where the `file` part goes, at
+    most the chunk's length (or, without Content-Range, the bucket's maximum size)."""
+    bucket = open_bucket(ctx)
+    plan = _declared_chunk(ctx, bucket)
+    incoming = bucket_files(ctx.state, bucket.id).incoming
+    if plan is None:
+        return FileTarget("file", bucket.maximum_file_size, incoming, lambda: _too_large(bucket))
+    content_range = ctx.header("Content-Range")
+    return FileTarget("file", plan.length, incoming, lambda: part_too_long(content_range, plan))
+
+
+def _too_large(bucket: Bucket) -> ServiceError:
+    return ServiceError(
+        "storage_invalid_file_size",
+        f"File size not allowed: the bucket takes at most {bucket.maximum_file_size} bytes.",
+    )
 
 
 @dataclass(frozen=True)
@@ -192,10 +216,33 @@ class FileChunk:
     part: UploadFile
 
 
-def _read_chunk(ctx: Context, bucket: Bucket) -> FileChunk:
-    """The request's chunk, checked in the order of contract §6.3."""
+def _declared_chunk(ctx: Context, bucket: Bucket) -> ChunkPlan | None:
+    """What a chunk declares before its body, checked in the order of contract §6.3: the
+    bucket's `create` permission, the bucket's limit, then the Content-Range (None without
+    one), its total within the bucket's maximum size, and a whole chunk."""
     if not bucket.allows(ctx.caller, "create"):
         raise _unauthorized()
+    limit = ctx.state.config.max_file_size
+    if bucket.maximum_file_size > limit:
+        raise ServiceError(
+            "general_server_error",
+            f"The bucket's maximumFileSize ({bucket.maximum_file_size}) is larger than the "
+            f"service's limit ({limit}).",
+        )
+    content_range = ctx.header("Content-Range")
+    if not content_range:
+        return None
+    plan = ranged_chunk(content_range)
+    if plan.total_size > bucket.maximum_file_size:
+        raise _too_large(bucket)
+    require_whole_chunk(plan, content_range)
+    return plan
+
+
+def _read_chunk(ctx: Context, bucket: Bucket) -> FileChunk:
+    """The request's chunk: what it declared, then its form (permissions, the part and its
+    length, the extension, a whole file's size)."""
+    _declared_chunk(ctx, bucket)
     permissions = _granted_permissions(ctx)
     if permissions is None:
         permissions = default_item_permissions(ctx.caller)
@@ -206,18 +253,8 @@ def _read_chunk(ctx: Context, bucket: Bucket) -> FileChunk:
     allowed = {extension.lower() for extension in bucket.allowed_file_extensions}
     if allowed and file_extension(name) not in allowed:
         raise ServiceError("storage_file_type_unsupported", "File extension not allowed.")
-    limit = ctx.state.config.max_file_size
-    if bucket.maximum_file_size > limit:
-        raise ServiceError(
-            "general_server_error",
-            f"The bucket's maximumFileSize ({bucket.maximum_file_size}) is larger than the "
-            f"service's limit ({limit}).",
-        )
     if plan.total_size > bucket.maximum_file_size:
-        raise ServiceError(
-            "storage_invalid_file_size",
-            f"File size not allowed: the bucket takes at most {bucket.maximum_file_size} bytes.",
-        )
+        raise _too_large(bucket)
     folder = ctx.params.string("folder", default="", max_length=255) or ""
     return FileChunk(file_id, name, folder, permissions, plan, part)
 
@@ -239,18 +276,15 @@ def _store_chunk(
     require_same_size(stored.id, stored.size_original, chunk.plan)
     parts = paths.parts(stored.id)
     parts.commit(staged, chunk.plan.index)
-    if parts.stored_bytes() > bucket.maximum_file_size:
-        _discard_upload(ctx, stored, paths)
-        raise ServiceError(
-            "storage_invalid_file_size",
-            f"File size not allowed: the parts sent hold more than the bucket's "
-            f"{bucket.maximum_file_size} bytes. Upload the file again with 5 MiB chunks.",
-        )
     uploaded = parts.count()
     if uploaded < stored.chunks_total:
         stored = _record_progress(ctx, stored, uploaded)
     else:
-        joined = parts.join(paths.joining(stored.id), stored.chunks_total)
+        try:
+            joined = parts.join(paths.joining(stored.id), stored.chunks_total, stored.size_original)
+        except JoinedSizeMismatch:
+            _discard_upload(ctx, stored, paths)
+            raise
         stored = _record_completion(ctx, stored, joined, chunk.permissions)
         crash_point("upload.recorded")
         paths.place(stored.id)
@@ -379,6 +413,7 @@ ROUTES: list[RouteSpec] = [
         "/v1/storage/buckets/{bucketId}/files",
         scopes=("files.write",),
         rate_limit=RateLimit(60, 60, key=_chunk_rate_key, by_method=True, by_user=True),
+        file_target=incoming_file,
     ),
     *route(
         get_file, "GET", "/v1/storage/buckets/{bucketId}/files/{fileId}", scopes=("files.read",)

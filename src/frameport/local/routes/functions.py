@@ -21,10 +21,15 @@ from starlette.responses import JSONResponse, Response
 from ..service._archive import check_archive
 from ..service._chunks import (
     ChunkPlan,
+    FileTarget,
+    JoinedSizeMismatch,
     UploadPaths,
     part_size,
+    part_too_long,
     plan_chunk,
+    ranged_chunk,
     require_same_size,
+    require_whole_chunk,
     upload_id,
     upload_lock,
     uploaded_part,
@@ -278,15 +283,46 @@ def _read_chunk(ctx: Context, function: StoredFunction) -> DeploymentChunk:
         raise ServiceError(
             "storage_file_type_unsupported", "The deployment archive must be a .tar.gz file."
         )
+    _declared_chunk(ctx)
     plan = plan_chunk(ctx.header("Content-Range"), part_size(code))
     if plan.total_size > DEPLOYMENT_SIZE_LIMIT:
-        raise ServiceError(
-            "deployment_invalid_file_size",
-            f"The deployment archive is larger than {DEPLOYMENT_SIZE_LIMIT} bytes.",
-        )
+        raise _too_large()
     deployment_id = upload_id(ctx.header("X-Service-ID"))
     chosen_commands = function.commands if commands is None else commands
     return DeploymentChunk(deployment_id, entrypoint, chosen_commands, activate, plan, code)
+
+
+def _too_large() -> ServiceError:
+    return ServiceError(
+        "deployment_invalid_file_size",
+        f"The deployment archive is larger than {DEPLOYMENT_SIZE_LIMIT} bytes.",
+    )
+
+
+def _declared_chunk(ctx: Context) -> ChunkPlan | None:
+    """The chunk the Content-Range declares (None without one): within the size limit and
+    a whole chunk."""
+    content_range = ctx.header("Content-Range")
+    if not content_range:
+        return None
+    plan = ranged_chunk(content_range)
+    if plan.total_size > DEPLOYMENT_SIZE_LIMIT:
+        raise _too_large()
+    require_whole_chunk(plan, content_range)
+    return plan
+
+
+def incoming_code(ctx: Context) -> FileTarget:
+    """Before the body: the function exists, the declared chunk (`_declared_chunk`), and
+    where the `code` part goes, at most the chunk's length or the size limit."""
+    with ctx.store.read() as conn:
+        function = _function(conn, ctx.path["functionId"])
+    plan = _declared_chunk(ctx)
+    incoming = deployment_files(ctx.state, function.id).incoming
+    if plan is None:
+        return FileTarget("code", DEPLOYMENT_SIZE_LIMIT, incoming, _too_large)
+    content_range = ctx.header("Content-Range")
+    return FileTarget("code", plan.length, incoming, lambda: part_too_long(content_range, plan))
 
 
 def create_deployment(ctx: Context) -> Response | Reply:
@@ -295,7 +331,7 @@ def create_deployment(ctx: Context) -> Response | Reply:
         function = _function(conn, ctx.path["functionId"])
     chunk = _read_chunk(ctx, function)
     paths = deployment_files(ctx.state, function.id)
-    staged = paths.stage(chunk.code.file)
+    staged = paths.stage(chunk.code)
     try:
         with upload_lock(ctx.state, f"deployment:{function.id}:{chunk.deployment_id}"):
             stored, completed_now = _store_chunk(ctx, function, chunk, paths, staged)
@@ -338,7 +374,13 @@ def _store_chunk(
     complete = uploaded >= stored.chunks_total
     size = stored.source_size
     if complete:
-        size = parts.join(paths.joining(stored.id), stored.chunks_total).size
+        try:
+            size = parts.join(paths.joining(stored.id), stored.chunks_total, size).size
+        except JoinedSizeMismatch:
+            paths.remove(stored.id)
+            with ctx.store.write() as conn:
+                conn.execute("DELETE FROM deployments WHERE sequence = ?", (stored.sequence,))
+            raise
     with ctx.store.write() as conn:
         conn.execute(
             "UPDATE deployments SET chunks_uploaded = MAX(chunks_uploaded, ?), source_size = ?, "
@@ -419,6 +461,7 @@ ROUTES: list[RouteSpec] = [
         "POST",
         "/v1/functions/{functionId}/deployments",
         scopes=("functions.write",),
+        file_target=incoming_code,
     ),
     *route(
         get_deployment,

@@ -103,7 +103,7 @@ def create_rows(call: RowCall) -> Reply:
             f"{terms.title('row')} ID is required when creating a single {terms.row}.",
         )
     row_id = ctx.params.uid(terms.row_id)
-    requested = ctx.params.string_list("permissions", max_items=100)
+    requested = ctx.params.permission_strings()
     values, meta = split_row_data(data, terms, honour_times=ctx.caller.is_key)
     if call.transaction_id is not None:
         staged = {
@@ -245,7 +245,7 @@ def get_row(call: RowCall) -> Reply:
 def update_one(call: RowCall) -> Reply:
     ctx, terms = call.ctx, call.terms
     data = call.data
-    requested = ctx.params.string_list("permissions", max_items=100)
+    requested = ctx.params.permission_strings()
     if not data and requested is None:
         raise ServiceError(
             terms.error("row", "missing_payload"),
@@ -281,7 +281,7 @@ def update_one(call: RowCall) -> Reply:
 def upsert_one(call: RowCall) -> Reply:
     """Create the row, or update it when it exists; 200 either way (decision 6)."""
     ctx, terms = call.ctx, call.terms
-    requested = ctx.params.string_list("permissions", max_items=100)
+    requested = ctx.params.permission_strings()
     values, meta = split_row_data(call.data, terms, honour_times=ctx.caller.is_key)
     if call.transaction_id is not None:
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))

@@ -48,7 +48,7 @@ def _definitions(ctx: Context, name: str) -> list[Params]:
 
 
 def _permissions(ctx: Context) -> list[str] | None:
-    values = ctx.params.string_list("permissions", max_items=100)
+    values = ctx.params.permission_strings()
     return None if values is None else normalize_permissions(values, RESOURCE_ACTIONS)
 
 

@@ -5,20 +5,18 @@ chunksTotal = ceil(size / 5 MiB). Each part is copied to `<parts dir>/<index>` a
 and never rewritten; the join streams the parts into the final file while hashing them, so the
 memory an upload needs does not grow with the file.
 
->>> plan_chunk("bytes 5242880-10485759/12000000", 5242880)
-ChunkPlan(index=2, total_chunks=3, total_size=12000000, ranged=True)
+>>> plan_chunk("bytes 5242880-10485759/12000000", 5242880).index
+2
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import mimetypes
 import os
 import re
 import shutil
-import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from starlette.datastructures import UploadFile
 
 from ..wire._errors import ServiceError
-from ..wire._params import UNIQUE, Params, is_uid, unique_id
+from ..wire._params import UNIQUE, Params, header_integer, is_uid, unique_id
 from ._crash_points import crash_point
 from ._durability import durable_write, sync_directory
 
@@ -59,12 +57,36 @@ _ISO_BRANDS = {b"avif": "image/avif", b"heic": "image/heic", b"heix": "image/hei
 
 @dataclass(frozen=True)
 class ChunkPlan:
-    """Where one request's bytes belong: part `index` of `total_chunks` of a `total_size` file."""
+    """Where one request's bytes belong: part `index` of `total_chunks` of a `total_size`
+    file, `length` bytes from byte `start`."""
 
     index: int
     total_chunks: int
     total_size: int
     ranged: bool
+    start: int
+    length: int
+
+    @property
+    def whole_chunk(self) -> bool:
+        """Whether the part is one whole 5 MiB chunk from byte 0 (the last one shorter)."""
+        if not self.ranged:
+            return True
+        if self.start % CHUNK_SIZE or (self.start >= self.total_size > 0):
+            return False
+        return self.length == min(CHUNK_SIZE, self.total_size - self.start)
+
+
+@dataclass(frozen=True)
+class FileTarget:
+    """Where an upload's file part goes as the body is read: the form field `field`,
+    streamed to a file in `directory`, at most `limit` bytes; `too_long()` is the error for
+    a longer part."""
+
+    field: str
+    limit: int
+    directory: Path
+    too_long: Callable[[], ServiceError]
 
 
 def _invalid_range(header: str) -> ServiceError:
@@ -75,24 +97,58 @@ def _invalid_range(header: str) -> ServiceError:
 
 
 def plan_chunk(content_range: str | None, part_size: int) -> ChunkPlan:
-    """The chunk a request carries, from its Content-Range header (contract §6.2).
-
-    Without the header the request is the whole file: chunk 1 of 1. The header must read
-    `<unit> <start>-<end>/<size>` with `start <= end <= size` (the unit is not checked), else
-    400 `storage_invalid_content_range`; so is a start beyond the file's last chunk, and a
-    part whose length is not the span's (`end - start + 1`, or `end - start` when `end` is
-    the size, the contract's leniency).
+    """The chunk a request carries: `ranged_chunk` of its Content-Range header, whose part
+    must hold exactly the span's bytes (else 400 `storage_invalid_content_range`); without
+    the header the request is the whole file, chunk 1 of 1.
     """
     if not content_range:
-        return ChunkPlan(1, 1, part_size, False)
-    start, end, size = _span(content_range)
-    if part_size != end - start + 1 and not (end == size and part_size == end - start):
+        return ChunkPlan(1, 1, part_size, False, 0, part_size)
+    plan = ranged_chunk(content_range)
+    if part_size != plan.length:
         raise ServiceError(
             "storage_invalid_content_range",
             f"The part is {part_size} bytes but Content-Range {content_range!r} spans "
-            f"{end - start + 1}: send exactly the bytes the header names.",
+            f"{plan.length}: send exactly the bytes the header names.",
         )
-    return ChunkPlan(start // CHUNK_SIZE + 1, _total_chunks(size), size, True)
+    return plan
+
+
+def ranged_chunk(content_range: str) -> ChunkPlan:
+    """The chunk a Content-Range header names (contract §6.2).
+
+    The header must read `<unit> <start>-<end>/<size>` with `start <= end <= size` (the unit
+    is not checked), else 400 `storage_invalid_content_range`. The span is `end - start + 1`
+    bytes, or `end - start` when `end` is the size (the service's leniency).
+
+    >>> plan = ranged_chunk("bytes 5242880-5999999/6000000")
+    >>> plan.index, plan.total_chunks, plan.length
+    (2, 2, 757120)
+    """
+    start, end, size = _span(content_range)
+    length = end - start if end == size else end - start + 1
+    return ChunkPlan(start // CHUNK_SIZE + 1, _total_chunks(size), size, True, start, length)
+
+
+def part_too_long(content_range: str | None, plan: ChunkPlan) -> ServiceError:
+    """400 `storage_invalid_content_range` for a part longer than its Content-Range span."""
+    return ServiceError(
+        "storage_invalid_content_range",
+        f"The part is longer than the {plan.length} bytes Content-Range {content_range!r} "
+        "spans: send exactly the bytes the header names.",
+    )
+
+
+def require_whole_chunk(plan: ChunkPlan, content_range: str | None) -> None:
+    """400 `storage_invalid_content_range` unless the part is a whole chunk: chunks are
+    5 MiB from byte 0, the last one shorter, so that every byte is sent exactly once and no
+    part is longer than 5 MiB (the upload rules; the service itself does not check)."""
+    if not plan.whole_chunk:
+        raise ServiceError(
+            "storage_invalid_content_range",
+            f"Content-Range {content_range!r} is not a chunk of a {plan.total_size}-byte "
+            f"file: chunks are {CHUNK_SIZE:,} bytes from byte 0 (the last one shorter), each "
+            "sent as `bytes <start>-<start + chunk length - 1>/<size>`.",
+        )
 
 
 def chunk_index(content_range: str | None) -> int:
@@ -106,16 +162,17 @@ def chunk_index(content_range: str | None) -> int:
 
 
 def _total_chunks(size: int) -> int:
-    return max(1, math.ceil(size / CHUNK_SIZE))
+    return max(1, -(-size // CHUNK_SIZE))
 
 
 def _span(content_range: str) -> tuple[int, int, int]:
-    """(start, end, size) of a valid header; 400 `storage_invalid_content_range` otherwise."""
+    """(start, end, size) of a header that reads `<unit> <start>-<end>/<size>` with
+    `start <= end <= size`; 400 `storage_invalid_content_range` otherwise."""
     match = _CONTENT_RANGE.fullmatch(content_range)
     if match is None:
         raise _invalid_range(content_range)
-    start, end, size = (int(group) for group in match.group(2, 3, 4))
-    if not start <= end <= size or start // CHUNK_SIZE + 1 > _total_chunks(size):
+    start, end, size = (header_integer(group) for group in match.group(2, 3, 4))
+    if not start <= end <= size:
         raise _invalid_range(content_range)
     return start, end, size
 
@@ -195,6 +252,18 @@ def upload_lock(state: ServiceState, name: str) -> Iterator[None]:
         lock.release()
 
 
+class JoinedSizeMismatch(ServiceError):
+    """400 `storage_invalid_content_range`: the joined parts are not the declared size, so
+    the upload can never be the file its client sent; the caller forgets the upload."""
+
+    def __init__(self, joined: int, declared: int) -> None:
+        super().__init__(
+            "storage_invalid_content_range",
+            f"The parts sent hold {joined} bytes, not the {declared} bytes Content-Range "
+            "declared: upload the file again, in 5 MiB chunks.",
+        )
+
+
 @dataclass(frozen=True)
 class JoinedFile:
     """What the join learned while writing the final file."""
@@ -207,7 +276,7 @@ class JoinedFile:
 class UploadPaths:
     """Where an area keeps its uploads: `<root>/<id>` when complete, `<root>/.parts/<id>/`.
 
-    Incoming chunks are first copied to `<root>/.incoming/`, outside any lock; the last chunk
+    Incoming chunks are first written to `<root>/.incoming/`, outside any lock; the last chunk
     joins the parts into `<root>/.joining-<id>`, which `place` moves to `<root>/<id>` once the
     completion is recorded. IDs cannot start with a dot, so these never collide with an upload.
     """
@@ -224,17 +293,17 @@ class UploadPaths:
     def parts(self, upload: str) -> PartStore:
         return PartStore(self.root / ".parts" / upload)
 
-    def stage(self, source: BinaryIO) -> Path:
-        """Copy incoming bytes to a private file of this area, to be committed as a part."""
-        incoming = self.root / INCOMING
-        incoming.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=incoming)
-        source.seek(0)
-        with os.fdopen(handle, "wb") as target:
-            shutil.copyfileobj(source, target, COPY_BUFFER)
-            durable_write(target)
+    @property
+    def incoming(self) -> Path:
+        """Where request bodies stream the parts of this area's uploads (`FileTarget`)."""
+        return self.root / INCOMING
+
+    def stage(self, part: UploadFile) -> Path:
+        """The file the body reader wrote `part` to in `incoming`, made durable, to be
+        committed as a part."""
+        durable_write(part.file)
         crash_point("chunk.staged")
-        return Path(name)
+        return Path(part.file.name)
 
     def place(self, upload: str) -> None:
         """Move the joined file into place and drop its parts (after the completion is
@@ -257,7 +326,7 @@ class UploadPaths:
         place, any other is dropped (its parts are still there); parts of complete or unknown
         uploads are dropped.
         """
-        shutil.rmtree(self.root / INCOMING, ignore_errors=True)
+        shutil.rmtree(self.incoming, ignore_errors=True)
         for joined in self.root.glob(f"{JOINING_PREFIX}*"):
             upload = joined.name.removeprefix(JOINING_PREFIX)
             if upload in complete:
@@ -291,10 +360,6 @@ class PartStore:
         sync_directory(self.directory)
         return True
 
-    def stored_bytes(self) -> int:
-        """The bytes of all stored parts together."""
-        return sum(part.stat().st_size for part in self._parts())
-
     def count(self) -> int:
         """The number of distinct parts stored."""
         return len(self._parts())
@@ -304,13 +369,20 @@ class PartStore:
             return []
         return [entry for entry in self.directory.iterdir() if entry.name.isdigit()]
 
-    def join(self, target: Path, total_chunks: int) -> JoinedFile:
-        """Stream parts 1..total into `target`, hashing as they go; the parts stay."""
+    def join(self, target: Path, total_chunks: int, total_size: int) -> JoinedFile:
+        """Stream parts 1..total into `target`, hashing as they go; the parts stay.
+
+        JoinedSizeMismatch (and no `target`) when the parts do not hold the `total_size`
+        bytes the upload declared.
+        """
         digest = _StreamingDigest()
         with open(target, "wb") as out:
             for index in range(1, total_chunks + 1):
                 digest.feed(self.directory / str(index), out)
             durable_write(out)
+        if digest.size != total_size:
+            target.unlink()
+            raise JoinedSizeMismatch(digest.size, total_size)
         crash_point("upload.joined")
         return JoinedFile(digest.md5.hexdigest(), digest.size, digest.head)
 

@@ -3,7 +3,8 @@
 Rules of the service: a missing end, or a span larger than 20,000,000 bytes, is cut to
 10 MiB from the start (`end = min(start + 10 MiB - 1, size - 1)`); the unit must be `bytes`,
 `start < end` and `end < size`, else 416 `storage_invalid_range`. A header the parser cannot
-read counts as no range. `bytes=-N` (the last N bytes) is understood as well.
+read counts as no range. `bytes=-N` (the last N bytes) is understood as well. Numbers are
+read as the service's 64-bit integers (`header_integer`).
 
 >>> requested_span("bytes=100-", 1000)
 ByteSpan(start=100, end=999)
@@ -22,6 +23,7 @@ from urllib.parse import quote
 from starlette.responses import StreamingResponse
 
 from ..wire._errors import ServiceError
+from ..wire._params import header_integer
 
 READ_BUFFER = 20_000_000
 MAX_OUTPUT_CHUNK = 10 * 1024 * 1024
@@ -50,9 +52,9 @@ def requested_span(header: str | None, size: int) -> ByteSpan | None:
     if not first and not last:
         return None
     if first:
-        start, end = int(first), int(last) if last else -1
+        start, end = header_integer(first), header_integer(last) if last else -1
     else:  # a suffix: the last N bytes
-        start, end = max(size - int(last), 0), size - 1
+        start, end = max(size - header_integer(last), 0), size - 1
     if end < 0 or end - start > READ_BUFFER:
         end = min(start + MAX_OUTPUT_CHUNK - 1, size - 1)
     if unit != "bytes" or start >= end or end >= size:

@@ -9,9 +9,11 @@ from ..wire._errors import ServiceError, invalid_param
 from ._caller import Caller
 
 _PERMISSION = re.compile(r'^(?P<action>[a-z]+)\("(?P<role>[^"]+)"\)$')
+#: An ID inside a role follows the ID rule: at most 36 characters (a label too).
+_ROLE_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,35}"
 _ROLE = re.compile(
-    r"^(any|guests|users(/[a-z]+)?|user:[A-Za-z0-9._-]+(/[a-z]+)?|"
-    r"team:[A-Za-z0-9._-]+(/[^/\"]+)?|member:[A-Za-z0-9._-]+|label:[A-Za-z0-9]+)$"
+    rf"^(any|guests|users(/[a-z]+)?|user:{_ROLE_ID}(/[a-z]+)?|"
+    rf"team:{_ROLE_ID}(/[^/\"]{{1,81}})?|member:{_ROLE_ID}|label:[A-Za-z0-9]{{1,36}})$"
 )
 
 #: Actions accepted on resources (tables and buckets) and on their items (rows and files).

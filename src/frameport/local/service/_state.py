@@ -36,6 +36,12 @@ class ServiceConfig:
     compression: bool = True
     #: SQLite's `synchronous`: FULL survives a power cut; NORMAL only a process crash.
     sqlite_synchronous: str = "FULL"
+    #: Open connections served at once (None: from the descriptor limit, see `_connections`).
+    max_connections: int | None = None
+    #: Seconds a request head may take to arrive; seconds a body may take beyond one per
+    #: 500 bytes received (see `_connections`).
+    header_timeout: float = 10.0
+    body_timeout: float = 20.0
 
 
 def usable_cores() -> int:
@@ -57,10 +63,11 @@ class ServiceState:
         self.store = Store(config.data_dir / "service.sqlite3", config.sqlite_synchronous)
         self.limiter = RateLimiter()
         self.realtime = RealtimeHub()
-        self.key = self._persisted(
+        self.key, self.key_generated = self._persisted(
             "api_key", config.key, lambda: f"standard_{secrets.token_hex(32)}"
         )
-        self.jwt_secret = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
+        """The API key; `key_generated` says whether this start made it (neither given nor kept)."""
+        self.jwt_secret, _ = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
         recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
         self.clock = ServiceClock()
         with self.store.write() as conn:
@@ -72,18 +79,20 @@ class ServiceState:
         """Row pages built at once: one per core. Building a page holds the GIL between
         SQLite steps, so more at once only take turns at it, each page slower."""
 
-    def _persisted(self, name: str, given: str | None, make: Callable[[], str]) -> str:
+    def _persisted(self, name: str, given: str | None, make: Callable[[], str]) -> tuple[str, bool]:
+        """The value kept under `name` (`given` replaces it; `make` makes the first one), and
+        whether `make` made it now."""
         with self.store.write() as conn:
             row = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
             if given is None and row is not None:
-                return str(row[0])
+                return str(row[0]), False
             value = given if given is not None else make()
             conn.execute(
                 "INSERT INTO meta (name, value) VALUES (?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
                 (name, value),
             )
-            return str(value)
+            return str(value), given is None
 
     def lock(self, name: str) -> threading.Lock:
         """A named lock (e.g. one per uploading file), created on first use."""

@@ -1,5 +1,9 @@
 """The local service's SQLite file: thread-local connections, one serialised writer.
 
+Each worker thread reads and writes on a connection of its own, closed when the thread ends
+(the server's worker threads come and go as they idle), so connections and their file
+descriptors do not pile up.
+
 The store creates the service's metadata tables (`_metadata_tables`) when it opens and
 registers the text functions of `_collation` on every connection.
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,12 +65,19 @@ class Store:
         return conn
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (opened on first use)."""
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-        return conn
+        """This thread's connection (opened on first use, closed when the thread ends)."""
+        held: _ThreadConnection | None = getattr(self._local, "held", None)
+        if held is None:
+            held = _ThreadConnection(self._connect())
+            self._local.held = held
+            weakref.finalize(held, self._close_one, held.conn)
+        return held.conn
+
+    def _close_one(self, conn: sqlite3.Connection) -> None:
+        with self._all_lock:
+            if conn in self._all:
+                self._all.remove(conn)
+                conn.close()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -102,6 +114,16 @@ class Store:
             for conn in self._all:
                 conn.close()
             self._all.clear()
+
+
+class _ThreadConnection:
+    """A thread's connection, held by the thread's local storage only: when the thread ends,
+    this is dropped and its finalizer closes the connection."""
+
+    __slots__ = ("__weakref__", "conn")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
 
 
 def _run_script(conn: sqlite3.Connection, ddl: str) -> None:

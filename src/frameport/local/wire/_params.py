@@ -27,6 +27,21 @@ UID_DESCRIPTION = (
 )
 
 
+#: The largest integer the service holds (64-bit); a longer number in a header reads as this.
+INT64_MAX = 2**63 - 1
+
+
+def header_integer(digits: str) -> int:
+    """A run of ASCII digits from a header, read as the service reads it: a 64-bit integer,
+    so a number past the largest one is that largest one (never Python's 4300-digit error).
+
+    >>> header_integer("42"), header_integer("9" * 5000) == INT64_MAX
+    (42, True)
+    """
+    digits = digits.lstrip("0") or "0"
+    return INT64_MAX if len(digits) > len(str(INT64_MAX)) else min(int(digits), INT64_MAX)
+
+
 def unique_id() -> str:
     """A new ID as the service makes them: 13 hex digits of time, then 7 random hex digits."""
     now = time.time()
@@ -233,6 +248,13 @@ class Params:
                     f"and Value must be a valid string{limit}",
                 )
         return list(value)
+
+    def permission_strings(self, name: str = "permissions") -> list[str] | None:
+        """A permissions array of at most 100 strings; None when not sent. Text is not read
+        as an array here: a permission sent as a string is 400, as the service answers."""
+        if self.has(name) and not isinstance(self.data[name], list):
+            raise invalid_param(name, "Value must be a valid array no longer than 100 items")
+        return self.string_list(name, max_items=100)
 
     def queries(self) -> list[str]:
         """The `queries` parameter: at most 100 strings of at most 4096 characters each."""
