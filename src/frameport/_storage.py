@@ -409,7 +409,8 @@ class AsyncBucket:
         Columns, named as the service names them: ``$id``, ``bucketId``, ``name``,
         ``mimeType``, ``sizeOriginal``, ``sizeActual``, ``signature``, ``chunksTotal``,
         ``chunksUploaded`` (``Int64``), ``compression``, ``encryption`` (``boolean``),
-        ``$permissions`` (lists), ``$createdAt``, ``$updatedAt`` (``datetime64[ms, UTC]``).
+        ``$permissions`` (tuples of strings), ``$createdAt``, ``$updatedAt``
+        (``datetime64[ms, UTC]``).
         """
         return await list_frame(self._requester, f"{self._path}/files", "files", FILE_SCHEMA)
 

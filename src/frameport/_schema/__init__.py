@@ -26,6 +26,7 @@ from ._reading import (
     column_arrow_type,
     column_type_name,
     dtype_table_markdown,
+    system_fields_markdown,
     to_pandas,
     type_reads_markdown,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "new_column",
     "parse_column_type",
     "string_size",
+    "system_fields_markdown",
     "to_json_value",
     "to_pandas",
     "type_reads_markdown",
