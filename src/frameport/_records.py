@@ -1,10 +1,11 @@
-"""Records of the service's storage and function areas: lists as typed DataFrames, creates
-with a client-chosen ID, and the service's datetimes.
+"""Records of the service's catalog, storage and function areas: lists as typed DataFrames,
+creates with a client-chosen ID, and the service's datetimes.
 
-`list_frame` reads every page of a list (files, deployments) by cursor (``cursorAfter`` the
-last ID of the previous page), decodes it with Arrow against a fixed schema, and converts it
-with frameport's read dtypes: integers ``Int64``, times ``datetime64[ms, UTC]``, text ``str``,
-flags ``boolean``, lists ``object``.
+`list_table` reads every page of a list (databases, tables, buckets, files, deployments) by
+cursor (``cursorAfter`` the last ID of the previous page) and decodes it with Arrow against a
+fixed schema; `list_frame` converts that with frameport's read dtypes: integers ``Int64``,
+times ``datetime64[ms, UTC]``, text ``str``, flags ``boolean``, lists ``object``
+(``$permissions``: tuples).
 
 >>> frame = await list_frame(client, "/storage/buckets/b/files", "files", FILE_SCHEMA)
 ... # doctest: +SKIP
@@ -63,6 +64,47 @@ _DEPLOYMENT_FIELDS: list[tuple[str, pa.DataType]] = [
 DEPLOYMENT_SCHEMA = pa.schema(_DEPLOYMENT_FIELDS)
 """The columns of `Function.deployments`."""
 
+_TIMES: list[tuple[str, pa.DataType]] = [("$createdAt", TIMESTAMP), ("$updatedAt", TIMESTAMP)]
+_PERMISSIONS: list[tuple[str, pa.DataType]] = [("$permissions", pa.list_(pa.string()))]
+
+_DATABASE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("$id", pa.string()),
+    ("name", pa.string()),
+    ("enabled", pa.bool_()),
+    *_TIMES,
+]
+DATABASE_SCHEMA = pa.schema(_DATABASE_FIELDS)
+"""The columns of `Client.databases`."""
+
+_TABLE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("$id", pa.string()),
+    ("name", pa.string()),
+    ("enabled", pa.bool_()),
+    ("rowSecurity", pa.bool_()),
+    ("columns", pa.list_(pa.struct([("key", pa.string())]))),
+    *_TIMES,
+    *_PERMISSIONS,
+]
+TABLE_SCHEMA = pa.schema(_TABLE_FIELDS)
+"""What `Client.tables` reads of each table model (`columns`: their keys)."""
+
+_BUCKET_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("$id", pa.string()),
+    ("name", pa.string()),
+    ("enabled", pa.bool_()),
+    ("fileSecurity", pa.bool_()),
+    ("maximumFileSize", pa.int64()),
+    ("compression", pa.string()),
+    ("encryption", pa.bool_()),
+    ("antivirus", pa.bool_()),
+    ("transformations", pa.bool_()),
+    ("totalSize", pa.int64()),
+    *_TIMES,
+    *_PERMISSIONS,
+]
+BUCKET_SCHEMA = pa.schema(_BUCKET_FIELDS)
+"""The columns of `Client.buckets`."""
+
 
 def parse_time(text: Any) -> datetime | None:
     """A service datetime as an aware datetime (None for a missing or empty value).
@@ -92,13 +134,20 @@ async def create_record(
     return record
 
 
-async def list_frame(
+async def list_table(
     requester: Requester, path: str, items_key: str, schema: pa.Schema
-) -> pd.DataFrame:
+) -> pa.Table:
     """All records of the list at `path` (their key in the body: `items_key`), in the
-    service's order, as a DataFrame with `schema`'s columns."""
+    service's order, as an Arrow table with `schema`'s columns."""
     batches = [
         decode_page(body, schema, items_key=items_key)[1]
         async for body in iter_pages(requester, path, (), PAGE_SIZE)
     ]
-    return to_pandas(pa.Table.from_batches(batches, schema=schema))
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+async def list_frame(
+    requester: Requester, path: str, items_key: str, schema: pa.Schema
+) -> pd.DataFrame:
+    """`list_table` as a DataFrame with frameport's read dtypes."""
+    return to_pandas(await list_table(requester, path, items_key, schema))

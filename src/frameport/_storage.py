@@ -543,12 +543,17 @@ class AsyncBucket:
         """Delete a file (also an unfinished upload)."""
         await self._requester.request("DELETE", self._file_path(file_id))
 
+    async def drop(self) -> None:
+        """Delete the bucket with every file in it."""
+        await self._requester.request("DELETE", self._path)
+
 
 async def create_bucket(
     requester: Requester,
     bucket_id: str,
-    name: str,
+    name: str | None = None,
     *,
+    exist_ok: bool = False,
     permissions: Sequence[str] | None = None,
     file_security: bool = False,
     enabled: bool = True,
@@ -559,11 +564,13 @@ async def create_bucket(
     antivirus: bool = True,
     transformations: bool = True,
 ) -> AsyncBucket:
-    """Create a bucket (`bucket_id` may be ``"unique()"``) and return it; the service's
-    defaults apply to what is not given (e.g. its own maximum file size)."""
+    """Create a bucket (`bucket_id` may be ``"unique()"``; `name` defaults to the ID) and
+    return it; the service's defaults apply to what is not given (e.g. its own maximum file
+    size). With `exist_ok`, a bucket that already exists is returned as it is (its settings
+    unchanged) instead of raising `ConflictError`."""
     body: dict[str, Any] = {
         "bucketId": bucket_id,
-        "name": name,
+        "name": name or bucket_id,
         "permissions": list(permissions or []),
         "fileSecurity": file_security,
         "enabled": enabled,
@@ -576,7 +583,12 @@ async def create_bucket(
         body["maximumFileSize"] = maximum_file_size
     if allowed_file_extensions is not None:
         body["allowedFileExtensions"] = list(allowed_file_extensions)
-    record = await create_record(requester, "/storage/buckets", body, bucket_id)
+    try:
+        record = await create_record(requester, "/storage/buckets", body, bucket_id)
+    except ConflictError as exc:
+        if not (exist_ok and exc.type == "storage_bucket_already_exists"):
+            raise
+        return AsyncBucket(requester, bucket_id)
     return AsyncBucket(requester, str(record["$id"]))
 
 
@@ -604,3 +616,4 @@ class Bucket(SyncFacade[AsyncBucket], wraps=AsyncBucket):
     preview = delegate(AsyncBucket.preview)
     preview_url = delegate(AsyncBucket.preview_url)
     delete = delegate(AsyncBucket.delete)
+    drop = delegate(AsyncBucket.drop)

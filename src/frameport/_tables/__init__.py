@@ -2,6 +2,7 @@
 (`_pager`), page decoding (`_pages`), parallel `$sequence` ranges (`_parallel`), row writes
 (`_writes`) and the Parquet export (`_export`)."""
 
+from ._admin import create_database, create_table, drop_database
 from ._location import TableLocation
 from ._page_view import PagePosition, TablePage, TablePager
 from ._pager import TOTAL_CAP, iter_pages
@@ -15,7 +16,6 @@ from ._parallel import (
 )
 from ._plan import QuerySpec, make_plan
 from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
-from ._writes import create_table
 
 __all__ = [
     "SEQUENCE",
@@ -30,8 +30,10 @@ __all__ = [
     "TablePage",
     "TablePager",
     "TableQuery",
+    "create_database",
     "create_table",
     "decode_page",
+    "drop_database",
     "iter_pages",
     "make_plan",
     "sequence_ascending",

@@ -58,10 +58,10 @@ from .._core._frames import user_frame_depth
 from .._core._progress import progress_bar
 from .._core._queries import order_query, select_query
 from .._core._sync import SyncFacade, delegate, forward_property
-from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import SYSTEM_SCHEMA, batches_to_pandas, to_pandas
+from ._admin import add_column, column_frame, drop_table, new_column
 from ._export import write_parquet
 from ._export_report import ExportReport
 from ._export_watch import PageWatch, in_sequence_order, streamed_report
@@ -69,7 +69,7 @@ from ._location import TableLocation
 from ._pager import READ_POOL, TOTAL_CAP, check_page_size, describe_total, fetch_page
 from ._pages import decode_page
 from ._parallel import Parallel, ReadOpening, early_opening, read_mode
-from ._plan import Plan, QuerySpec, column_models, make_plan, result_schema
+from ._plan import Plan, QuerySpec, make_plan, result_schema
 from ._plan import project as _project
 from ._read import learn_columns, query_batches
 from ._rechunk import rechunk
@@ -531,18 +531,46 @@ class AsyncTable(AsyncTableQuery):
         """The ID of the table's database."""
         return self._location.database_id
 
-    async def columns(self) -> list[dict[str, Any]]:
-        """The table's column models as the service describes them."""
-        models = await column_models(self._requester, self._location)
-        if models is None:
-            raise AuthenticationError(
-                "this client may not read the table's columns (an API key with tables.read can)",
-                status=401,
-                type="general_unauthorized_scope",
-                method="GET",
-                url=self._location.path,
-            )
-        return models
+    async def columns(self) -> pd.DataFrame:
+        """The table's columns, one row each: ``key``, ``type`` (as `add_column` names it),
+        ``array``, ``required``, ``size``, ``elements``, ``status``, ``error``, ``dtype`` (the
+        pandas dtype it reads as), ``$createdAt``, ``$updatedAt``.
+
+        >>> people.columns()[["key", "type", "dtype"]].to_dict("records")[0]
+        {'key': 'name', 'type': 'string', 'dtype': 'str'}
+        """
+        return await column_frame(self._requester, self._location)
+
+    async def add_column(
+        self,
+        key: str,
+        type: str,
+        *,
+        elements: Sequence[str] | None = None,
+        required: bool = False,
+        default: Any = None,
+        progress: bool | None = None,
+    ) -> None:
+        """Add the column `key` of the service's type `type` and return once rows can use
+        it: ``"string"`` (255 characters) or ``"string(1000)"``, ``"varchar(100)"``,
+        ``"text"``, ``"mediumtext"``, ``"longtext"``, ``"integer"``, ``"bigint"``,
+        ``"float"``, ``"boolean"``, ``"datetime"``, ``"email"``, ``"ip"``, ``"url"``,
+        ``"enum"`` (with its `elements`), ``"point"``, ``"line"``, ``"polygon"``; ``[]``
+        after a type makes an array (``"string[]"``). A bar shows the wait when it is long.
+
+        >>> people.add_column("email", "email")                        # doctest: +SKIP
+        >>> people.add_column("level", "enum", elements=["low", "high"], default="low")
+        ... # doctest: +SKIP
+        """
+        column = new_column(key, type, elements=elements)
+        await add_column(
+            self._requester, self._location, column,
+            required=required, default=default, progress=progress,
+        )  # fmt: skip
+
+    async def drop(self) -> None:
+        """Delete the table and its rows."""
+        await drop_table(self._requester, self._location)
 
     async def insert(
         self,
@@ -665,6 +693,8 @@ class Table(TableQuery, wraps=AsyncTable):
     id = forward_property("id")
     database_id = forward_property("database_id")
     columns = delegate(AsyncTable.columns)
+    add_column = delegate(AsyncTable.add_column)
+    drop = delegate(AsyncTable.drop)
     insert = delegate(AsyncTable.insert)
     upsert = delegate(AsyncTable.upsert)
 
