@@ -101,18 +101,12 @@ def _with_connection(
 
 
 class AsyncClient:
-    """A connection to one project of the service; every method is a coroutine.
+    """A connection to one project of the service, for async code: the methods of `Client`,
+    each a coroutine (the factories `table`, `bucket` and `function` excepted), with the same
+    options.
 
-    Authenticate with an API key (``key=``), a JWT (``jwt=``), or a session (``login()``);
-    with none of them the client acts as a guest.
-
-    `timeout` bounds every read and write (seconds; connecting gets at most 10 s) or is an
-    ``httpx.Timeout`` with every part set. `retries` is the number of retries of a failed
-    idempotent request, or a `RetryPolicy`. `query_member` forces the member name of query
-    objects (``"column"`` or ``"attribute"``) for deployments that read only one. Service headers
-    start with `header_prefix`. `headers` are sent with every request (e.g. ``Origin``).
-
-    Use ``async with AsyncClient(...) as client:`` or call ``await client.close()``.
+    Use ``async with AsyncClient(...) as client:`` or call ``await client.close()``; use one
+    AsyncClient per event loop.
     """
 
     def __init__(
@@ -490,8 +484,24 @@ class AsyncClient:
 class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     """A connection to one project of the service, for scripts and notebooks.
 
-    The same methods and arguments as `AsyncClient`, each run to completion on frameport's
-    private event-loop thread (so it also works inside Jupyter and ipywidgets callbacks).
+    `endpoint` is the service's URL with its version prefix (``http://127.0.0.1:8080/v1``),
+    `project` the project ID. Authenticate with an API key (`key`), a user's JWT (`jwt`), or
+    a session (`login`); with none of them the client acts as a guest. `from_env` reads all
+    three from the environment. The other options:
+
+    - `timeout`: seconds for each read and write (connecting gets at most 10 s), or an
+      ``httpx.Timeout`` with every part set.
+    - `retries`: how many times a failed idempotent request is sent again (with backoff),
+      or a `RetryPolicy`. A refused connection is not retried.
+    - `response_format`: the service version whose answer format to ask for.
+    - `query_member`: ``"column"`` or ``"attribute"``, the member name of query objects, for
+      deployments that read only one of them.
+    - `header_prefix`: the prefix of the service's headers (``"X-Service-"``).
+    - `headers`: sent with every request (e.g. ``Origin``).
+
+    Each method runs to completion on frameport's private event-loop thread, so a client
+    also works inside Jupyter and ipywidgets callbacks; `AsyncClient` has the same methods as
+    coroutines.
 
     >>> client = Client("http://127.0.0.1:8080/v1", "demo", key="...")   # doctest: +SKIP
     >>> with Client.from_env() as client:                                # doctest: +SKIP

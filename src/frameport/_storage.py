@@ -210,9 +210,9 @@ class AsyncBucket:
         """Upload the file at `path` (as `name`, default its file name); returns the File.
 
         Files over 5 MiB go in 5 MiB parts, `concurrency` at a time ("auto": as many as keep
-        the network busy, see `_adaptive`), and are checked (every part, size and MD5) when
-        complete. Each acknowledged part is written down in a
-        checkpoint (see `_checkpoint`), so after a crash ``resume=True`` sends only the parts
+        the network busy), and are checked (every part, size and MD5) when complete. Each
+        acknowledged part is written down in a checkpoint (in frameport's cache directory;
+        see the buckets guide), so after a crash ``resume=True`` sends only the parts
         the service has not acknowledged, unless the source changed (size or modification
         time): then the upload starts over under a new ID. An unfinished upload of the same
         file that is not resumed is deleted from the bucket. (Files up to 5 MiB go in one

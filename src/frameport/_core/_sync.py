@@ -190,7 +190,7 @@ def to_sync(value: Any) -> Any:
     return face._from_async(value) if face is not None else value
 
 
-_ASYNC_PREFIX = re.compile(r"\bAsync(?=[A-Z])")
+_ASYNC_PREFIX = re.compile(r"(?<![A-Za-z0-9])Async(?=[A-Z])")
 _EXAMPLE_LINE = re.compile(r"^(\s*(?:>>>|\.\.\.)\s.*)$", re.MULTILINE)
 
 

@@ -142,7 +142,8 @@ class AsyncTableQuery:
 
     def where(self, condition: Expr | PandasExpression) -> AsyncTableQuery:
         """Keep the rows where `condition` holds (combined with earlier filters by ``&``);
-        pandas 3 ``pd.col(...)`` expressions are read as the same filters (`_pandas_expr`).
+        pandas 3 ``pd.col(...)`` expressions are read as the same filters (see the filters
+        guide).
 
         >>> table.where((col("age") > 30) & col("city").isin(["Oslo"]))   # doctest: +SKIP
         """
@@ -217,7 +218,8 @@ class AsyncTableQuery:
     ) -> pa.Table:
         """Every matching row as one Arrow table (the same schema for an empty result).
         ``parallel="auto"`` reads as many ranges of ``$sequence`` at once as keep the decoder
-        busy, ``parallel=N`` reads N, ``parallel=1`` one after the other (see `_parallel`)."""
+        busy, ``parallel=N`` reads N, ``parallel=1`` one after the other (see the scale-out
+        guide)."""
         batches, schema = await self._collect(progress, page_size, parallel)
         return pa.Table.from_batches(batches, schema=schema)
 
@@ -233,7 +235,7 @@ class AsyncTableQuery:
         ``boolean``, ``float64``, ``str``, ``datetime64[ms, UTC]``, lists as ``object``; or
         ``ArrowDtype`` columns with ``dtype_backend="pyarrow"``. Ranges of ``$sequence`` are
         read concurrently, as many as keep the decoder busy (``parallel="auto"``), or N with
-        ``parallel=N``, with the serial read's result (see `_parallel`).
+        ``parallel=N``, with the serial read's result (see the scale-out guide).
 
         >>> df = table.query("age > 30").to_pandas(parallel=4)
         """
@@ -267,7 +269,8 @@ class AsyncTableQuery:
         as the pages come, or re-chunked to `rows` rows or about `bytes` bytes per batch.
         Every batch has the same columns and dtypes; there is no empty batch, so an empty
         result yields nothing (its columns: `schema`). Reads ahead in ranges of ``$sequence``
-        (``parallel="auto"`` or N at once), in order, with bounded memory (see `_parallel`).
+        (``parallel="auto"`` or N at once), in order, with bounded memory (see the scale-out
+        guide).
 
         >>> for frame in table.iter_batches(rows=50_000):
         ...     print(len(frame))
@@ -294,13 +297,13 @@ class AsyncTableQuery:
         resume: bool = False,
     ) -> ExportReport:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
-        return an `ExportReport` (rows, pages, bytes, seconds, checks; it also equals the row
+        return a report of it (rows, pages, bytes, seconds, checks; it also equals the row
         count). Memory stays flat however large the table; the file appears only when
         complete (a failed export leaves no partial file at `path`).
         Ranges of ``$sequence`` are fetched concurrently (``parallel="auto"`` or N at once)
-        and written in order, holding a few pages per range (see `_parallel`). ``resume=True``
+        and written in order, holding a few pages per range. ``resume=True``
         keeps a checkpoint beside `path` after each segment of ``$sequence``, so that an export
-        killed part-way continues where it stopped when run again (see `_tables._resume`).
+        killed part-way continues where it stopped when run again (see the pipelines guide).
 
         >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
         3
@@ -337,11 +340,11 @@ class AsyncTableQuery:
         page_size: int | None = None,
     ) -> SyncReport:
         """Keep the Delta Lake table at `target` equal to this query's rows and return a
-        `SyncReport` (inserted, updated, deleted, Delta version, seconds). The first run
+        report of it (inserted, updated, deleted, Delta version, seconds). The first run
         writes everything; later runs read the rows updated since the last run (less `lag`
         seconds, by the service's clock) and merge them by ``$id``; ``deletes="scan"`` also
         removes the rows that are gone. One Delta commit per run. Needs the ``delta`` extra;
-        see `_tables._delta_sync`.
+        see the pipelines guide.
 
         >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
         """
@@ -375,7 +378,7 @@ class AsyncTableQuery:
         """A dask DataFrame of the matching rows: `partitions` ranges of ``$sequence``, each
         read by a dask worker with its own client, with the dtypes of `to_pandas`. Workers
         get a reference to the credentials where one exists (`credentials`: "auto", "env",
-        "saved" or "embedded"; see `_dask`). Needs the ``dask`` extra.
+        "saved" or "embedded"; see the scale-out guide). Needs the ``dask`` extra.
 
         >>> ddf = table.query("age > 30").to_dask(partitions=8)         # doctest: +SKIP
         >>> ddf.groupby("city").age.mean().compute()                     # doctest: +SKIP
