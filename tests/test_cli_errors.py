@@ -77,7 +77,7 @@ def test_export_refuses_a_bad_endpoint_and_codec(
     credentials: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = str(tmp_path / "x.parquet")
-    assert main(["export", "db", "t", "-o", target, "--endpoint", "not-a-url"]) == 1
+    assert main(["export", "db", "t", "-o", target, "--endpoint", "not-a-url"]) == 2
     assert "endpoint must be an http(s) URL" in one_line_error(capsys, "export")
     with pytest.raises(SystemExit) as exit_info:
         main(["export", "db", "t", "-o", target, "--compression", "bogus"])

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core._memory import release_free_memory
-from .._exceptions import FilterError
+from .._exceptions import unknown_column
 from ._unmapped import json_text_field
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def arrow_schema(
             if key in SYSTEM_SCHEMA.names or key in CONSTANT_FIELDS:
                 continue
             if key not in known:
-                raise FilterError(f"select names an unknown column {key!r}", text=key)
+                raise unknown_column(f"select names an unknown column {key!r}", key, known)
             if key in fields:
                 chosen[key] = fields[key]
         fields = chosen

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._core import ID
+from .._core._config import LOCAL_SERVICE_PORT
 from ._common import fail, positive_int
 
 LOCAL_EXTRA = "needs the local extra: pip install 'frameport[local]'"
@@ -16,7 +17,12 @@ LOCAL_EXTRA = "needs the local extra: pip install 'frameport[local]'"
 def add_serve_command(commands: Any) -> None:
     serve = commands.add_parser("serve", help="run the local service in the foreground")
     serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=LOCAL_SERVICE_PORT,
+        help=f"port (default {LOCAL_SERVICE_PORT})",
+    )
     serve.add_argument(
         "--data",
         default="./frameport-data",
