@@ -46,7 +46,8 @@ example:
   frameport logout --endpoint http://127.0.0.1:8080/v1 --project demo""",
     "demo": """\
 example:
-  frameport demo --rows 10000 --out ./out""",
+  frameport demo --rows 10000 --out ./out
+  frameport demo --keep      # then, in another shell: source out/frameport.env""",
 }
 
 

@@ -57,6 +57,12 @@ def add_demo_command(commands: Any) -> None:
     demo.add_argument(
         "--rows", type=positive_int, default=100_000, help="people to generate (default 100000)"
     )
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the service running afterwards (until Ctrl-C), its settings in "
+        "OUT/frameport.env",
+    )
     demo.set_defaults(run=_demo)
 
 
@@ -116,9 +122,10 @@ def _demo(args: argparse.Namespace) -> int:
     except ImportError as exc:  # the `local` extra is missing
         return fail("demo", f"{LOCAL_EXTRA} ({exc})", code=2)
     try:
-        run_demo(args.out, args.rows)
+        run_demo(args.out, args.rows, keep=args.keep)
     except OSError as exc:  # e.g. an --out directory that cannot be written
         return fail("demo", exc)
     except KeyboardInterrupt:
-        return 130
+        kept = f"the local service is gone; the files in {args.out} stay"
+        return fail("demo", f"stopped; {kept}", 130)
     return 0
