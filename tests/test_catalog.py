@@ -166,3 +166,12 @@ def test_a_signed_in_user_cannot_list_the_catalog(user_client: Client) -> None:
         user_client.databases()
     with pytest.raises(fp.AuthenticationError):
         user_client.buckets()
+
+
+def test_create_function_with_exist_ok(key_client: Client) -> None:
+    function_id = new_id("catalog")
+    key_client.create_function(function_id, "ETL", "python-3.11", entrypoint="main.py")
+    with pytest.raises(fp.ConflictError):
+        key_client.create_function(function_id, "ETL", "python-3.11")
+    again = key_client.create_function(function_id, "Other", "python-3.11", exist_ok=True)
+    assert again.info()["name"] == "ETL"

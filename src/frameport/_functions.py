@@ -27,7 +27,7 @@ import pandas as pd
 from ._core._ids import ID
 from ._core._polling import poll_until
 from ._core._sync import SyncFacade, delegate, forward_property
-from ._exceptions import DeploymentError
+from ._exceptions import ConflictError, DeploymentError
 from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
 from ._transfer._download import ResumableDownload
 from ._transfer._progress import ProgressCallback
@@ -278,14 +278,22 @@ async def create_function(
     *,
     entrypoint: str | None = None,
     commands: str | None = None,
+    exist_ok: bool = False,
 ) -> AsyncFunction:
-    """Create a function (`function_id` may be ``"unique()"``) and return it."""
+    """Create a function (`function_id` may be ``"unique()"``) and return it. With
+    `exist_ok`, a function that already exists is returned as it is (its settings unchanged)
+    instead of raising `ConflictError`."""
     body: dict[str, Any] = {"functionId": function_id, "name": name, "runtime": runtime}
     if entrypoint is not None:
         body["entrypoint"] = entrypoint
     if commands is not None:
         body["commands"] = commands
-    record = await create_record(requester, "/functions", body, function_id)
+    try:
+        record = await create_record(requester, "/functions", body, function_id)
+    except ConflictError as exc:
+        if not (exist_ok and exc.type == "function_already_exists"):
+            raise
+        return AsyncFunction(requester, function_id)
     return AsyncFunction(requester, str(record["$id"]))
 
 
