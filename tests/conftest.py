@@ -20,11 +20,14 @@ from hypothesis import HealthCheck, settings
 from frameport._client import AsyncClient, Client
 from frameport._core._ids import ID
 from frameport.local import LocalService
+from tables_support import strings_as_in_pandas_3
 
 # Property tests judge results, never time: no per-example deadline and no "too slow" check,
 # which on a busy machine fail a correct test. Each test still sets its number of examples.
 settings.register_profile("frameport", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("frameport")
+
+strings_as_in_pandas_3()
 
 
 @pytest.fixture(scope="session")

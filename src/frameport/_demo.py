@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ._core import ENDPOINT_ENV, KEY_ENV, PROJECT_ENV
-from ._schema import to_pandas
+from ._schema import STR_DTYPE, to_pandas
 
 DEMO_ROWS = 100_000
 DEMO_FILTER = "age > 30 and city in ['Oslo', 'Bergen']"
@@ -56,9 +56,9 @@ def sample_people(rows: int, seed: int = 6) -> pd.DataFrame:
     signup = (start + offsets).astype("datetime64[ms, UTC]")
     return pd.DataFrame(
         {
-            "name": pd.array(np.char.add(np.char.add(first, " "), last), dtype="str"),
+            "name": pd.array(np.char.add(np.char.add(first, " "), last), dtype=STR_DTYPE),
             "age": age,
-            "city": pd.array(rng.choice(CITIES, rows, p=_CITY_WEIGHTS), dtype="str"),
+            "city": pd.array(rng.choice(CITIES, rows, p=_CITY_WEIGHTS), dtype=STR_DTYPE),
             "score": score,
             "signup": signup,
             "active": pd.array(rng.random(rows) < 0.7, dtype="boolean"),

@@ -148,7 +148,9 @@ def arrow_schema(
 # ---------------------------------------------------------------------------------------------
 # Arrow → pandas
 
-_STR_DTYPE = pd.StringDtype(na_value=np.nan)  # pandas 3's default "str"
+STR_DTYPE = pd.StringDtype(na_value=np.nan)
+"""pandas 3's default string dtype, "str" (missing values are NaN), built the same way in
+pandas 2.3, where the name "str" still means ``object``."""
 _NULLABLE_BY_ARROW: Mapping[pa.DataType, Any] = {
     pa.int8(): pd.Int8Dtype(),
     pa.int16(): pd.Int16Dtype(),
@@ -159,9 +161,9 @@ _NULLABLE_BY_ARROW: Mapping[pa.DataType, Any] = {
     pa.uint32(): pd.UInt32Dtype(),
     pa.uint64(): pd.UInt64Dtype(),
     pa.bool_(): pd.BooleanDtype(),
-    pa.string(): _STR_DTYPE,
-    pa.large_string(): _STR_DTYPE,
-    pa.string_view(): _STR_DTYPE,
+    pa.string(): STR_DTYPE,
+    pa.large_string(): STR_DTYPE,
+    pa.string_view(): STR_DTYPE,
 }
 
 

@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 import pyarrow as pa
-from pandas.api.typing import Expression as PandasExpression
 
 from .._core._adaptive import AUTO
 from .._core._frames import user_frame_depth
@@ -79,6 +78,7 @@ from ._writes import DEFAULT_CONCURRENCY, write_rows
 if TYPE_CHECKING:
     import dask.dataframe as dd
     import polars as pl
+    from pandas.api.typing import Expression as PandasExpression
     from tqdm import tqdm
 
     from .._core import Requester

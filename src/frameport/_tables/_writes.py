@@ -30,7 +30,7 @@ import pandas as pd
 from .._core._ids import ID
 from .._core._progress import progress_bar
 from .._exceptions import ConflictError
-from .._schema import SERVICE_FIELDS, check_column_keys, frame_to_rows
+from .._schema import SERVICE_FIELDS, STR_DTYPE, check_column_keys, frame_to_rows
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -98,7 +98,7 @@ def _with_ids(frame: pd.DataFrame) -> pd.DataFrame:
         ID.unique() if absent else str(row_id)
         for row_id, absent in zip(given, missing, strict=True)
     ]
-    column = pd.Series(ids, index=frame.index, dtype="str")
+    column = pd.Series(ids, index=frame.index, dtype=STR_DTYPE)
     duplicated = column[column.duplicated()]
     if len(duplicated):
         raise ValueError(f"the $id column repeats IDs, e.g. {duplicated.iloc[0]!r}")
