@@ -31,14 +31,6 @@ PEOPLE = pd.DataFrame(
 
 
 @pytest.fixture
-def credentials(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FRAMEPORT_ENDPOINT", service.endpoint)
-    monkeypatch.setenv("FRAMEPORT_PROJECT", service.project)
-    monkeypatch.setenv("FRAMEPORT_KEY", service.key)
-    monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
-
-
-@pytest.fixture
 def database(service: LocalService) -> str:
     database = new_id("cli")
     with service.client() as client:

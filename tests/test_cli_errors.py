@@ -23,14 +23,6 @@ def table(service: LocalService) -> tuple[str, str]:
     return database, "people"
 
 
-@pytest.fixture
-def credentials(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FRAMEPORT_ENDPOINT", service.endpoint)
-    monkeypatch.setenv("FRAMEPORT_PROJECT", service.project)
-    monkeypatch.setenv("FRAMEPORT_KEY", service.key)
-    monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
-
-
 def one_line_error(capsys: pytest.CaptureFixture[str], command: str) -> str:
     error = capsys.readouterr().err.strip()
     assert error.startswith(f"frameport {command}"), error

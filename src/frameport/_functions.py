@@ -27,7 +27,7 @@ import pandas as pd
 from ._core._ids import ID
 from ._core._polling import poll_until
 from ._core._sync import SyncFacade, delegate, forward_property
-from ._exceptions import ConflictError, DeploymentError
+from ._exceptions import DeploymentError
 from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
 from ._transfer._download import ResumableDownload
 from ._transfer._progress import ProgressCallback
@@ -288,12 +288,8 @@ async def create_function(
         body["entrypoint"] = entrypoint
     if commands is not None:
         body["commands"] = commands
-    try:
-        record = await create_record(requester, "/functions", body, function_id)
-    except ConflictError as exc:
-        if not (exist_ok and exc.type == "function_already_exists"):
-            raise
-        return AsyncFunction(requester, function_id)
+    existing = "function_already_exists" if exist_ok else None
+    record = await create_record(requester, "/functions", body, function_id, existing=existing)
     return AsyncFunction(requester, str(record["$id"]))
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
+from ._exceptions import ConflictError
 from ._schema import TIMESTAMP, to_pandas
 from ._tables import decode_page, iter_pages
 
@@ -116,21 +117,35 @@ def parse_time(text: Any) -> datetime | None:
 
 
 async def create_record(
-    requester: Requester, path: str, body: dict[str, Any], resource_id: str
+    requester: Requester,
+    path: str,
+    body: dict[str, Any],
+    resource_id: str,
+    *,
+    existing: str | None = None,
 ) -> dict[str, Any]:
     """POST `body` to the collection at `path`, creating the resource `resource_id`.
 
     With a chosen ID (not ``"unique()"``) the create is idempotent: it is retried after a
     failure, and an "already exists" caused by an earlier attempt reads the resource back.
+    With `existing` (the error type the service gives a resource that exists, e.g.
+    ``"storage_bucket_already_exists"``), a resource that existed before is read back too
+    instead of raising `ConflictError` (``exist_ok``).
     """
     chosen = resource_id != "unique()"
-    record: dict[str, Any] = await requester.request_json(
-        "POST",
-        path,
-        json=body,
-        idempotent=chosen,
-        read_back=f"{path}/{resource_id}" if chosen else None,
-    )
+    own_path = f"{path}/{resource_id}"
+    try:
+        record: dict[str, Any] = await requester.request_json(
+            "POST",
+            path,
+            json=body,
+            idempotent=chosen,
+            read_back=own_path if chosen else None,
+        )
+    except ConflictError as exc:
+        if existing is None or exc.type != existing:
+            raise
+        record = await requester.request_json("GET", own_path)
     return record
 
 

@@ -583,12 +583,8 @@ async def create_bucket(
         body["maximumFileSize"] = maximum_file_size
     if allowed_file_extensions is not None:
         body["allowedFileExtensions"] = list(allowed_file_extensions)
-    try:
-        record = await create_record(requester, "/storage/buckets", body, bucket_id)
-    except ConflictError as exc:
-        if not (exist_ok and exc.type == "storage_bucket_already_exists"):
-            raise
-        return AsyncBucket(requester, bucket_id)
+    existing = "storage_bucket_already_exists" if exist_ok else None
+    record = await create_record(requester, "/storage/buckets", body, bucket_id, existing=existing)
     return AsyncBucket(requester, str(record["$id"]))
 
 
