@@ -140,6 +140,18 @@ def test_bad_input_exits_2_and_lists_the_choices(
     assert not Path(target).exists()
 
 
+def test_a_missing_table_or_database_lists_the_ones_there(
+    credentials: None, database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "count", database, "peple")
+    assert code == 1
+    assert one_line(err, "count").rstrip().endswith(f"; the tables of {database} are: people.")
+    code, _, err = run(capsys, "ls", "nowhere")
+    assert code == 1
+    line = one_line(err, "ls")
+    assert "; the databases are: " in line and database in line
+
+
 def test_a_bad_endpoint_is_bad_input(credentials: None, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "count", "db", "t", "--endpoint", "not-a-url")
     assert code == 2 and "endpoint must be an http(s) URL" in one_line(err, "count")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._client import Client
-    from .._exceptions import APIError
+    from .._exceptions import APIError, NotFoundError
     from .._tables._query import TableQuery
 
 
@@ -155,6 +155,24 @@ def view_from_args(connection: Connection, args: argparse.Namespace) -> TableQue
     return query
 
 
+def _what_exists(connection: Connection, args: argparse.Namespace, error: NotFoundError) -> str:
+    """For a database or table that is not there, the ones that are (when they can be
+    listed), as the end of the error's line."""
+    from .._exceptions import FrameportError
+
+    client = connection.client
+    try:
+        if error.type == "database_not_found":
+            found = client.databases()["$id"].tolist()
+            return f"; the databases are: {', '.join(found) or 'none'}."
+        if error.type == "table_not_found" and getattr(args, "db", None):
+            found = client.tables(args.db)["$id"].tolist()
+            return f"; the tables of {args.db} are: {', '.join(found) or 'none'}."
+    except FrameportError:  # e.g. a signed-in user, who may not list them
+        pass
+    return "."
+
+
 def run_with_client(
     command: str,
     args: argparse.Namespace,
@@ -170,6 +188,7 @@ def run_with_client(
         AuthenticationError,
         FilterError,
         FrameportError,
+        NotFoundError,
         PermissionDeniedError,
     )
 
@@ -179,21 +198,23 @@ def run_with_client(
         return fail(command, exc, exc.code)
     except ValueError as exc:  # e.g. an endpoint that is not a URL
         return fail(command, exc, 2)
-    try:
-        with connection.client:
+    with connection.client:
+        try:
             said = job(connection)
-    except (AuthenticationError, PermissionDeniedError) as exc:
-        return fail(command, connection.refused(exc))
-    except CommandError as exc:
-        return fail(command, exc, exc.code)
-    except FilterError as exc:
-        return fail(command, exc, 2)
-    except (FrameportError, OSError) as exc:
-        return fail(command, exc)
-    except ValueError as exc:  # an argument the client refused
-        return fail(command, exc, 2)
-    except KeyboardInterrupt:
-        return fail(command, f"interrupted; {kept()}", 130)
+        except (AuthenticationError, PermissionDeniedError) as exc:
+            return fail(command, connection.refused(exc))
+        except CommandError as exc:
+            return fail(command, exc, exc.code)
+        except NotFoundError as exc:
+            return fail(command, f"{str(exc).rstrip('.')}{_what_exists(connection, args, exc)}")
+        except FilterError as exc:
+            return fail(command, exc, 2)
+        except (FrameportError, OSError) as exc:
+            return fail(command, exc)
+        except ValueError as exc:  # an argument the client refused
+            return fail(command, exc, 2)
+        except KeyboardInterrupt:
+            return fail(command, f"interrupted; {kept()}", 130)
     if said:
         print(said)
     return 0
