@@ -16,6 +16,7 @@ from test_notebooks import NOTEBOOKS, run_notebook
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # a dozen pages and four notebooks, twice: on a busy machine, long
 def test_every_guide_and_notebook_runs_twice_on_one_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

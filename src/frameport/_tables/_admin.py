@@ -199,7 +199,7 @@ async def column_frame(requester: Requester, location: TableLocation) -> pd.Data
     return to_pandas(pa.Table.from_pylist(rows, schema=COLUMN_SCHEMA))
 
 
-def new_column(
+def column_of_type(
     key: str,
     type: str,
     *,

@@ -60,7 +60,7 @@ from .._core._sync import SyncFacade, delegate, forward_property
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import SYSTEM_SCHEMA, batches_to_pandas, to_pandas
-from ._admin import add_column, column_frame, drop_table, new_column
+from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._export import write_parquet
 from ._export_report import ExportReport
 from ._export_watch import PageWatch, in_sequence_order, streamed_report
@@ -565,7 +565,7 @@ class AsyncTable(AsyncTableQuery):
         >>> people.add_column("level", "enum", elements=["low", "high"], default="low")
         ... # doctest: +SKIP
         """
-        column = new_column(key, type, elements=elements)
+        column = column_of_type(key, type, elements=elements)
         await add_column(
             self._requester, self._location, column,
             required=required, default=default, progress=progress,
