@@ -4,6 +4,7 @@ service running, reachable through the settings it writes (never printing the ke
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -30,10 +31,10 @@ def test_the_demo_says_what_it_did_and_what_to_do_next(tmp_path: Path) -> None:
     assert f"Saved the {len(expected):,} people it found to {parquet}" in text
     assert "the rows are the same." in text
     assert pq.read_metadata(parquet).num_rows == len(expected)
-    steps = text.split("Next:\n", 1)[1].splitlines()
+    steps = re.split(r"\n  (?=\d\. )", text.split("Next:\n", 1)[1].rstrip())
     assert [step.split(".")[0].strip() for step in steps] == ["1", "2", "3"]
     assert "notebooks/quickstart.ipynb" in steps[0]
-    assert "frameport ls" in steps[1] and "frameport demo --keep" in steps[1]
+    assert "frameport ls demo" in steps[1] and "frameport demo --keep" in steps[1]
     assert "guides" in steps[2]
 
 

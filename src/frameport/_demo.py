@@ -20,6 +20,8 @@ Everything it writes goes to ``./out/`` (or `--out`).
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,18 +70,30 @@ def sample_people(rows: int, seed: int = 6) -> pd.DataFrame:
 
 def next_steps(env_file: Path, *, kept: bool) -> str:
     """The three things to try after the demo."""
+    frameport = _frameport_command()
     command_line = (
-        f"in another shell, `source {env_file}`, then `frameport ls demo`"
+        f"in another shell, `source {env_file}`,\n     then `{frameport} ls demo`"
         if kept
-        else f"`frameport demo --keep` leaves the service running; then, in another shell, "
-        f"`source {env_file}` and `frameport ls demo`"
+        else f"`{frameport} demo --keep` leaves the service running;\n"
+        f"     then, in another shell, `source {env_file}` and `{frameport} ls demo`"
     )
     return (
         "Next:\n"
-        "  1. Open the quickstart notebook: `jupyter lab notebooks/quickstart.ipynb`\n"
+        "  1. Open the quickstart notebook, notebooks/quickstart.ipynb, in JupyterLab\n"
+        "     (`pip install jupyterlab 'frameport[local,widgets]' matplotlib`; `jupyter lab`)\n"
         f"  2. Try the command line: {command_line}\n"
         "  3. Read the guides, starting with docs/getting-started.md (`make docs` builds them)"
     )
+
+
+def _frameport_command() -> str:
+    """How to run this installation's `frameport` from here: its name when PATH finds it
+    (an activated venv), else its path (``.venv/bin/frameport`` after ``make demo``)."""
+    script = Path(sys.executable).parent / "frameport"
+    found = shutil.which("frameport")
+    if found is not None and Path(found).resolve() == script.resolve():
+        return "frameport"
+    return os.path.relpath(script) if script.is_relative_to(Path.cwd()) else str(script)
 
 
 ENV_FILE = "frameport.env"
@@ -120,9 +134,7 @@ def run_demo(
 
             step = time.perf_counter()
             view = table.query(DEMO_FILTER)
-            say(
-                f"Read the people over 30 in Oslo or Bergen ({DEMO_FILTER}); how frameport does it:"
-            )
+            say(f"Read the people over 30 in Oslo or Bergen ({DEMO_FILTER}); how it is done:")
             say(_indent(view.explain()))
             parquet = out_dir / "people-oslo-bergen-over-30.parquet"
             exported = view.to_parquet(parquet)
