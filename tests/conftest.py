@@ -4,6 +4,7 @@
 * `client` — an API-key `Client` for it; `key_client` — the same, one per test module (for
   module-scoped tables).
 * `async_client` — an API-key `AsyncClient`; use it inside ``asyncio.run(...)``.
+* `credentials` — FRAMEPORT_* in the environment naming the service, for the command line.
 * `make_user` — creates a user with an e-mail and password, returns a `UserLogin`.
 * `user_client` — a `Client` signed in as a new user (a session, no API key).
 """
@@ -20,11 +21,14 @@ from hypothesis import HealthCheck, settings
 from frameport._client import AsyncClient, Client
 from frameport._core._ids import ID
 from frameport.local import LocalService
+from tables_support import strings_as_in_pandas_3
 
 # Property tests judge results, never time: no per-example deadline and no "too slow" check,
 # which on a busy machine fail a correct test. Each test still sets its number of examples.
 settings.register_profile("frameport", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("frameport")
+
+strings_as_in_pandas_3()
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +47,15 @@ def client(service: LocalService) -> Iterator[Client]:
 def key_client(service: LocalService) -> Iterator[Client]:
     with service.client() as client:
         yield client
+
+
+@pytest.fixture
+def credentials(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FRAMEPORT_ENDPOINT, _PROJECT and _KEY name the service (for the command line)."""
+    monkeypatch.setenv("FRAMEPORT_ENDPOINT", service.endpoint)
+    monkeypatch.setenv("FRAMEPORT_PROJECT", service.project)
+    monkeypatch.setenv("FRAMEPORT_KEY", service.key)
+    monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
 
 
 @pytest.fixture

@@ -34,6 +34,14 @@ result: the rows at either end under the filter (the first and the last one), as
 beside the first page; the ranges after that page are cut between them."""
 
 
+def strings_as_in_pandas_3() -> None:
+    """Under pandas 2 (frameport's floor is 2.3), make "str" in a test's frame mean what it
+    means in pandas 3 and in every frame frameport reads: the string dtype with NaN for
+    missing values (also the dtype of a frame's column labels)."""
+    if int(pd.__version__.split(".", 1)[0]) < 3:
+        pd.set_option("future.infer_string", True)
+
+
 def new_id(prefix: str) -> str:
     """A fresh table or database ID (tests share one service)."""
     return f"{prefix}-{ID.unique()}"

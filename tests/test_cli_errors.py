@@ -23,14 +23,6 @@ def table(service: LocalService) -> tuple[str, str]:
     return database, "people"
 
 
-@pytest.fixture
-def credentials(service: LocalService, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FRAMEPORT_ENDPOINT", service.endpoint)
-    monkeypatch.setenv("FRAMEPORT_PROJECT", service.project)
-    monkeypatch.setenv("FRAMEPORT_KEY", service.key)
-    monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
-
-
 def one_line_error(capsys: pytest.CaptureFixture[str], command: str) -> str:
     error = capsys.readouterr().err.strip()
     assert error.startswith(f"frameport {command}"), error
@@ -77,7 +69,7 @@ def test_export_refuses_a_bad_endpoint_and_codec(
     credentials: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = str(tmp_path / "x.parquet")
-    assert main(["export", "db", "t", "-o", target, "--endpoint", "not-a-url"]) == 1
+    assert main(["export", "db", "t", "-o", target, "--endpoint", "not-a-url"]) == 2
     assert "endpoint must be an http(s) URL" in one_line_error(capsys, "export")
     with pytest.raises(SystemExit) as exit_info:
         main(["export", "db", "t", "-o", target, "--compression", "bogus"])

@@ -46,7 +46,7 @@ def bucket_id(service: LocalService) -> str:
 
 
 def uploaded_ids(output: str) -> list[str]:
-    return [line.split(" as file ")[1].split()[0] for line in output.splitlines()]
+    return [line.split(", file ")[1].split()[0] for line in output.splitlines()]
 
 
 def test_upload_with_a_key_sends_every_byte(
@@ -88,7 +88,9 @@ def test_upload_names_the_file_and_sets_permissions(
     file_id = ID.unique()
     options = ["--name", "greeting.txt", "--file-id", file_id, "--permission", 'read("any")']
     assert main(["upload", bucket_id, str(source), *options]) == 0
-    assert uploaded_ids(capsys.readouterr().out) == [file_id]
+    said = capsys.readouterr().out
+    assert uploaded_ids(said) == [file_id]
+    assert f"uploaded {source} to bucket {bucket_id} as 'greeting.txt', file {file_id}" in said
     with service.client() as client:
         stored = client.bucket(bucket_id).get(file_id)
     assert (stored.name, stored.size, stored.permissions) == ("greeting.txt", 5, ('read("any")',))

@@ -4,6 +4,7 @@ exception or log record."""
 from __future__ import annotations
 
 import logging
+import pickle
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from frameport._client import AsyncClient, Client
 from frameport._core._ids import ID
-from frameport._core._transport import RetryPolicy
+from frameport._core._transport import RetryPolicy, unreachable_hint
 from frameport._exceptions import (
     APIError,
     AuthenticationError,
@@ -161,6 +162,48 @@ def test_connection_refused_is_a_transport_error() -> None:
     assert isinstance(caught.value.__cause__, httpx.ConnectError)
     assert caught.value.method == "GET"
     assert "k-secret" not in str(caught.value)
+
+
+def test_a_closed_port_fails_at_once_and_says_how_to_start_a_service() -> None:
+    port = _unused_port()
+    endpoint = f"http://127.0.0.1:{port}/v1"
+    with Client(endpoint, "demo") as client, pytest.raises(TransportError) as caught:
+        client.table("crm", "people").to_pandas(progress=False)
+    error = caught.value
+    assert error.attempts == 1  # refused: not retried (the default policy allows five)
+    assert str(error).startswith(f"GET {endpoint}/tablesdb/crm/tables/people failed after 1 ")
+    assert error.hint == (
+        f"Is the service running at {endpoint} (the connection was refused)? "
+        f"Start a local one with `frameport serve --port {port}`."
+    )
+    assert str(error).endswith(error.hint)
+    copy = pickle.loads(pickle.dumps(error))
+    assert (copy.attempts, copy.hint, str(copy)) == (1, error.hint, str(error))
+
+
+def test_the_default_port_needs_no_port_option() -> None:
+    assert unreachable_hint("http://localhost:8080/v1", refused=True).endswith(
+        "Start a local one with `frameport serve`."
+    )
+    remote = unreachable_hint("https://service.example.org/v1", refused=False)
+    assert remote == (
+        "Is the service running at https://service.example.org/v1 (no connection could be "
+        "made)? Check the endpoint and the network."
+    )
+
+
+def test_an_unanswered_request_is_retried_and_its_attempts_counted() -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        policy = RetryPolicy(retries=1, backoff=0.0)
+        client = Client(endpoint, "demo", timeout=0.3, retries=policy)
+        with client, pytest.raises(TransportError) as caught:
+            client._request("GET", "/users")
+    assert caught.value.attempts == 2
+    assert "failed after 2 attempts: ReadTimeout" in str(caught.value)
+    assert caught.value.hint is None  # connected: the service is there, but silent
 
 
 def test_read_timeout_is_a_transport_error() -> None:

@@ -5,12 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import pydoc
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 
+import frameport as fp
+from frameport import (
+    AsyncBucket,
+    AsyncFunction,
+    AsyncTable,
+    AsyncTableQuery,
+    Bucket,
+    Function,
+    Table,
+    TableQuery,
+)
 from frameport._client import AsyncClient, Client
 from frameport._core._sync import SyncFacade, delegate, forward_property, iterate_sync, run_sync
 from frameport._exceptions import NotFoundError
@@ -19,26 +31,118 @@ from frameport.local import LocalService
 MakeUser = Callable[..., Any]  # conftest.make_user
 
 
+FACES: dict[type, type] = {
+    Client: AsyncClient,
+    TableQuery: AsyncTableQuery,
+    Table: AsyncTable,
+    Bucket: AsyncBucket,
+    Function: AsyncFunction,
+}
+
+
 def _public_names(cls: type) -> set[str]:
     return {name for name in dir(cls) if not name.startswith("_")}
 
 
-def test_client_has_every_public_member_of_async_client() -> None:
+def _members() -> list[tuple[type, str]]:
+    return [
+        (face, name)
+        for face, async_class in FACES.items()
+        for name in [*sorted(_public_names(async_class)), "__init__"]
+        if not (name == "__init__" and face is not Client)  # the others come from a client
+    ]
+
+
+@pytest.mark.parametrize("face", FACES, ids=lambda face: face.__name__)
+def test_each_face_has_every_public_member_of_its_async_class(face: type) -> None:
+    assert _public_names(face) >= _public_names(FACES[face])
     assert _public_names(Client) == _public_names(AsyncClient)
 
 
-@pytest.mark.parametrize("name", [*sorted(_public_names(AsyncClient)), "__init__"])
-def test_signatures_match(name: str) -> None:
-    async_member = inspect.getattr_static(AsyncClient, name)
-    sync_member = inspect.getattr_static(Client, name)
+def _returned(annotation: Any) -> str:
+    return annotation if isinstance(annotation, str) else annotation.__name__
+
+
+@pytest.mark.parametrize(("face", "name"), _members(), ids=lambda x: getattr(x, "__name__", x))
+def test_each_sync_member_declares_the_async_parameters_and_a_sync_return_type(
+    face: type, name: str
+) -> None:
+    async_class = FACES[face]
+    async_member = inspect.getattr_static(async_class, name)
+    sync_member = inspect.getattr_static(face, name)
     if isinstance(async_member, property):
         assert isinstance(sync_member, property)
-        assert sync_member.__doc__ == async_member.__doc__
+        assert (sync_member.__doc__ or "") == (async_member.__doc__ or "").replace("Async", "")
         return
-    async_signature = inspect.signature(getattr(AsyncClient, name))
-    sync_signature = inspect.signature(getattr(Client, name))
-    assert list(sync_signature.parameters.values()) == list(async_signature.parameters.values())
-    assert inspect.iscoroutinefunction(getattr(Client, name)) is False
+    sync_function = getattr(face, name)
+    async_function = getattr(async_class, name)
+    # The face's own declared signature: not the async function reached through __wrapped__.
+    assert inspect.unwrap(sync_function) is sync_function
+    own = inspect.signature(sync_function, follow_wrapped=False)
+    real = inspect.signature(async_function)
+    assert list(own.parameters.values()) == list(real.parameters.values())
+    assert not inspect.iscoroutinefunction(sync_function)
+    returned = _returned(own.return_annotation)
+    assert "Async" not in returned and "Coroutine" not in returned
+    if inspect.isasyncgenfunction(async_function):
+        assert returned.startswith("Iterator[")
+    assert "await " not in (sync_function.__doc__ or "")
+
+
+@pytest.mark.parametrize(
+    ("method", "returned"),
+    [
+        (Client.table, "Table"),
+        (Client.create_table, "Table"),
+        (Client.create_bucket, "Bucket"),
+        (Client.create_function, "Function"),
+        (Client.impersonate, "Client"),
+        (Client.databases, "pd.DataFrame"),
+        (TableQuery.where, "TableQuery"),
+        (TableQuery.to_pandas, "pd.DataFrame"),
+        (TableQuery.iter_batches, "Iterator[pd.DataFrame | pa.RecordBatch]"),
+        (Table.columns, "pd.DataFrame"),
+        (Function.deployments, "pd.DataFrame"),
+    ],
+    ids=lambda x: getattr(x, "__qualname__", x),
+)
+def test_sync_return_types(method: Any, returned: str) -> None:
+    assert _returned(inspect.signature(method).return_annotation) == returned
+
+
+def test_no_internal_parameter_is_visible() -> None:
+    for face in FACES:
+        for name in _public_names(face):
+            member = getattr(face, name)
+            if callable(member):
+                assert "requester" not in inspect.signature(member).parameters, (face, name)
+
+
+def test_help_shows_the_sync_types_and_examples_without_await() -> None:
+    text = pydoc.plain(pydoc.render_doc(Client))
+    assert "table(self, database_id: 'str', table_id: 'str', *, page_size: 'int | None' = None)" \
+        " -> 'Table'" in text  # fmt: skip
+    assert "create_bucket(self, bucket_id: 'str'" in text and "-> 'Bucket'" in text
+    assert "AsyncTable" not in text and "AsyncBucket" not in text and "requester" not in text
+    assert "await " not in text
+    assert '>>> people = client.create_table("crm", "people", schema=df, exist_ok=True)' in text
+    query = pydoc.plain(pydoc.render_doc(TableQuery))
+    assert "-> 'Iterator[pd.DataFrame | pa.RecordBatch]'" in query
+    assert "-> 'TableQuery'" in query and "-> 'AsyncTableQuery'" not in query
+    assert "await " not in query
+
+
+def test_a_misspelled_keyword_names_the_face_and_sends_nothing(service: LocalService) -> None:
+    with Client("http://127.0.0.1:9/v1", "demo") as unreachable:  # nothing listens on port 9
+        people = unreachable.table("crm", "people")
+        with pytest.raises(TypeError) as caught:
+            people.where(fp.col("age") > 1).to_pandas(progess=False)  # type: ignore[call-arg]
+        message = str(caught.value)
+        assert message == "TableQuery.to_pandas() got an unexpected keyword argument 'progess'"
+        with pytest.raises(TypeError, match=r"^Table\.to_pandas\(\) got an unexpected"):
+            people.to_pandas(progess=False)  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match=r"^Client\.table\(\) missing a required argument"):
+            unreachable.table("crm")  # type: ignore[call-arg]
 
 
 def test_sync_client_inside_a_running_event_loop(
@@ -174,6 +278,8 @@ def test_facade_mechanism() -> None:
     counter = _Counter._from_async(_AsyncCounter(1))
     assert counter.add(2, times=2) == 5
     assert inspect.signature(counter.add) == inspect.signature(_AsyncCounter(0).add)
+    assert inspect.signature(_Counter.label).return_annotation == "_Label"
+    assert inspect.signature(_Counter.countdown).return_annotation == "Iterator[int]"
     assert _Counter.add.__doc__ == "Add `amount` `times` times."
     assert _Counter.add.__qualname__.endswith("_Counter.add")
     assert list(counter.countdown()) == [5, 4, 3, 2, 1]

@@ -32,18 +32,35 @@ def runnable_blocks(page: Path) -> list[str]:
 PAGES = [REPO / "README.md", *sorted(p for p in DOCS.rglob("*.md") if runnable_blocks(p))]
 
 
+def point_at(service: LocalService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment a reader of the guides has: FRAMEPORT_* naming `service`, frameport's
+    cache and configuration under `tmp_path`, and the `frameport` command on PATH."""
+    monkeypatch.setenv("FRAMEPORT_ENDPOINT", service.endpoint)
+    monkeypatch.setenv("FRAMEPORT_PROJECT", service.project)
+    monkeypatch.setenv("FRAMEPORT_KEY", service.key)
+    monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
+    monkeypatch.setenv("FRAMEPORT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FRAMEPORT_CONFIG_DIR", str(tmp_path / "config"))
+    # The `frameport` command installed beside this interpreter, as in an activated venv.
+    scripts = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", scripts + os.pathsep + os.environ.get("PATH", ""))
+
+
+def run_page(page: Path, service: LocalService) -> None:
+    """The runnable blocks of `page`, in order, in one namespace, in the working directory."""
+    with service.client() as client:
+        namespace: dict[str, object] = {"__name__": "__docs__", "client": client}
+        for number, block in enumerate(runnable_blocks(page), start=1):
+            name = f"{page.relative_to(REPO)} (block {number})"
+            linecache.cache[name] = (len(block), None, block.splitlines(True), name)
+            code = compile(block, name, "exec")
+            exec(code, namespace)
+
+
 @pytest.fixture
 def page_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalService]:
     with LocalService(data_dir=tmp_path / "service") as service:
-        monkeypatch.setenv("FRAMEPORT_ENDPOINT", service.endpoint)
-        monkeypatch.setenv("FRAMEPORT_PROJECT", service.project)
-        monkeypatch.setenv("FRAMEPORT_KEY", service.key)
-        monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
-        monkeypatch.setenv("FRAMEPORT_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.setenv("FRAMEPORT_CONFIG_DIR", str(tmp_path / "config"))
-        # The `frameport` command installed beside this interpreter, as in an activated venv.
-        scripts = str(Path(sys.executable).parent)
-        monkeypatch.setenv("PATH", scripts + os.pathsep + os.environ.get("PATH", ""))
+        point_at(service, tmp_path, monkeypatch)
         work = tmp_path / "work"
         work.mkdir()
         monkeypatch.chdir(work)
@@ -56,10 +73,4 @@ def test_the_guides_have_examples_to_run() -> None:
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def test_page_examples_run(page: Path, page_service: LocalService) -> None:
-    with page_service.client() as client:
-        namespace: dict[str, object] = {"__name__": "__docs__", "client": client}
-        for number, block in enumerate(runnable_blocks(page), start=1):
-            name = f"{page.relative_to(REPO)} (block {number})"
-            linecache.cache[name] = (len(block), None, block.splitlines(True), name)
-            code = compile(block, name, "exec")
-            exec(code, namespace)
+    run_page(page, page_service)

@@ -75,3 +75,44 @@ def test_every_public_name_is_in_the_reference() -> None:
     rendered = set(re.findall(r"^::: (\S+)$", text, flags=re.MULTILINE))
     assert sorted(set(PUBLIC_NAMES) - rendered) == []
     assert sorted(rendered - set(PUBLIC_NAMES)) == []  # the reference shows no private module
+
+
+# Prints, as JSON, what the API reference shows of some sync methods: their return types and
+# whether a docstring of a sync class awaits anything.
+SYNC_SIGNATURES = """
+import json, warnings
+import griffe
+
+warnings.simplefilter("ignore", DeprecationWarning)
+hooks = "docs/hooks/griffe_docstrings.py"
+extensions = griffe.load_extensions(f"{hooks}:PublicMembers", f"{hooks}:SourceDocstrings")
+package = griffe.load("frameport", force_inspection=True, extensions=extensions)
+shown = {
+    path: str(package[path].returns)
+    for path in ("Client.table", "Client.create_bucket", "TableQuery.where", "Table.iter_batches")
+}
+awaiting = [
+    f"{cls}.{name}"
+    for cls in ("Client", "Table", "TableQuery", "Bucket", "Function")
+    for name, member in package[cls].all_members.items()
+    if not name.startswith("_")
+    and member.docstring is not None
+    and "await " in member.docstring.value
+]
+print(json.dumps({"returns": shown, "awaiting": awaiting}))
+"""
+
+
+def test_the_reference_shows_the_sync_types_and_no_await() -> None:
+    found = subprocess.run(
+        [sys.executable, "-c", SYNC_SIGNATURES],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    shown = json.loads(found.stdout)
+    assert shown["returns"] == {
+        "Client.table": "Table",
+        "Client.create_bucket": "Bucket",
+        "TableQuery.where": "TableQuery",
+        "Table.iter_batches": "Iterator[pd.DataFrame | pa.RecordBatch]",
+    }
+    assert shown["awaiting"] == []

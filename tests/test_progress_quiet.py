@@ -1,6 +1,6 @@
 """Progress bars appear only for work that outlasts `_progress.DELAY` (or when asked for with
-progress=True): a few rows written or read print nothing, and a bar that was drawn is cleared
-from its line when the work ends."""
+progress=True): a few rows written or read print nothing, and a bar that was drawn stays in
+its final state when the work ends."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_progress_true_shows_a_small_read_at_once(
 
 
 @pytest.mark.usefixtures("default_progress")
-def test_a_refresh_waits_for_the_delay_and_the_bar_it_draws_is_cleared(
+def test_a_refresh_waits_for_the_delay_and_the_bar_it_draws_stays(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(_progress, "DELAY", 0.05)
@@ -57,4 +57,6 @@ def test_a_refresh_waits_for_the_delay_and_the_bar_it_draws_is_cleared(
         time.sleep(0.1)
         bar.set_postfix_str("of 10", refresh=True)
         assert "t: " in capsys.readouterr().err
-    assert capsys.readouterr().err.endswith("\r")  # the line is cleared, not left behind
+        bar.update(10)
+    final = capsys.readouterr().err
+    assert final.startswith("\nt: 100%|") and " 10/10 [" in final and final.endswith(", of 10]\n")

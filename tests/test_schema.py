@@ -23,6 +23,7 @@ from frameport._schema import (
     InferredSchema,
     RowDecodeError,
     arrow_schema,
+    batches_to_pandas,
     column_arrow_type,
     column_definitions,
     column_type_name,
@@ -167,6 +168,35 @@ def test_to_pandas_pyarrow_backend() -> None:
         assert list(frame.dtypes) == [pd.ArrowDtype(field.type) for field in EVERY_TYPE]
     with pytest.raises(ValueError, match="dtype_backend"):
         to_pandas(every_type_table(), dtype_backend="numpy_nullable")  # type: ignore[arg-type]
+
+
+def system_rows() -> pa.Table:
+    """Three rows of the service's fields, two of them with the same permissions."""
+    moment = datetime(2020, 10, 15, 6, 38, tzinfo=UTC)
+    rows = [
+        {"$id": f"r{n}", "$sequence": n, "$createdAt": moment, "$updatedAt": moment,
+         "$permissions": permissions}
+        for n, permissions in enumerate([['read("any")'], ['read("any")'], []])
+    ]  # fmt: skip
+    return pa.Table.from_pylist(rows, schema=SYSTEM_SCHEMA)
+
+
+@pytest.mark.parametrize("dtype_backend", [None, "pyarrow"])
+def test_permissions_read_as_tuples_pandas_can_hash(dtype_backend: Any) -> None:
+    table = system_rows()
+    frames = [
+        to_pandas(table, dtype_backend=dtype_backend),
+        batches_to_pandas(table.to_batches(), table.schema, dtype_backend=dtype_backend),
+    ]
+    for frame in frames:
+        assert frame["$permissions"].dtype == object
+        assert frame["$permissions"].tolist() == [('read("any")',), ('read("any")',), ()]
+        assert frame["$permissions"].nunique() == 2
+        assert len(frame.drop(columns=["$id", "$sequence"]).drop_duplicates()) == 2
+        assert frame.groupby("$permissions").size().to_dict() == {(): 1, ('read("any")',): 2}
+        assert len(frame.merge(frame, on="$permissions")) == 5
+    empty = to_pandas(SYSTEM_SCHEMA.empty_table(), dtype_backend=dtype_backend)
+    assert empty["$permissions"].dtype == object
 
 
 # ---------------------------------------------------------------------------------------------

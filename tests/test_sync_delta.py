@@ -99,7 +99,7 @@ def test_an_added_column_is_added_to_the_delta_table(
     client._request("POST", f"{table.location.path}/columns/string",
                     json={"key": "team", "size": 64, "required": False})  # fmt: skip
     deadline = time.monotonic() + 30
-    while any(c["status"] != "available" for c in table.columns()):
+    while (table.columns()["status"] != "available").any():
         assert time.monotonic() < deadline
         time.sleep(0.05)
     table.upsert(pd.DataFrame({"$id": ids[:3], "team": ["red", "blue", "red"]}), progress=False)

@@ -151,7 +151,7 @@ def test_insert_refuses_a_dollar_column_the_service_does_not_have(
 def test_a_frame_read_back_still_creates_a_table(key_client: Client, people: Table) -> None:
     read_back = people.to_pandas(progress=False)
     copy = key_client.create_table(people.database_id, new_id("copy"), schema=read_back)
-    assert [column["key"] for column in copy.columns()] == [*PEOPLE_DTYPES, "late"]
+    assert copy.columns()["key"].tolist() == [*PEOPLE_DTYPES, "late"]
 
 
 # ---------------------------------------------------------------------------------------------

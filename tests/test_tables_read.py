@@ -71,7 +71,8 @@ def test_pyarrow_backend_gives_arrow_dtypes_with_the_same_values(
 ) -> None:
     table, _ = big
     arrow_backed = table.head(6000).to_pandas(dtype_backend="pyarrow", progress=False)
-    assert all(isinstance(dtype, pd.ArrowDtype) for dtype in arrow_backed.dtypes)
+    user_columns = arrow_backed.drop(columns="$permissions")  # tuples with either backend
+    assert all(isinstance(dtype, pd.ArrowDtype) for dtype in user_columns.dtypes)
     default = table.head(6000).to_pandas(progress=False)
     assert arrow_backed["age"].tolist() == default["age"].tolist()
     assert arrow_backed["name"].tolist() == default["name"].tolist()

@@ -15,7 +15,7 @@ from frameport._client import Client
 from frameport._core._transport import RetryPolicy
 from frameport._demo import sample_people
 from frameport._exceptions import ConflictError
-from frameport._schema import DTYPE_TABLE, DtypeMapping, column_type_name
+from frameport._schema import DTYPE_TABLE, DtypeMapping
 from frameport.local import LocalService
 from tables_support import assert_same_rows, load, new_id
 
@@ -42,8 +42,8 @@ def test_every_published_dtype_round_trips(
 ) -> None:
     frame = pd.DataFrame({"value": pd.Series(list(mapping.example), dtype=mapping.written)})
     table, expected = load(key_client, database, frame)
-    [column] = table.columns()
-    assert column_type_name(column) + ("[]" if column.get("array") else "") == mapping.column_type
+    [column] = table.columns().to_dict("records")
+    assert column["type"] + ("[]" if column["array"] else "") == mapping.column_type
     read = table.to_pandas(progress=False).set_index("$id").loc[expected["$id"]]
     assert str(read["value"].dtype) == mapping.read
     got = read["value"].tolist()
@@ -84,9 +84,9 @@ def test_create_table_from_a_mapping_of_types(key_client: Client) -> None:
     database = new_id("fresh")  # created by create_table, as it does not exist yet
     schema = {"name": "string(1000)", "n": "integer", "tags": "string[]", "when": "datetime"}
     table = key_client.create_table(database, new_id("t"), schema=schema)
-    columns = {c["key"]: c for c in table.columns()}
-    assert columns["name"]["size"] == 1000 and columns["tags"]["array"] is True
-    assert all(column["status"] == "available" for column in columns.values())
+    columns = table.columns().set_index("key")
+    assert columns.loc["name", "size"] == 1000 and columns.loc["tags", "array"]
+    assert (columns["status"] == "available").all()
     frame = pd.DataFrame({"name": ["x" * 900], "n": [7], "tags": [["a", "b"]], "when": [None]})
     table.insert(frame, progress=False)
     read = table.to_pandas(progress=False)

@@ -54,7 +54,8 @@ _LAZY_SUBMODULES = ("local", "widgets")
 
 
 def load_ipython_extension(ipython: _Any) -> None:
-    """``%load_ext frameport``: adds the ``%%fpsql`` cell magic (see `frameport._ipython`)."""
+    """``%load_ext frameport``: adds the ``%%fpsql`` cell magic (see the polars, DuckDB and
+    SQL guide)."""
     from ._ipython import load_ipython_extension as load
 
     load(ipython)

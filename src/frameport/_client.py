@@ -10,7 +10,7 @@ The client assembles the pieces: its options make a `Connection` (the request la
 
 from __future__ import annotations
 
-import functools
+import inspect
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
 import httpx
 
+from ._catalog import list_buckets, list_databases, list_tables
 from ._core import (
     DEFAULT_HEADER_PREFIX,
     ENDPOINT_ENV,
@@ -56,7 +57,7 @@ from ._exceptions import (
 )
 from ._functions import AsyncFunction, Function, create_function
 from ._storage import AsyncBucket, Bucket, create_bucket
-from ._tables import AsyncTable, Table, create_table
+from ._tables import AsyncTable, Table, create_database, create_table, drop_database
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,28 +85,28 @@ R = TypeVar("R")
 def _with_connection(
     function: Callable[Concatenate[Requester, P], R],
 ) -> Callable[Concatenate[AsyncClient, P], R]:
-    """A client method calling `function` with the client's connection as first argument."""
+    """A client method calling `function` with the client's connection as first argument;
+    its signature shows `function`'s other parameters (the connection is not the caller's)."""
 
-    @functools.wraps(function)
     def method(self: AsyncClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return function(self._connection, *args, **kwargs)
 
+    signature = inspect.signature(function)
+    _, *parameters = signature.parameters.values()
+    own = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    method.__signature__ = signature.replace(parameters=[own, *parameters])  # type: ignore[attr-defined]
+    method.__name__ = method.__qualname__ = function.__name__
+    method.__doc__ = function.__doc__
     return method
 
 
 class AsyncClient:
-    """A connection to one project of the service; every method is a coroutine.
+    """A connection to one project of the service, for async code: the methods of `Client`,
+    each a coroutine (the factories `table`, `bucket` and `function` excepted), with the same
+    options.
 
-    Authenticate with an API key (``key=``), a JWT (``jwt=``), or a session (``login()``);
-    with none of them the client acts as a guest.
-
-    `timeout` bounds every read and write (seconds; connecting gets at most 10 s) or is an
-    ``httpx.Timeout`` with every part set. `retries` is the number of retries of a failed
-    idempotent request, or a `RetryPolicy`. `query_member` forces the member name of query
-    objects (``"column"`` or ``"attribute"``) for deployments that read only one. Service headers
-    start with `header_prefix`. `headers` are sent with every request (e.g. ``Origin``).
-
-    Use ``async with AsyncClient(...) as client:`` or call ``await client.close()``.
+    Use ``async with AsyncClient(...) as client:`` or call ``await client.close()``; use one
+    AsyncClient per event loop.
     """
 
     def __init__(
@@ -358,22 +359,72 @@ class AsyncClient:
         table_id: str,
         *,
         schema: pd.DataFrame | Mapping[str, str],
+        exist_ok: bool = False,
         name: str | None = None,
         permissions: Sequence[str] | None = None,
         row_security: bool = False,
+        progress: bool | None = None,
     ) -> AsyncTable:
         """Create a table whose columns follow `schema` (a DataFrame's dtypes, or
         ``{column: "integer" | "float" | "boolean" | "datetime" | "string(size)" | ...[]}``),
         creating the database when it is missing; returns once every column is available.
+        A table that already exists raises `ConflictError`, unless `exist_ok` is set and the
+        table has every column of `schema` (then it is returned as it is, rows and all).
 
-        >>> people = await client.create_table("crm", "people", schema=df)  # doctest: +SKIP
+        >>> people = await client.create_table("crm", "people", schema=df, exist_ok=True)
+        ... # doctest: +SKIP
         """
         table = AsyncTable(self._connection, database_id, table_id)
         await create_table(
-            self._connection, table.location, schema,
-            name=name, permissions=permissions, row_security=row_security,
+            self._connection, table.location, schema, exist_ok=exist_ok,
+            name=name, permissions=permissions, row_security=row_security, progress=progress,
         )  # fmt: skip
         return table
+
+    async def drop_table(self, database_id: str, table_id: str) -> None:
+        """Delete the table `table_id` of database `database_id` with its rows (the same as
+        ``client.table(database_id, table_id).drop()``)."""
+        await self.table(database_id, table_id).drop()
+
+    # -- the catalog -----------------------------------------------------------------------------
+
+    async def databases(self) -> pd.DataFrame:
+        """Every database of the project, one row each: ``$id``, ``name``, ``enabled``,
+        ``$createdAt``, ``$updatedAt``. Needs an API key (signed-in users cannot list them).
+
+        >>> client.databases()["$id"].tolist()                          # doctest: +SKIP
+        ['crm']
+        """
+        return await list_databases(self._connection)
+
+    async def tables(self, database_id: str) -> pd.DataFrame:
+        """Every table of database `database_id`, one row each: ``$id``, ``name``,
+        ``enabled``, ``rowSecurity``, ``columns`` (how many), ``$createdAt``, ``$updatedAt``,
+        ``$permissions``. Each table's own columns: ``client.table(db, id).columns()``.
+
+        >>> client.tables("crm")[["$id", "columns"]].to_dict("records")
+        [{'$id': 'people', 'columns': 3}]
+        """
+        return await list_tables(self._connection, database_id)
+
+    async def buckets(self) -> pd.DataFrame:
+        """Every bucket of the project, one row each: ``$id``, ``name``, ``enabled``,
+        ``fileSecurity``, ``maximumFileSize``, ``compression``, ``encryption``,
+        ``antivirus``, ``transformations``, ``totalSize`` (bytes), ``$createdAt``,
+        ``$updatedAt``, ``$permissions``."""
+        return await list_buckets(self._connection)
+
+    async def create_database(
+        self, database_id: str, name: str | None = None, *, exist_ok: bool = False
+    ) -> dict[str, Any]:
+        """Create the database `database_id` (named `name`, default its ID) and return its
+        record. `create_table` creates a missing database itself; with `exist_ok`, one that
+        already exists is returned as it is instead of raising `ConflictError`."""
+        return await create_database(self._connection, database_id, name, exist_ok=exist_ok)
+
+    async def drop_database(self, database_id: str) -> None:
+        """Delete the database `database_id` with every table in it and their rows."""
+        await drop_database(self._connection, database_id)
 
     # -- buckets and functions -------------------------------------------------------------------
 
@@ -433,8 +484,24 @@ class AsyncClient:
 class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     """A connection to one project of the service, for scripts and notebooks.
 
-    The same methods and arguments as `AsyncClient`, each run to completion on frameport's
-    private event-loop thread (so it also works inside Jupyter and ipywidgets callbacks).
+    `endpoint` is the service's URL with its version prefix (``http://127.0.0.1:8080/v1``),
+    `project` the project ID. Authenticate with an API key (`key`), a user's JWT (`jwt`), or
+    a session (`login`); with none of them the client acts as a guest. `from_env` reads all
+    three from the environment. The other options:
+
+    - `timeout`: seconds for each read and write (connecting gets at most 10 s), or an
+      ``httpx.Timeout`` with every part set.
+    - `retries`: how many times a failed idempotent request is sent again (with backoff),
+      or a `RetryPolicy`. A refused connection is not retried.
+    - `response_format`: the service version whose answer format to ask for.
+    - `query_member`: ``"column"`` or ``"attribute"``, the member name of query objects, for
+      deployments that read only one of them.
+    - `header_prefix`: the prefix of the service's headers (``"X-Service-"``).
+    - `headers`: sent with every request (e.g. ``Origin``).
+
+    Each method runs to completion on frameport's private event-loop thread, so a client
+    also works inside Jupyter and ipywidgets callbacks; `AsyncClient` has the same methods as
+    coroutines.
 
     >>> client = Client("http://127.0.0.1:8080/v1", "demo", key="...")   # doctest: +SKIP
     >>> with Client.from_env() as client:                                # doctest: +SKIP
@@ -503,6 +570,12 @@ class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     table = delegate(AsyncClient.table, Table)
     collection = delegate(AsyncClient.collection, Table)
     create_table = delegate(AsyncClient.create_table, Table)
+    drop_table = delegate(AsyncClient.drop_table)
+    databases = delegate(AsyncClient.databases)
+    tables = delegate(AsyncClient.tables)
+    buckets = delegate(AsyncClient.buckets)
+    create_database = delegate(AsyncClient.create_database)
+    drop_database = delegate(AsyncClient.drop_database)
     bucket = delegate(AsyncClient.bucket, Bucket)
     create_bucket = delegate(AsyncClient.create_bucket, Bucket)
     function = delegate(AsyncClient.function, Function)

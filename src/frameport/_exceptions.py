@@ -23,6 +23,7 @@ Usage mistakes (wrong argument types or combinations) raise plain `TypeError` / 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -50,17 +51,28 @@ class SQLError(FrameportError, ValueError):
 class TransportError(FrameportError):
     """Raised when a request got no HTTP answer: the connection failed, was dropped, or timed out.
 
-    Idempotent requests are retried first; this is raised once the retries are used up.
-    `method` and `url` (redacted, never carrying a secret) name the request.
+    Idempotent requests are retried first (a refused connection is not: nothing listens
+    there); this is raised once the retries are used up. `method` and `url` (redacted, never
+    carrying a secret) name the request, `attempts` counts the times it was sent, and `hint`
+    (part of ``str(error)``) says what to check when the service could not be reached.
     """
 
-    def __init__(self, message: str, *, method: str, url: str) -> None:
+    def __init__(
+        self, message: str, *, method: str, url: str, attempts: int = 1, hint: str | None = None
+    ) -> None:
         super().__init__(message)
+        self.message = message
         self.method = method
         self.url = url
+        self.attempts = attempts
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if self.hint is None else f"{self.message} {self.hint}"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_error, (type(self), str(self), {"method": self.method, "url": self.url}))
+        fields = {"method": self.method, "url": self.url, "attempts": self.attempts}
+        return (_rebuild_error, (type(self), self.message, {**fields, "hint": self.hint}))
 
 
 class APIError(FrameportError):
@@ -170,6 +182,15 @@ def endpoint_version_hint(endpoint: str) -> str:
         f"The endpoint {endpoint} does not answer like the service; it should end in /v1 "
         f"(e.g. {endpoint.rstrip('/')}/v1)."
     )
+
+
+def unknown_column(message: str, name: str, known: Iterable[str]) -> FilterError:
+    """The error for the column `name` the table does not have: `message`, then the columns
+    it has."""
+    columns = sorted(known)
+    listed = ", ".join(columns[:20]) + (", ..." if len(columns) > 20 else "")
+    tail = f"; its columns are: {listed}." if columns else "."
+    return FilterError(message + tail, text=name)
 
 
 def unknown_key_hint(project: str) -> str:

@@ -278,14 +278,18 @@ async def create_function(
     *,
     entrypoint: str | None = None,
     commands: str | None = None,
+    exist_ok: bool = False,
 ) -> AsyncFunction:
-    """Create a function (`function_id` may be ``"unique()"``) and return it."""
+    """Create a function (`function_id` may be ``"unique()"``) and return it. With
+    `exist_ok`, a function that already exists is returned as it is (its settings unchanged)
+    instead of raising `ConflictError`."""
     body: dict[str, Any] = {"functionId": function_id, "name": name, "runtime": runtime}
     if entrypoint is not None:
         body["entrypoint"] = entrypoint
     if commands is not None:
         body["commands"] = commands
-    record = await create_record(requester, "/functions", body, function_id)
+    existing = "function_already_exists" if exist_ok else None
+    record = await create_record(requester, "/functions", body, function_id, existing=existing)
     return AsyncFunction(requester, str(record["$id"]))
 
 

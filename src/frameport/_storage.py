@@ -210,9 +210,9 @@ class AsyncBucket:
         """Upload the file at `path` (as `name`, default its file name); returns the File.
 
         Files over 5 MiB go in 5 MiB parts, `concurrency` at a time ("auto": as many as keep
-        the network busy, see `_adaptive`), and are checked (every part, size and MD5) when
-        complete. Each acknowledged part is written down in a
-        checkpoint (see `_checkpoint`), so after a crash ``resume=True`` sends only the parts
+        the network busy), and are checked (every part, size and MD5) when complete. Each
+        acknowledged part is written down in a checkpoint (in frameport's cache directory;
+        see the buckets guide), so after a crash ``resume=True`` sends only the parts
         the service has not acknowledged, unless the source changed (size or modification
         time): then the upload starts over under a new ID. An unfinished upload of the same
         file that is not resumed is deleted from the bucket. (Files up to 5 MiB go in one
@@ -409,7 +409,8 @@ class AsyncBucket:
         Columns, named as the service names them: ``$id``, ``bucketId``, ``name``,
         ``mimeType``, ``sizeOriginal``, ``sizeActual``, ``signature``, ``chunksTotal``,
         ``chunksUploaded`` (``Int64``), ``compression``, ``encryption`` (``boolean``),
-        ``$permissions`` (lists), ``$createdAt``, ``$updatedAt`` (``datetime64[ms, UTC]``).
+        ``$permissions`` (tuples of strings), ``$createdAt``, ``$updatedAt``
+        (``datetime64[ms, UTC]``).
         """
         return await list_frame(self._requester, f"{self._path}/files", "files", FILE_SCHEMA)
 
@@ -542,12 +543,17 @@ class AsyncBucket:
         """Delete a file (also an unfinished upload)."""
         await self._requester.request("DELETE", self._file_path(file_id))
 
+    async def drop(self) -> None:
+        """Delete the bucket with every file in it."""
+        await self._requester.request("DELETE", self._path)
+
 
 async def create_bucket(
     requester: Requester,
     bucket_id: str,
-    name: str,
+    name: str | None = None,
     *,
+    exist_ok: bool = False,
     permissions: Sequence[str] | None = None,
     file_security: bool = False,
     enabled: bool = True,
@@ -558,11 +564,13 @@ async def create_bucket(
     antivirus: bool = True,
     transformations: bool = True,
 ) -> AsyncBucket:
-    """Create a bucket (`bucket_id` may be ``"unique()"``) and return it; the service's
-    defaults apply to what is not given (e.g. its own maximum file size)."""
+    """Create a bucket (`bucket_id` may be ``"unique()"``; `name` defaults to the ID) and
+    return it; the service's defaults apply to what is not given (e.g. its own maximum file
+    size). With `exist_ok`, a bucket that already exists is returned as it is (its settings
+    unchanged) instead of raising `ConflictError`."""
     body: dict[str, Any] = {
         "bucketId": bucket_id,
-        "name": name,
+        "name": name or bucket_id,
         "permissions": list(permissions or []),
         "fileSecurity": file_security,
         "enabled": enabled,
@@ -575,7 +583,8 @@ async def create_bucket(
         body["maximumFileSize"] = maximum_file_size
     if allowed_file_extensions is not None:
         body["allowedFileExtensions"] = list(allowed_file_extensions)
-    record = await create_record(requester, "/storage/buckets", body, bucket_id)
+    existing = "storage_bucket_already_exists" if exist_ok else None
+    record = await create_record(requester, "/storage/buckets", body, bucket_id, existing=existing)
     return AsyncBucket(requester, str(record["$id"]))
 
 
@@ -603,3 +612,4 @@ class Bucket(SyncFacade[AsyncBucket], wraps=AsyncBucket):
     preview = delegate(AsyncBucket.preview)
     preview_url = delegate(AsyncBucket.preview_url)
     delete = delegate(AsyncBucket.delete)
+    drop = delegate(AsyncBucket.drop)

@@ -21,6 +21,8 @@ JWT_ENV = "FRAMEPORT_JWT"
 DEFAULT_HEADER_PREFIX = "X-Service-"
 #: The response format this client was written against (sent when none is chosen).
 RESPONSE_FORMAT = "1.9.5"
+#: The port `frameport serve` listens on unless given another.
+LOCAL_SERVICE_PORT = 8080
 #: Seconds allowed for connecting; reads and writes get the client's `timeout`.
 CONNECT_TIMEOUT = 10.0
 QUERY_MEMBERS = ("column", "attribute")

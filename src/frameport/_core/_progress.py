@@ -1,11 +1,16 @@
-"""Progress bars for long reads, exports, uploads and downloads (tqdm.auto).
+"""Progress bars for long reads, exports, uploads, downloads, writes and column waits (tqdm).
 
 `progress=None` means "on, unless FRAMEPORT_PROGRESS=0", and the bar appears only once the
 work has taken `DELAY` seconds, so quick operations print nothing; `progress=True` shows it
 at once; `progress=False` turns a bar off.
 
-A total that is unknown or capped (the service caps `total` at 5000) is passed as None, so
-the bar counts without pretending to know the end.
+A bar shows a percentage and an estimated time left when its total is known (bytes of a
+transfer, rows of a write, columns to wait for). A total that is unknown or capped (the
+service caps `total` at 5000) is passed as None, so the bar counts without pretending to
+know the end. When the work ends, the bar stays in its final state. What draws it is
+tqdm's choice (`tqdm.auto`): a widget in a notebook, which turns green when the work
+completes; a line redrawn in place in a terminal; and, written to a file or a pipe (a log,
+CI), a new line every `LINE_INTERVAL` seconds instead of a redraw.
 
 >>> with progress_bar(total=None, unit="rows", desc="people", enabled=None) as bar:
 ...     bar.update(5000)
@@ -14,13 +19,21 @@ the bar counts without pretending to know the end.
 from __future__ import annotations
 
 import os
+import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import IO, Any
 
 from tqdm.auto import tqdm
+from tqdm.autonotebook import tqdm as chosen_tqdm
+from tqdm.std import tqdm as std_tqdm
 
 #: Seconds an operation runs before its bar appears, unless asked for with progress=True.
 DELAY = 0.5
+#: Seconds between two lines of a bar written to a file or a pipe rather than a terminal.
+LINE_INTERVAL = 5.0
+
+_IN_NOTEBOOK = chosen_tqdm is not std_tqdm  # tqdm.auto chose its notebook widget
 
 
 class DelayedBar(tqdm):  # type: ignore[type-arg]  # generic in the stubs only
@@ -28,7 +41,6 @@ class DelayedBar(tqdm):  # type: ignore[type-arg]  # generic in the stubs only
     tqdm's own `refresh` draws at once, which would show a quick operation's bar anyway."""
 
     _show_from = 0.0  # bars without a delay draw from the start (also inside tqdm.__init__)
-    _drawn = False
 
     def __init__(self, *, delay: float = 0.0, **options: Any) -> None:
         super().__init__(delay=delay, **options)
@@ -37,14 +49,33 @@ class DelayedBar(tqdm):  # type: ignore[type-arg]  # generic in the stubs only
     def refresh(self, nolock: bool = False, lock_args: Any = None) -> None:
         if self.disable or time.time() < self._show_from:
             return  # the first update after the delay draws the bar, changes included
-        self._drawn = True
         super().refresh(nolock, lock_args)
 
     def close(self) -> None:
-        if self._drawn and not self.disable:
-            # tqdm clears only bars it drew in `update`; make it clear one drawn by `refresh`
+        if not self.disable and time.time() >= self._show_from:
+            # tqdm leaves a bar only if `update` drew it; one drawn by `refresh` counts too
             self.last_print_t = max(self.last_print_t, self._show_from)
         super().close()
+
+
+class LineBar(DelayedBar):
+    """A bar for a file or a pipe: each state it shows is a line of its own (no carriage
+    return redraws the previous one), at most one every `LINE_INTERVAL` seconds, and the
+    final state when the work ends."""
+
+    _lines = 0
+    _shown: float | None = None  # the count the last line showed
+
+    def status_printer(self, file: IO[str]) -> Callable[[str], None]:  # type: ignore[override]
+        def print_line(text: str) -> None:
+            if not text or self.n == self._shown:  # a clear, or no news: a line stays
+                return
+            file.write(("\n" if self._lines else "") + text)  # tqdm ends the last one
+            file.flush()
+            self._lines += 1
+            self._shown = self.n
+
+        return print_line
 
 
 def progress_enabled(progress: bool | None) -> bool:
@@ -54,20 +85,31 @@ def progress_enabled(progress: bool | None) -> bool:
     return os.environ.get("FRAMEPORT_PROGRESS", "1").strip().lower() not in ("0", "false", "no")
 
 
+def _writes_to_a_terminal(options: dict[str, Any]) -> bool:
+    stream = options.get("file") or sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
 def progress_bar(
     *, total: float | None, unit: str, desc: str, enabled: bool | None, **options: Any
 ) -> tqdm[Any]:
     """A tqdm bar (disabled when progress is off; shown after `DELAY` seconds unless
-    `enabled` is True); bytes bars scale with binary prefixes."""
+    `enabled` is True) that stays in its final state; bytes bars scale with binary
+    prefixes."""
     if unit == "B":
         options.setdefault("unit_scale", True)
         options.setdefault("unit_divisor", 1024)
-    return DelayedBar(
+    bar = DelayedBar
+    if not _IN_NOTEBOOK and not _writes_to_a_terminal(options):
+        bar = LineBar
+        options.setdefault("mininterval", LINE_INTERVAL)
+    return bar(
         total=total,
         unit=unit,
         desc=desc,
         disable=not progress_enabled(enabled),
-        leave=False,
+        leave=True,
         dynamic_ncols=True,
         delay=0.0 if enabled is True else DELAY,
         **options,

@@ -11,11 +11,20 @@ the async object in `self._async` and forward every public method to it:
   is no ``nest_asyncio``: nothing in asyncio is patched.
 * `SyncFacade` is the base class of a sync face. ``class Table(SyncFacade, wraps=AsyncTable)``
   registers the pair, so a delegated call that returns an ``AsyncTable`` hands back a ``Table``.
-* `delegate(AsyncX.method)` declares a forwarding method without writing its body: the face gets
-  the async method's signature and docstring; a coroutine's result is awaited on the loop
+* `delegate(AsyncX.method)` declares a forwarding method without writing its body. The face's
+  method gets a signature and a docstring of its own, generated from the async method's: the
+  same parameters, the return type a sync caller gets (``Table`` for ``AsyncTable``,
+  ``Iterator[...]`` for ``AsyncIterator[...]``, a coroutine's result for the coroutine) and
+  examples without ``await`` (`sync_signature`, `sync_docstring`). A call is checked against
+  that signature first, so a misspelled keyword names the face (``TableQuery.to_pandas() got
+  an unexpected keyword argument 'progess'``). A coroutine's result is awaited on the loop
   thread, an async iterator becomes a plain iterator, and a registered async object is wrapped
-  in its face (``delegate(AsyncClient.table, Table)`` names that face for type checkers).
+  in its face (``delegate(AsyncClient.table, Table)`` names that face for type checkers, which
+  read the same parameters and the face's return type from `delegate`'s overloads).
   `forward_property("name")` does the same for a read-only property.
+
+Names follow one rule: the face of ``AsyncX`` is ``X`` (``AsyncClient`` → ``Client``), the
+rule that also turns ``AsyncIterator`` into ``Iterator``.
 
 Example, the whole sync face of an async class::
 
@@ -38,9 +47,9 @@ so it raises RuntimeError: code running there must ``await`` the async API inste
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
@@ -145,9 +154,11 @@ class SyncFacade(Generic[A]):
         for name, member in list(vars(cls).items()):
             if getattr(member, "_frameport_delegate", False):
                 member.__qualname__ = f"{cls.__qualname__}.{name}"
+                member.__module__ = cls.__module__
             elif _is_forwarded_property(member) and member.__doc__ is None:
                 source = getattr(cls._async_type, name, None)
-                setattr(cls, name, property(member.fget, doc=getattr(source, "__doc__", None)))
+                doc = sync_docstring(getattr(source, "__doc__", None))
+                setattr(cls, name, property(member.fget, doc=doc))
 
     @classmethod
     def _from_async(cls, async_object: A) -> Self:
@@ -179,6 +190,40 @@ def to_sync(value: Any) -> Any:
     return face._from_async(value) if face is not None else value
 
 
+_ASYNC_PREFIX = re.compile(r"(?<![A-Za-z0-9])Async(?=[A-Z])")
+_EXAMPLE_LINE = re.compile(r"^(\s*(?:>>>|\.\.\.)\s.*)$", re.MULTILINE)
+
+
+def sync_name(text: str) -> str:
+    """`text` with each ``AsyncX`` name replaced by its face's name ``X``.
+
+    >>> sync_name("AsyncIterator[AsyncTable]")
+    'Iterator[Table]'
+    """
+    return _ASYNC_PREFIX.sub("", text)
+
+
+def sync_signature(method: Callable[..., Any]) -> inspect.Signature:
+    """The signature of `method`'s sync face: the same parameters, and the return type a
+    sync caller gets (a coroutine's result; ``Iterator`` for ``AsyncIterator``; the face of an
+    async object)."""
+    signature = inspect.signature(method)
+    returned = signature.return_annotation
+    if isinstance(returned, str):
+        returned = sync_name(returned)
+    elif isinstance(returned, type) and returned in _faces:
+        returned = _faces[returned]
+    return signature.replace(return_annotation=returned)
+
+
+def sync_docstring(doc: str | None) -> str | None:
+    """`doc` as the sync face says it: examples without ``await``, ``AsyncX`` names as ``X``."""
+    if doc is None:
+        return None
+    doc = _EXAMPLE_LINE.sub(lambda line: line[1].replace("await ", ""), doc)
+    return sync_name(doc)
+
+
 @overload
 def delegate(
     method: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]],
@@ -198,17 +243,22 @@ def delegate(
 ) -> Callable[..., Any]:
     """A sync method forwarding to the async method of the same name on ``self._async``.
 
-    The result keeps `method`'s signature and docstring (``inspect.signature`` shows the same
-    parameters). Coroutines are run with `run_sync`, async iterators become iterators, and
-    async objects with a registered face are wrapped in it. For a method returning an async
-    object, name its face so type checkers see it: ``table = delegate(AsyncClient.table, Table)``;
-    inside the face's own class body, name it lazily:
-    ``where = delegate(AsyncTableQuery.where, lambda: TableQuery)``.
+    The sync method declares its own signature and docstring, generated from `method`'s
+    (`sync_signature`, `sync_docstring`), and checks every call against that signature
+    before forwarding it. Coroutines are run with `run_sync`, async iterators become
+    iterators, and async objects with a registered face are wrapped in it. For a method
+    returning an async object, name its face so type checkers see it:
+    ``table = delegate(AsyncClient.table, Table)``; inside the face's own class body, name it
+    lazily: ``where = delegate(AsyncTableQuery.where, lambda: TableQuery)``.
     """
     name = method.__name__
+    signature = sync_signature(method)
 
-    @functools.wraps(method)
     def forward(self: SyncFacade[Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            signature.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{type(self).__name__}.{name}() {exc}") from None
         result = getattr(self._async, name)(*args, **kwargs)
         if inspect.isawaitable(result):
             result = run_sync(result)
@@ -223,6 +273,9 @@ def delegate(
                 )
         return result
 
+    forward.__name__ = name
+    forward.__doc__ = sync_docstring(method.__doc__)
+    forward.__signature__ = signature  # type: ignore[attr-defined]
     forward._frameport_delegate = True  # type: ignore[attr-defined]
     return forward
 

@@ -35,6 +35,7 @@ from urllib.parse import unquote
 import httpx
 
 from .._exceptions import APIError, RateLimitError, TransportError, api_error_class
+from ._config import LOCAL_SERVICE_PORT
 
 logger = logging.getLogger("frameport")
 
@@ -270,6 +271,35 @@ def _describe(exc: httpx.HTTPError) -> str:
     return f"{type(exc).__name__}: {detail}"
 
 
+def _refused(exc: BaseException) -> bool:
+    """Whether the httpx error `exc` is a refused connection: nothing listens there."""
+    cause: BaseException | None = exc
+    seen: set[int] = set()
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def unreachable_hint(endpoint: str, *, refused: bool) -> str:
+    """The advice when no connection to `endpoint` could be made; for a service on this
+    machine, the command that starts one there."""
+    url = httpx.URL(endpoint)
+    why = "the connection was refused" if refused else "no connection could be made"
+    advice = f"Is the service running at {endpoint} ({why})?"
+    if url.host in ("localhost", "127.0.0.1", "::1"):
+        port = url.port or (443 if url.scheme == "https" else 80)
+        option = "" if port == LOCAL_SERVICE_PORT else f" --port {port}"
+        return f"{advice} Start a local one with `frameport serve{option}`."
+    return f"{advice} Check the endpoint and the network."
+
+
+def _attempts(count: int) -> str:
+    return f"{count} attempt{'' if count == 1 else 's'}"
+
+
 # Failures that happen before the request leaves: retrying cannot apply a change twice.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _RETRYABLE_FAILURES = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
@@ -409,15 +439,21 @@ class Transport:
                 failure = _describe(exc)
                 self._log_attempt(request, None, time.perf_counter() - started, retry, failure)
                 sent = not isinstance(exc, _NOT_SENT)
+                refused = _refused(exc)  # nothing listens: asking again changes nothing
                 may_retry = isinstance(exc, _RETRYABLE_FAILURES) and (idempotent or not sent)
-                if may_retry and retry < self.retry.retries:
+                if may_retry and not refused and retry < self.retry.retries:
                     ambiguous = ambiguous or sent
                     await self._sleep_before_retry(request, retry, failure, None)
                     retry += 1
                     continue
                 redacted = redact_url(request.url)
+                connecting = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
                 raise TransportError(
-                    f"{method} {redacted} failed: {failure}", method=method, url=redacted
+                    f"{method} {redacted} failed after {_attempts(retry + 1)}: {failure}.",
+                    method=method,
+                    url=redacted,
+                    attempts=retry + 1,
+                    hint=unreachable_hint(self.endpoint, refused=refused) if connecting else None,
                 ) from exc
             self._log_attempt(request, response, time.perf_counter() - started, retry, None)
             self._report_service_warning(response)

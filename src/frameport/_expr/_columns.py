@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from frameport._exceptions import FilterError
+from frameport._exceptions import unknown_column
 
 ColumnKind = Literal["string", "integer", "float", "boolean", "datetime", "id"]
 
@@ -42,10 +42,6 @@ def column_spec(schema: Mapping[str, ColumnSpec], name: str) -> ColumnSpec:
     """The spec of column `name`, including the internal fields; `FilterError` if unknown."""
     spec = schema.get(name) or INTERNAL_COLUMNS.get(name)
     if spec is None:
-        known = sorted(schema)
-        listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
-        raise FilterError(
-            f"The filter uses the column {name!r}, which the table does not have"
-            + (f"; its columns are: {listed}." if known else ".")
-        )
+        message = f"The filter uses the column {name!r}, which the table does not have"
+        raise unknown_column(message, name, schema)
     return spec

@@ -1,4 +1,5 @@
-"""pandas 3 ``pd.col(...)`` expressions read as frameport filters.
+"""pandas 3 ``pd.col(...)`` expressions read as frameport filters (pandas 2 has no ``pd.col``:
+there nothing is one).
 
 A pandas `Expression` is a deferred computation on a DataFrame. Evaluating it on a stand-in
 frame whose columns are frameport's `col(...)` replays the user's operators and methods
@@ -12,17 +13,22 @@ age > 30 and city in ['Oslo']
 
 from __future__ import annotations
 
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
-from pandas.api.typing import Expression as PandasExpression
+import pandas.api.typing
 
 from frameport._exceptions import FilterError
 from frameport._expr._builder import Expr, col
 
+if TYPE_CHECKING:
+    from pandas.api.typing import Expression as PandasExpression
+else:
+    PandasExpression = getattr(pandas.api.typing, "Expression", None)  # pandas 3 and later
+
 
 def is_pandas_expression(value: object) -> TypeGuard[PandasExpression]:
     """Whether `value` is a pandas 3 ``pd.col(...)`` expression."""
-    return isinstance(value, PandasExpression)
+    return PandasExpression is not None and isinstance(value, PandasExpression)
 
 
 _OPERATORS = {

@@ -1,7 +1,8 @@
 """Service column types, Arrow types and pandas dtypes: one table, both ways.
 
 Reading (`_reading`): the column models of a table give the Arrow schema of its row batches
-(`arrow_schema`); `to_pandas` turns batches into a DataFrame with pandas 3 dtypes.
+(`arrow_schema`); `to_pandas` turns batches into a DataFrame with pandas 3 dtypes (also
+under pandas 2.3).
 Writing (`_writing`): a DataFrame's dtypes give the columns to create (`column_definitions`),
 and `frame_to_rows` turns its rows into the JSON values the service stores.
 Inference (`_inference`): when the columns cannot be read (session users), `InferredSchema`
@@ -18,6 +19,7 @@ from ._inference import InferredSchema, infer_batch
 from ._reading import (
     DTYPE_TABLE,
     SPATIAL_COLUMN_TYPES,
+    STR_DTYPE,
     SYSTEM_SCHEMA,
     TIMESTAMP,
     DtypeMapping,
@@ -26,6 +28,7 @@ from ._reading import (
     column_arrow_type,
     column_type_name,
     dtype_table_markdown,
+    system_fields_markdown,
     to_pandas,
     type_reads_markdown,
 )
@@ -47,6 +50,7 @@ __all__ = [
     "DTYPE_TABLE",
     "SERVICE_FIELDS",
     "SPATIAL_COLUMN_TYPES",
+    "STR_DTYPE",
     "SYSTEM_SCHEMA",
     "TIMESTAMP",
     "DtypeMapping",
@@ -69,6 +73,7 @@ __all__ = [
     "new_column",
     "parse_column_type",
     "string_size",
+    "system_fields_markdown",
     "to_json_value",
     "to_pandas",
     "type_reads_markdown",

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._core._memory import release_free_memory
-from .._exceptions import FilterError
+from .._exceptions import unknown_column
 from ._unmapped import json_text_field
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,11 @@ _SYSTEM_FIELDS: list[tuple[str, pa.DataType]] = [
 ]
 SYSTEM_SCHEMA = pa.schema(_SYSTEM_FIELDS)
 """The internal fields every row batch starts with (the service returns them even with a select)."""
+
+PERMISSIONS = "$permissions"
+"""The field of a row's (or a file's) permission strings. A DataFrame holds them as tuples:
+pandas hashes and compares those (``drop_duplicates``, ``nunique``, ``groupby``, ``merge``),
+where Python lists and Arrow list columns raise."""
 
 CONSTANT_FIELDS = frozenset({"$tableId", "$databaseId", "$collectionId"})
 """Internal fields that are the same in every row of a table; row batches leave them out."""
@@ -128,7 +133,7 @@ def arrow_schema(
             if key in SYSTEM_SCHEMA.names or key in CONSTANT_FIELDS:
                 continue
             if key not in known:
-                raise FilterError(f"select names an unknown column {key!r}", text=key)
+                raise unknown_column(f"select names an unknown column {key!r}", key, known)
             if key in fields:
                 chosen[key] = fields[key]
         fields = chosen
@@ -143,7 +148,9 @@ def arrow_schema(
 # ---------------------------------------------------------------------------------------------
 # Arrow → pandas
 
-_STR_DTYPE = pd.StringDtype(na_value=np.nan)  # pandas 3's default "str"
+STR_DTYPE = pd.StringDtype(na_value=np.nan)
+"""pandas 3's default string dtype, "str" (missing values are NaN), built the same way in
+pandas 2.3, where the name "str" still means ``object``."""
 _NULLABLE_BY_ARROW: Mapping[pa.DataType, Any] = {
     pa.int8(): pd.Int8Dtype(),
     pa.int16(): pd.Int16Dtype(),
@@ -154,9 +161,9 @@ _NULLABLE_BY_ARROW: Mapping[pa.DataType, Any] = {
     pa.uint32(): pd.UInt32Dtype(),
     pa.uint64(): pd.UInt64Dtype(),
     pa.bool_(): pd.BooleanDtype(),
-    pa.string(): _STR_DTYPE,
-    pa.large_string(): _STR_DTYPE,
-    pa.string_view(): _STR_DTYPE,
+    pa.string(): STR_DTYPE,
+    pa.large_string(): STR_DTYPE,
+    pa.string_view(): STR_DTYPE,
 }
 
 
@@ -171,21 +178,20 @@ def to_pandas(
     Default backend: integers → ``Int64`` (nulls stay integers), booleans → ``boolean``,
     floats → ``float64``, strings → ``str``, datetimes → ``datetime64[ms, UTC]``, arrays →
     ``object`` holding Python lists (None for null). ``dtype_backend="pyarrow"``: an
-    ``ArrowDtype`` for every column. Arrow's allocations come from `memory_pool` (default:
-    Arrow's default pool).
+    ``ArrowDtype`` for every column. With either backend, ``$permissions`` is an ``object``
+    column of tuples of strings (see `PERMISSIONS`). Arrow's allocations come from
+    `memory_pool` (default: Arrow's default pool).
 
     >>> to_pandas(pa.table({"n": pa.array([1, None])})).dtypes["n"]
     Int64Dtype()
     """
     mapper = _types_mapper(dtype_backend)
-    if dtype_backend == "pyarrow":
-        return data.to_pandas(types_mapper=mapper, memory_pool=memory_pool)
-    lists = [field.name for field in data.schema if _is_list(field.type)]
+    lists = [field.name for field in data.schema if _as_python_values(field, dtype_backend)]
     frame = data.drop_columns(lists).to_pandas(types_mapper=mapper, memory_pool=memory_pool)
     if len(frame.index) != data.num_rows:  # every column was a list
         frame = pd.DataFrame(index=pd.RangeIndex(data.num_rows))
     for name in lists:
-        series = _python_list_series(data.column(name), index=frame.index)
+        series = _python_list_series(name, data.column(name), index=frame.index)
         frame.insert(data.schema.get_field_index(name), name, series)
     return frame
 
@@ -211,8 +217,8 @@ def batches_to_pandas(
     for field in schema:
         column = table.select([0])
         table = table.remove_column(0)  # `column` holds the only reference
-        if dtype_backend != "pyarrow" and _is_list(field.type):
-            columns[field.name] = _python_list_series(column.column(0))
+        if _as_python_values(field, dtype_backend):
+            columns[field.name] = _python_list_series(field.name, column.column(0))
         else:
             converted = column.to_pandas(
                 types_mapper=mapper, memory_pool=memory_pool, self_destruct=True
@@ -235,14 +241,24 @@ def _is_list(kind: pa.DataType) -> bool:
     return pa.types.is_list(kind) or pa.types.is_large_list(kind)
 
 
+def _as_python_values(field: pa.Field[Any], dtype_backend: Literal["pyarrow"] | None) -> bool:
+    """Whether the column `field` becomes an ``object`` column of Python values: a list
+    column with the default backend, and ``$permissions`` with either."""
+    if not _is_list(field.type):
+        return False
+    return dtype_backend != "pyarrow" or field.name == PERMISSIONS
+
+
 def _python_list_series(
-    column: pa.ChunkedArray[Any] | pa.Array[Any], index: pd.Index | None = None
+    name: str, column: pa.ChunkedArray[Any] | pa.Array[Any], index: pd.Index | None = None
 ) -> pd.Series[Any]:
-    """A list column as an ``object`` Series of Python lists, converted once, straight (not
-    through numpy arrays first)."""
+    """The list column `name` as an ``object`` Series of Python lists (of tuples for
+    ``$permissions``), converted once, straight (not through numpy arrays first)."""
     with _cyclic_gc_paused():
         values = column.to_pylist()
-    return pd.Series(values, index=index, dtype=object)
+        if name == PERMISSIONS:
+            values = [None if value is None else tuple(value) for value in values]
+    return pd.Series(values, index=index, dtype=object, name=name)
 
 
 @contextmanager
@@ -345,6 +361,26 @@ def type_reads_markdown() -> str:
     """TYPE_READS as a Markdown table (the documentation writes it with this at build time)."""
     header = ("service column", "Arrow type", "pandas dtype read")
     return _markdown(header, [(row.column_type, row.arrow, row.read) for row in TYPE_READS])
+
+
+def system_fields_markdown() -> str:
+    """The service's fields every row starts with (`SYSTEM_SCHEMA`) as a Markdown table: the
+    Arrow type, the pandas dtype read (default backend) and what one value is in the frame
+    (the documentation writes it with this)."""
+    sample = {
+        "$id": "r1",
+        "$sequence": 1,
+        "$createdAt": datetime(2020, 10, 15, 6, 38, tzinfo=UTC),
+        "$updatedAt": datetime(2020, 10, 15, 6, 38, tzinfo=UTC),
+        PERMISSIONS: ['read("any")'],
+    }
+    frame = to_pandas(pa.Table.from_pylist([sample], schema=SYSTEM_SCHEMA))
+    header = ("field", "Arrow type", "pandas dtype read", "a value")
+    rows = [
+        (field.name, field.type, frame.dtypes[field.name], repr(frame[field.name].tolist()[0]))
+        for field in SYSTEM_SCHEMA
+    ]
+    return _markdown(header, rows)
 
 
 def dtype_table_markdown() -> str:

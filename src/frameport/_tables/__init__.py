@@ -4,11 +4,11 @@
 (`writes/`), the Arrow stream (`_stream`) and the page-at-a-time view of the table widget
 (`_browse`)."""
 
+from ._admin import create_database, create_table, drop_database
 from ._browse import PagePosition, TableBrowser, TablePage
 from ._location import TableLocation
 from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
 from .polars import explain_scans
-from .writes._rows import create_table
 
 __all__ = [
     "AsyncTable",
@@ -19,6 +19,8 @@ __all__ = [
     "TableLocation",
     "TablePage",
     "TableQuery",
+    "create_database",
     "create_table",
+    "drop_database",
     "explain_scans",
 ]

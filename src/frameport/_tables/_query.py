@@ -50,15 +50,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 import pyarrow as pa
-from pandas.api.typing import Expression as PandasExpression
 
 from .._core._adaptive import AUTO
 from .._core._call_stack import user_frame_depth
 from .._core._sync import SyncFacade, delegate, forward_property
-from .._exceptions import AuthenticationError
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import SYSTEM_SCHEMA, batches_to_pandas, to_pandas
+from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
 from .export import ExportReport, export_resumable, export_streamed
 from .read import (
@@ -67,7 +66,6 @@ from .read import (
     QuerySpec,
     TableRead,
     check_page_size,
-    column_models,
     decoded,
     describe_total,
     fetch_page,
@@ -79,6 +77,7 @@ from .writes._rows import DEFAULT_CONCURRENCY, write_rows
 if TYPE_CHECKING:
     import dask.dataframe as dd
     import polars as pl
+    from pandas.api.typing import Expression as PandasExpression
 
     from .._core import Requester
     from .._core._auth import CredentialChoice
@@ -415,18 +414,46 @@ class AsyncTable(AsyncTableQuery):
         """The ID of the table's database."""
         return self._location.database_id
 
-    async def columns(self) -> list[dict[str, Any]]:
-        """The table's column models as the service describes them."""
-        models = await column_models(self._requester, self._location)
-        if models is None:
-            raise AuthenticationError(
-                "this client may not read the table's columns (an API key with tables.read can)",
-                status=401,
-                type="general_unauthorized_scope",
-                method="GET",
-                url=self._location.path,
-            )
-        return models
+    async def columns(self) -> pd.DataFrame:
+        """The table's columns, one row each: ``key``, ``type`` (as `add_column` names it),
+        ``array``, ``required``, ``size``, ``elements``, ``status``, ``error``, ``dtype`` (the
+        pandas dtype it reads as), ``$createdAt``, ``$updatedAt``.
+
+        >>> people.columns()[["key", "type", "dtype"]].to_dict("records")[0]
+        {'key': 'name', 'type': 'string', 'dtype': 'str'}
+        """
+        return await column_frame(self._requester, self._location)
+
+    async def add_column(
+        self,
+        key: str,
+        type: str,
+        *,
+        elements: Sequence[str] | None = None,
+        required: bool = False,
+        default: Any = None,
+        progress: bool | None = None,
+    ) -> None:
+        """Add the column `key` of the service's type `type` and return once rows can use
+        it: ``"string"`` (255 characters) or ``"string(1000)"``, ``"varchar(100)"``,
+        ``"text"``, ``"mediumtext"``, ``"longtext"``, ``"integer"``, ``"bigint"``,
+        ``"float"``, ``"boolean"``, ``"datetime"``, ``"email"``, ``"ip"``, ``"url"``,
+        ``"enum"`` (with its `elements`), ``"point"``, ``"line"``, ``"polygon"``; ``[]``
+        after a type makes an array (``"string[]"``). A bar shows the wait when it is long.
+
+        >>> people.add_column("email", "email")                        # doctest: +SKIP
+        >>> people.add_column("level", "enum", elements=["low", "high"], default="low")
+        ... # doctest: +SKIP
+        """
+        column = column_of_type(key, type, elements=elements)
+        await add_column(
+            self._requester, self._location, column,
+            required=required, default=default, progress=progress,
+        )  # fmt: skip
+
+    async def drop(self) -> None:
+        """Delete the table and its rows."""
+        await drop_table(self._requester, self._location)
 
     async def insert(
         self,
@@ -542,6 +569,8 @@ class Table(TableQuery, wraps=AsyncTable):
     id = forward_property("id")
     database_id = forward_property("database_id")
     columns = delegate(AsyncTable.columns)
+    add_column = delegate(AsyncTable.add_column)
+    drop = delegate(AsyncTable.drop)
     insert = delegate(AsyncTable.insert)
     upsert = delegate(AsyncTable.upsert)
 

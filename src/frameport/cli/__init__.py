@@ -1,5 +1,5 @@
-"""The `frameport` command: the local service (serve, demo) and the jobs built on the client
-(export, sync, upload, login, logout)."""
+"""The `frameport` command: the local service (serve, demo), the catalog and the rows (ls,
+head, count, drop), and the jobs built on the client (export, sync, upload, login, logout)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ._catalog import add_catalog_commands
 from ._examples import add_examples
 from ._export import add_export_command
 from ._local import add_demo_command, add_serve_command
@@ -21,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"frameport {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     add_serve_command(commands)
+    add_catalog_commands(commands)
     add_export_command(commands)
     add_sync_command(commands)
     add_upload_command(commands)
@@ -28,6 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_command(commands)
     add_examples(commands)
     return parser
+
+
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's parser by name, in the order ``frameport --help`` lists them."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

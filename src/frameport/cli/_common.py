@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._client import Client
-    from .._exceptions import APIError
+    from .._exceptions import APIError, NotFoundError
     from .._tables._query import TableQuery
 
 
@@ -52,13 +52,27 @@ def add_place_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", default=None, help="default: $FRAMEPORT_PROJECT")
 
 
+#: What a command that changes nothing says when it is interrupted.
+NOTHING_CHANGED = "nothing was changed"
+
+
 def add_client_command(
-    commands: Any, name: str, job: Callable[[Connection, argparse.Namespace], str], **options: Any
+    commands: Any,
+    name: str,
+    job: Callable[[Connection, argparse.Namespace], str],
+    *,
+    kept: Callable[[argparse.Namespace], str] = lambda args: NOTHING_CHANGED,
+    **options: Any,
 ) -> argparse.ArgumentParser:
-    """A subcommand running `job` with a client (see `run_with_client`); the caller adds its
-    own arguments, then `add_connection_arguments`."""
+    """A subcommand running `job` with a client (see `run_with_client`); `kept(args)` says
+    what an interruption leaves behind. The caller adds its own arguments, then
+    `add_connection_arguments`."""
     parser: argparse.ArgumentParser = commands.add_parser(name, **options)
-    parser.set_defaults(run=lambda args: run_with_client(name, args, lambda c: job(c, args)))
+
+    def run(args: argparse.Namespace) -> int:
+        return run_with_client(name, args, lambda c: job(c, args), kept=lambda: kept(args))
+
+    parser.set_defaults(run=run)
     return parser
 
 
@@ -118,7 +132,16 @@ class Connection:
         else:
             hint = f"check that {self.source} holds a valid credential for project "
             hint += repr(self.project)
-        return f"{error}; {hint}"
+        return f"{str(error).rstrip('.')}; {hint}."
+
+
+def add_view_arguments(parser: argparse.ArgumentParser, *, columns: str) -> None:
+    """DB and TABLE, --where, --columns (what the columns do: `columns`) and --collection."""
+    parser.add_argument("db", help="the database ID")
+    parser.add_argument("table", help="the table ID")
+    parser.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
+    parser.add_argument("--columns", default=None, help=columns)
+    parser.add_argument("--collection", action="store_true", help="use the legacy interface")
 
 
 def view_from_args(connection: Connection, args: argparse.Namespace) -> TableQuery:
@@ -127,34 +150,71 @@ def view_from_args(connection: Connection, args: argparse.Namespace) -> TableQue
     client = connection.client
     table = (client.collection if args.collection else client.table)(args.db, args.table)
     query = table.query(args.where, local_dict={}) if args.where else table
-    if args.columns:
+    if getattr(args, "columns", None):
         query = query.select(*[c.strip() for c in args.columns.split(",") if c.strip()])
     return query
 
 
+def _what_exists(connection: Connection, args: argparse.Namespace, error: NotFoundError) -> str:
+    """For a database or table that is not there, the ones that are (when they can be
+    listed), as the end of the error's line."""
+    from .._exceptions import FrameportError
+
+    client = connection.client
+    try:
+        if error.type == "database_not_found":
+            found = client.databases()["$id"].tolist()
+            return f"; the databases are: {', '.join(found) or 'none'}."
+        if error.type == "table_not_found" and getattr(args, "db", None):
+            found = client.tables(args.db)["$id"].tolist()
+            return f"; the tables of {args.db} are: {', '.join(found) or 'none'}."
+    except FrameportError:  # e.g. a signed-in user, who may not list them
+        pass
+    return "."
+
+
 def run_with_client(
-    command: str, args: argparse.Namespace, job: Callable[[Connection], str]
+    command: str,
+    args: argparse.Namespace,
+    job: Callable[[Connection], str],
+    *,
+    kept: Callable[[], str] = lambda: NOTHING_CHANGED,
 ) -> int:
     """Run `job` with the command's client; print what it returns, or one line saying what
-    went wrong (exit 1, or 2 for a usage mistake; 130 on Ctrl-C)."""
-    from .._exceptions import AuthenticationError, FrameportError, PermissionDeniedError
+    went wrong: exit 2 for bad input (a usage mistake, a filter or a column that does not
+    fit the table), 1 for a failed operation (the service refused, the network failed), 130
+    on Ctrl-C, saying what the interruption left (`kept`)."""
+    from .._exceptions import (
+        AuthenticationError,
+        FilterError,
+        FrameportError,
+        NotFoundError,
+        PermissionDeniedError,
+    )
 
     try:
         connection = Connection(args)
     except CommandError as exc:
         return fail(command, exc, exc.code)
     except ValueError as exc:  # e.g. an endpoint that is not a URL
-        return fail(command, exc)
-    try:
-        with connection.client:
+        return fail(command, exc, 2)
+    with connection.client:
+        try:
             said = job(connection)
-    except (AuthenticationError, PermissionDeniedError) as exc:
-        return fail(command, connection.refused(exc))
-    except CommandError as exc:
-        return fail(command, exc, exc.code)
-    except (FrameportError, OSError, ValueError) as exc:
-        return fail(command, exc)
-    except KeyboardInterrupt:
-        return 130
-    print(said)
+        except (AuthenticationError, PermissionDeniedError) as exc:
+            return fail(command, connection.refused(exc))
+        except CommandError as exc:
+            return fail(command, exc, exc.code)
+        except NotFoundError as exc:
+            return fail(command, f"{str(exc).rstrip('.')}{_what_exists(connection, args, exc)}")
+        except FilterError as exc:
+            return fail(command, exc, 2)
+        except (FrameportError, OSError) as exc:
+            return fail(command, exc)
+        except ValueError as exc:  # an argument the client refused
+            return fail(command, exc, 2)
+        except KeyboardInterrupt:
+            return fail(command, f"interrupted; {kept()}", 130)
+    if said:
+        print(said)
     return 0

@@ -11,6 +11,20 @@ example:
   # then, in another shell, with the key it printed:
   FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1 FRAMEPORT_PROJECT=demo FRAMEPORT_KEY=... \\
     frameport export crm people -o people.parquet""",
+    "ls": """\
+example:
+  frameport ls              # the databases and the buckets
+  frameport ls crm          # the tables of database crm
+  frameport ls crm people   # the columns of table crm/people, with their pandas dtypes""",
+    "head": """\
+example:
+  frameport head crm people -n 10 --where "age > 30" --columns name,age""",
+    "count": "example:\n  frameport count crm people --where \"city == 'Oslo'\"",
+    "drop": """\
+example:
+  frameport drop crm people          # says what it would delete, and deletes nothing
+  frameport drop crm people --yes    # deletes table crm/people
+  frameport drop --bucket reports --yes""",
     "export": """\
 example:
   export FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1 FRAMEPORT_PROJECT=demo FRAMEPORT_KEY=...
@@ -32,7 +46,8 @@ example:
   frameport logout --endpoint http://127.0.0.1:8080/v1 --project demo""",
     "demo": """\
 example:
-  frameport demo --rows 10000 --out ./out""",
+  frameport demo --rows 10000 --out ./out
+  frameport demo --keep      # then, in another shell: source out/frameport.env""",
 }
 
 

@@ -12,6 +12,7 @@ from ._common import (
     Connection,
     add_client_command,
     add_connection_arguments,
+    add_view_arguments,
     view_from_args,
 )
 
@@ -23,19 +24,16 @@ def add_export_command(commands: Any) -> None:
         commands,
         "export",
         _write,
+        kept=_kept,
         help="export a table (or a filtered view of it) to a Parquet file",
         description=f"Stream a table's rows to a Parquet file. {CREDENTIALS_HELP}",
     )
-    export.add_argument("db", help="the database ID")
-    export.add_argument("table", help="the table ID")
-    export.add_argument("-o", "--output", required=True, help="the Parquet file to write")
-    export.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
-    export.add_argument(
-        "--columns",
-        default=None,
-        help="columns to export, e.g. name,age (the $id, $sequence, $createdAt, $updatedAt "
+    add_view_arguments(
+        export,
+        columns="columns to export, e.g. name,age (the $id, $sequence, $createdAt, $updatedAt "
         "and $permissions columns always come first)",
     )
+    export.add_argument("-o", "--output", required=True, help="the Parquet file to write")
     export.add_argument(
         "--compression", default="zstd", choices=PARQUET_CODECS, help="Parquet codec (default zstd)"
     )
@@ -45,8 +43,16 @@ def add_export_command(commands: Any) -> None:
         help="keep a checkpoint beside the output after each segment of rows, and continue "
         "from it when the same export runs again after being stopped",
     )
-    export.add_argument("--collection", action="store_true", help="use the legacy interface")
     add_connection_arguments(export)
+
+
+def _kept(args: argparse.Namespace) -> str:
+    if args.resume:
+        return (
+            f"the rows exported so far are kept beside {args.output}; run the same command "
+            "again to resume from them"
+        )
+    return f"{args.output} was not written (with --resume, a rerun resumes a stopped export)"
 
 
 def _write(connection: Connection, args: argparse.Namespace) -> str:

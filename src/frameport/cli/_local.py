@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._core import ID
+from .._core._config import LOCAL_SERVICE_PORT
 from ._common import fail, positive_int
 
 LOCAL_EXTRA = "needs the local extra: pip install 'frameport[local]'"
@@ -16,7 +17,12 @@ LOCAL_EXTRA = "needs the local extra: pip install 'frameport[local]'"
 def add_serve_command(commands: Any) -> None:
     serve = commands.add_parser("serve", help="run the local service in the foreground")
     serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=LOCAL_SERVICE_PORT,
+        help=f"port (default {LOCAL_SERVICE_PORT})",
+    )
     serve.add_argument(
         "--data",
         default="./frameport-data",
@@ -57,6 +63,12 @@ def add_demo_command(commands: Any) -> None:
     demo.add_argument("--out", default="out", help="directory for the files (default ./out)")
     demo.add_argument(
         "--rows", type=positive_int, default=100_000, help="people to generate (default 100000)"
+    )
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the service running afterwards (until Ctrl-C), its settings in "
+        "OUT/frameport.env",
     )
     demo.set_defaults(run=_demo)
 
@@ -118,9 +130,10 @@ def _demo(args: argparse.Namespace) -> int:
     except ImportError as exc:  # the `local` extra is missing
         return fail("demo", f"{LOCAL_EXTRA} ({exc})", code=2)
     try:
-        run_demo(args.out, args.rows)
+        run_demo(args.out, args.rows, keep=args.keep)
     except OSError as exc:  # e.g. an --out directory that cannot be written
         return fail("demo", exc)
     except KeyboardInterrupt:
-        return 130
+        kept = f"the local service is gone; the files in {args.out} stay"
+        return fail("demo", f"stopped; {kept}", 130)
     return 0

@@ -53,9 +53,11 @@ def _login(args: argparse.Namespace) -> int:
     except CommandError as exc:
         return fail("login", exc, exc.code)
     except AuthenticationError as exc:
-        return fail("login", f"{exc}; check the e-mail and password")
-    except (FrameportError, OSError, ValueError, EOFError) as exc:
-        return fail("login", str(exc) or "no input")
+        return fail("login", f"{str(exc).rstrip('.')}; check the e-mail and password")
+    except (FrameportError, OSError) as exc:
+        return fail("login", exc)
+    except (ValueError, EOFError) as exc:  # a bad endpoint; no e-mail on standard input
+        return fail("login", str(exc) or "no input", 2)
     except KeyboardInterrupt:
         return 130
     who = account.get("name") or account.get("email") or email
@@ -78,16 +80,24 @@ def _password(from_stdin: bool) -> str:
 
 def _logout(args: argparse.Namespace) -> int:
     from .._client import Client
+    from .._core import load_session, normalized_endpoint
     from .._exceptions import FrameportError
 
     try:
         endpoint, project = place(args)
+        if load_session(normalized_endpoint(endpoint), project) is None:
+            raise CommandError(
+                f"no session is saved for project {project!r} at {endpoint}; "
+                "sign in with `frameport login`"
+            )
         with Client.from_saved(endpoint, project) as client:
             client.logout()
     except CommandError as exc:
         return fail("logout", exc, exc.code)
-    except (FrameportError, OSError, ValueError) as exc:
+    except (FrameportError, OSError) as exc:
         return fail("logout", exc)
+    except ValueError as exc:  # e.g. an endpoint that is not a URL
+        return fail("logout", exc, 2)
     except KeyboardInterrupt:
         return 130
     print(f"signed out; the saved session for project {project!r} at {endpoint} is gone")

@@ -10,6 +10,7 @@ from ._common import (
     Connection,
     add_client_command,
     add_connection_arguments,
+    add_view_arguments,
     view_from_args,
 )
 
@@ -19,15 +20,16 @@ def add_sync_command(commands: Any) -> None:
         commands,
         "sync",
         _sync,
+        kept=lambda args: (
+            f"the Delta table {args.target} is as the last complete run left it "
+            "(a run commits once, at its end); run the command again to sync"
+        ),
         help="keep a Delta Lake table in step with a table (needs the delta extra)",
         description="Write a table's rows to a Delta Lake table, then on each later run merge "
         f"only the rows changed since the last one. {CREDENTIALS_HELP}",
     )
-    sync.add_argument("db", help="the database ID")
-    sync.add_argument("table", help="the table ID")
+    add_view_arguments(sync, columns="columns to sync, e.g. name,age")
     sync.add_argument("target", help="the Delta table's folder (created by the first run)")
-    sync.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
-    sync.add_argument("--columns", default=None, help="columns to sync, e.g. name,age")
     sync.add_argument(
         "--deletes",
         choices=("scan", "ignore"),
@@ -41,7 +43,6 @@ def add_sync_command(commands: Any) -> None:
         default=5.0,
         help="seconds before the last run's start to read from (default 5)",
     )
-    sync.add_argument("--collection", action="store_true", help="use the legacy interface")
     add_connection_arguments(sync)
 
 

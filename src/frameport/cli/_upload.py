@@ -21,6 +21,11 @@ def add_upload_command(commands: Any) -> None:
         commands,
         "upload",
         _send,
+        kept=lambda args: (
+            "the files reported above are uploaded, and the parts of the next "
+            "one the service acknowledged are recorded: run the command again with --resume to "
+            "send only what is missing"
+        ),
         help="upload files to a bucket (in 5 MiB parts, several at a time, resumable)",
         description=f"Upload files to a bucket and print each file's ID. {CREDENTIALS_HELP}",
     )
@@ -58,7 +63,6 @@ def _send(connection: Connection, args: argparse.Namespace) -> str:
         if not path.is_file():
             raise CommandError(f"{str(path)!r} is not a file", code=2)
     bucket = connection.client.bucket(args.bucket)
-    said = []
     for path in paths:
         uploaded = bucket.upload_file(
             path,
@@ -69,8 +73,9 @@ def _send(connection: Connection, args: argparse.Namespace) -> str:
             progress=False if args.no_progress else None,
             concurrency=args.concurrency or "auto",
         )
-        said.append(
-            f"uploaded {path} to bucket {args.bucket} as file {uploaded.id} "
-            f"({uploaded.size:,} bytes)"
+        print(
+            f"uploaded {path} to bucket {args.bucket} as {uploaded.name!r}, file "
+            f"{uploaded.id} ({uploaded.size:,} bytes)",
+            flush=True,
         )
-    return "\n".join(said)
+    return ""

@@ -13,7 +13,7 @@ from typing import Any
 
 
 class StaticViews:
-    """Mixin for an ipywidgets box: `summary` is the text view, `_repr_html_` the HTML view.
+    """Mixin for an ipywidgets box: `summary` is the text view, `to_html` the HTML view.
 
     Put it first among the bases (``class FilePreview(StaticViews, widgets.VBox)``) so its
     `_repr_mimebundle_` wraps the widget's own.
@@ -27,13 +27,18 @@ class StaticViews:
         """The HTML view's content; the default is the escaped summary."""
         return f"<pre>{html.escape(self.summary())}</pre>"
 
-    def _repr_html_(self) -> str:
+    def to_html(self) -> str:
+        """The HTML a notebook shows for the widget where ipywidgets cannot render it (a
+        saved notebook on a web page, an editor without the widget extension)."""
         return f'<div class="frameport-widget">{self._html_body()}</div>'
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = dict(super()._repr_mimebundle_(**kwargs) or {})  # type: ignore[misc]
         bundle["text/plain"] = self.summary()
-        bundle["text/html"] = self._repr_html_()
+        bundle["text/html"] = self.to_html()
         return bundle
 
     def __repr__(self) -> str:

@@ -22,7 +22,8 @@ class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
     """Rows of `query`, `page_size` at a time, with Previous / Next and a label
     ("rows 21–40 of 57"). Only the rows shown are fetched: each page is one request with a
     limit and the previous page's last row as cursor (more when the client drops rows the
-    service sent, see `TableBrowser`); `page` is the page shown.
+    service sent, as a filter the service cannot apply exactly does); `page` is the page
+    shown.
     """
 
     def __init__(self, query: TableQuery, *, page_size: int = 20) -> None:

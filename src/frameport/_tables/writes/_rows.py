@@ -1,8 +1,7 @@
-"""Writing DataFrames to the service: creating a table from a schema, and bulk row writes.
+"""Writing DataFrames' rows to the service in bulk (creating tables: `_admin`).
 
-`create_table` makes the database (when missing), the table and its columns in one request,
-then waits until every column is ``available``. `write_rows` sends a DataFrame's rows in bulk
-requests of at most 100 rows, several in flight at once:
+`write_rows` sends a DataFrame's rows in bulk requests of at most 100 rows, several in flight
+at once:
 
 * Every row carries its ``$id``: the frame's ``$id`` column, or (where that is missing or
   null) an ID made on the client with `ID.unique()`. A bulk create is therefore safe to
@@ -22,17 +21,16 @@ requests of at most 100 rows, several in flight at once:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pandas as pd
 
 from ..._core._ids import ID
-from ..._core._polling import poll_until
 from ..._core._progress import progress_bar
-from ..._exceptions import ConflictError, FrameportError, NotFoundError
-from ..._schema import SERVICE_FIELDS, check_column_keys, column_definitions, frame_to_rows
+from ..._exceptions import ConflictError
+from ..._schema import SERVICE_FIELDS, STR_DTYPE, check_column_keys, frame_to_rows
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -44,9 +42,6 @@ MAX_ROWS_PER_REQUEST = 100
 DEFAULT_CONCURRENCY = 4
 """Bulk requests in flight at once."""
 
-COLUMN_WAIT_SECONDS = 120.0
-"""How long `create_table` waits for its columns to become available."""
-
 _CONVERT_ROWS = 10_000  # rows turned into JSON values at a time, so memory stays flat
 _ID = "$id"
 _SERVER_FIELDS = SERVICE_FIELDS - {_ID, "$permissions"}  # not written: the service sets them
@@ -55,98 +50,6 @@ _UPSERT_HINT = (
     "To update rows that already exist, write the frame with table.upsert(df); to add them "
     "as new rows, drop its $id column."
 )
-
-
-# ---------------------------------------------------------------------------------------------
-# Tables
-
-
-async def create_table(
-    requester: Requester,
-    location: TableLocation,
-    schema: pd.DataFrame | Mapping[str, str],
-    *,
-    name: str | None = None,
-    permissions: Sequence[str] | None = None,
-    row_security: bool = False,
-    wait: float = COLUMN_WAIT_SECONDS,
-) -> None:
-    """Create the table at `location` with the columns `schema` describes (a DataFrame's
-    dtypes, or ``{column: type name}``), creating its database first when it is missing, and
-    return once every column is available.
-
-    The service's own fields (``$id``, ``$permissions`` ...) are not created; a name that
-    cannot be a column key (another ``$`` name, a space...) raises ValueError before any
-    request. Raises `ConflictError` when the table already exists.
-    """
-    definitions = column_definitions(_checked_schema(schema))
-    await _ensure_database(requester, location.database_id)
-    body = {
-        location.id_param: location.table_id,
-        "name": name or location.table_id,
-        "permissions": list(permissions or []),
-        location.security_param: row_security,
-        location.columns_key: definitions,
-    }
-    await requester.request(
-        "POST", location.container_path, json=body, idempotent=True, read_back=location.path
-    )
-    await wait_for_columns(requester, location, [d["key"] for d in definitions], timeout=wait)
-
-
-def _checked_schema(
-    schema: pd.DataFrame | Mapping[str, str],
-) -> pd.DataFrame | dict[str, str]:
-    if isinstance(schema, pd.DataFrame):
-        return schema
-    if isinstance(schema, Mapping):
-        return {str(key): kind for key, kind in schema.items()}
-    raise TypeError(
-        "schema is a DataFrame (columns from its dtypes) or a {column: type} mapping, "
-        f"not {type(schema).__name__}"
-    )
-
-
-async def _ensure_database(requester: Requester, database_id: str) -> None:
-    try:
-        await requester.request("GET", f"/tablesdb/{database_id}")
-        return
-    except NotFoundError as exc:
-        if exc.type != "database_not_found":
-            raise
-    body = {"databaseId": database_id, "name": database_id}
-    await requester.request(
-        "POST", "/tablesdb", json=body, idempotent=True, read_back=f"/tablesdb/{database_id}"
-    )
-
-
-async def wait_for_columns(
-    requester: Requester, location: TableLocation, keys: Iterable[str], *, timeout: float
-) -> None:
-    """Poll the table until the columns `keys` are ``available``; raise `FrameportError` when
-    one failed, or when `timeout` seconds pass."""
-    waiting = set(keys)
-
-    async def all_available() -> bool | None:
-        table = await requester.request_json("GET", location.path)
-        status = {str(c["key"]): c for c in table.get(location.columns_key, [])}
-        for key in sorted(waiting):
-            column = status.get(key, {})
-            if column.get("status") in ("failed", "stuck"):
-                raise FrameportError(
-                    f"column {key!r} of {location} could not be created: "
-                    f"{column.get('status')} ({column.get('error') or 'no detail'})"
-                )
-            if column.get("status") == "available":
-                waiting.discard(key)
-        return True if not waiting else None
-
-    def timed_out() -> FrameportError:
-        return FrameportError(
-            f"columns {sorted(waiting)} of {location} were not available after {timeout:g} s"
-        )
-
-    await poll_until(all_available, timeout=timeout, delay=0.02, max_delay=1.0, timed_out=timed_out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,7 +98,7 @@ def _with_ids(frame: pd.DataFrame) -> pd.DataFrame:
         ID.unique() if absent else str(row_id)
         for row_id, absent in zip(given, missing, strict=True)
     ]
-    column = pd.Series(ids, index=frame.index, dtype="str")
+    column = pd.Series(ids, index=frame.index, dtype=STR_DTYPE)
     duplicated = column[column.duplicated()]
     if len(duplicated):
         raise ValueError(f"the $id column repeats IDs, e.g. {duplicated.iloc[0]!r}")
