@@ -1,4 +1,4 @@
-"""Databases, tables, columns and indexes through both interfaces 
+"""Databases, tables, columns and indexes through both interfaces
 (service interface, "The catalog", "Columns", "Models")."""
 
 from __future__ import annotations
