@@ -319,7 +319,7 @@ class AsyncTableQuery:
         >>> ddf = table.query("age > 30").to_dask(partitions=8)         # doctest: +SKIP
         >>> ddf.groupby("city").age.mean().compute()                     # doctest: +SKIP
         """
-        from .._dask import to_dask
+        from .dask import to_dask
 
         return await to_dask(
             self._requester, self._location, self._spec, partitions,
