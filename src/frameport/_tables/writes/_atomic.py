@@ -3,7 +3,7 @@
 The service counts a bulk operation once against a transaction's cap of 100 operations,
 whatever its rows; only the request body limit bounds the rows of one operation. So
 `AtomicLoad` packs rows into ``bulkCreate`` operations (``bulkUpsert`` for the rows
-``on_conflict="replace"`` finds there) of up to `OPERATION_BYTES` of JSON each, and stages
+``on_conflict="replace"`` finds there) of up to `OPERATION_ROWS` rows and `OPERATION_BYTES` of JSON each, and stages
 each operation through ``POST /tablesdb/transactions/{id}/operations`` as soon as it is
 full, so memory holds one operation. ``on_conflict="skip"`` and ``"replace"`` look each
 batch's IDs up first (one list request per `batch_size` rows).
@@ -41,11 +41,21 @@ MAX_OPERATIONS = 100
 OPERATION_BYTES = 8 << 20
 """JSON bytes of rows in one staged operation: below the service's request body limit."""
 
+OPERATION_ROWS = 9_000
+"""Rows in one staged operation: a request body decodes into at most 10,000 JSON objects
+(the local service's bound), each row one of them."""
+
 TRANSACTION_TTL = 3600
 """Seconds the transaction stays open (the service's maximum)."""
 
 _ATTEMPTS = 5
 _TRANSACTIONS = "/tablesdb/transactions"
+
+
+def _operations(rows: int, per_row: float) -> int:
+    """The bulk operations `rows` rows of `per_row` JSON bytes each take."""
+    per_operation = max(1, min(OPERATION_ROWS, int(OPERATION_BYTES / per_row)))
+    return math.ceil(rows / per_operation)
 
 
 class AtomicLoad:
@@ -97,26 +107,31 @@ class AtomicLoad:
                 self._creates.append(text)
             self._rows += 1
             self._bytes += len(text) + 1
-            if self._bytes >= OPERATION_BYTES:
+            if self._bytes >= OPERATION_BYTES or self._pending() >= OPERATION_ROWS:
                 await self._flush(source_rows)
+
+    def _pending(self) -> int:
+        return len(self._creates) + len(self._upserts)
 
     def _refuse_if_too_large(self, encoded: list[bytes], source_rows: int | None) -> None:
         if source_rows is None or not encoded:
             return
         per_row = sum(len(text) + 1 for text in encoded) / len(encoded)
-        needed = math.ceil(source_rows * per_row / OPERATION_BYTES)
+        needed = _operations(source_rows, per_row)
         if needed > MAX_OPERATIONS:
             raise LoadError(self._too_large(source_rows, per_row, needed))
 
     @staticmethod
     def _too_large(rows: int, per_row: float, needed: int) -> str:
-        capacity = int(MAX_OPERATIONS * OPERATION_BYTES / per_row)
+        per_operation = min(OPERATION_ROWS, int(OPERATION_BYTES / per_row))
         return (
             f"atomic=True cannot fit this load in one transaction: {rows:,} rows of about "
             f"{per_row:,.0f} bytes of JSON need {needed:,} bulk operations of at most "
-            f"{OPERATION_BYTES / 2**20:.0f} MiB, and a transaction holds {MAX_OPERATIONS}, "
-            f"about {capacity:,} such rows. Load without atomic=True (resume=True makes it "
-            "safe to rerun), or split the source into atomic parts"
+            f"{per_operation:,} such rows ({OPERATION_ROWS:,} rows or "
+            f"{OPERATION_BYTES / 2**20:.0f} MiB each), and a transaction holds "
+            f"{MAX_OPERATIONS} operations, {MAX_OPERATIONS * per_operation:,} rows. Load "
+            "without atomic=True (resume=True makes it safe to rerun), or split the source "
+            "into atomic parts"
         )
 
     async def _flush(self, source_rows: int | None) -> None:
@@ -125,7 +140,7 @@ class AtomicLoad:
                 continue
             if self._staged == MAX_OPERATIONS:
                 await self._rollback()
-                per_row = self._bytes / max(1, len(rows))
+                per_row = max(1, self._bytes) / max(1, len(rows))
                 raise LoadError(
                     self._too_large(max(self._rows, source_rows or 0), per_row, self._staged + 1)
                 )

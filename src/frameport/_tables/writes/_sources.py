@@ -24,6 +24,7 @@ read.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..._exceptions import LoadError
-from ..._schema import frame_to_rows
+from ..._schema import to_json_value
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -111,11 +112,28 @@ def _pandas_source(frame: pd.DataFrame) -> Source:
 
 
 def _arrow_of(part: pd.DataFrame) -> pa.Table:
-    """A slice of a frame as Arrow; object columns of mixed values go value by value."""
+    """A slice of a frame as Arrow. An object column of mixed values becomes text (JSON for
+    lists and mappings), which the table's rules then convert or reject value by value."""
     try:
         return pa.Table.from_pandas(part, preserve_index=False).combine_chunks()
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.Table.from_pylist(frame_to_rows(part))
+        pass
+    columns = {}
+    for i, name in enumerate(part.columns):
+        series = part.iloc[:, i]
+        try:
+            columns[str(name)] = pa.array(series, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            columns[str(name)] = pa.array([_as_text(v) for v in series], pa.string())
+    return pa.table(columns)
+
+
+def _as_text(value: object) -> str | None:
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(to_json_value(value))
+    return str(value)
 
 
 def _table_source(table: pa.Table, description: str) -> Source:
