@@ -18,7 +18,8 @@ class WriteReport:
     * `skipped` — rows whose ID already existed, left as they were (``on_conflict="skip"``);
     * `replaced` — rows whose ID already existed, replaced (``on_conflict="replace"``);
     * `rejected` — the rows that were not written, one per row: ``row`` (its position in the
-      source), ``column``, ``rule`` (see `frameport._schema._validation`; ``id`` for an
+      source), ``column``, ``rule`` (the rules are listed in the guide "Loading data into
+      tables"; ``id`` for an
       unusable ID; ``service`` when the service refused the row) and ``message``, then the
       row's own values;
     * `batches` — bulk requests (or transaction operations) that wrote rows;
