@@ -19,14 +19,15 @@ pytestmark = pytest.mark.usefixtures("credentials")
 def table_id(key_client: Client) -> tuple[str, str]:
     database = new_id("import")
     key_client.create_database(database)
-    table = key_client.create_table(
-        database, "people", schema={"email": "email", "age": "integer"}
-    )
+    table = key_client.create_table(database, "people", schema={"email": "email", "age": "integer"})
     return database, table.id
 
 
 def test_import_prints_the_report_writes_the_rejects_and_exits_1(
-    key_client: Client, table_id: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    key_client: Client,
+    table_id: tuple[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     source = tmp_path / "people.csv"
     source.write_text("email,age\na@x.io,1\nnot-an-email,2\nc@x.io,three\nd@x.io,4\n")
@@ -38,7 +39,10 @@ def test_import_prints_the_report_writes_the_rejects_and_exits_1(
     assert "column 'email', rule email" in out and "column 'age', rule type" in out
     assert "2 rows were rejected" in err
     saved = pd.read_csv(rejects)
-    assert saved[["row", "column", "rule"]].values.tolist() == [[1, "email", "email"], [2, "age", "type"]]
+    assert saved[["row", "column", "rule"]].values.tolist() == [
+        [1, "email", "email"],
+        [2, "age", "type"],
+    ]
     assert key_client.table(*table_id).count() == 2
     again = main(["import", *table_id, str(source), "--id-from", "email", "--allow-rejects"])
     assert again == 0

@@ -84,7 +84,9 @@ def test_every_source_writes_the_table_the_pandas_frame_writes(
         "polars": pl.from_pandas(frame),
         "polars lazy": pl.from_pandas(frame).lazy(),
         "pyarrow table": arrow,
-        "record batch reader": pa.RecordBatchReader.from_batches(arrow.schema, arrow.to_batches(100)),
+        "record batch reader": pa.RecordBatchReader.from_batches(
+            arrow.schema, arrow.to_batches(100)
+        ),
         "duckdb": relation,
         "parquet": tmp_path / "people.parquet",
         "csv": str(tmp_path / "people.csv"),
@@ -179,11 +181,17 @@ def breaks(column: str, value: object) -> bool:
     if column == "kind":
         return text.count("@") != 1 or "." not in text.split("@")[1] or " " in text
     if column == "site":
-        return not (text.startswith(("http://", "https://")) and len(text) > len("https://") and " " not in text)
+        return not (
+            text.startswith(("http://", "https://"))
+            and len(text) > len("https://")
+            and " " not in text
+        )
     return not text[:4].isdigit()
 
 
-texts = st.sampled_from(["ab", "abcdef", "a@b.io", "a@b", "x y@b.io", "http://h.io/p", "http:/h", "https://", "h i"])
+texts = st.sampled_from(
+    ["ab", "abcdef", "a@b.io", "a@b", "x y@b.io", "http://h.io/p", "http:/h", "https://", "h i"]
+)
 rows_strategy = st.lists(
     st.fixed_dictionaries(
         {
@@ -191,7 +199,8 @@ rows_strategy = st.lists(
             "level": st.none() | st.integers(-20, 20),
             "kind": st.none() | texts,
             "site": st.none() | texts,
-            "when": st.none() | st.sampled_from(["2024-01-02", "2024-01-02T03:04:05Z", "soon", "02/01/2024"]),
+            "when": st.none()
+            | st.sampled_from(["2024-01-02", "2024-01-02T03:04:05Z", "soon", "02/01/2024"]),
         }
     ),
     min_size=1,
@@ -208,11 +217,7 @@ def test_the_rejected_rows_are_exactly_those_that_break_a_rule(
     table.delete()
     frame = pd.DataFrame(rows, columns=list(RULED)).astype({"level": "Int64"})
     report = table.load(frame, progress=False)
-    bad = [
-        i
-        for i, row in enumerate(rows)
-        if any(breaks(c, row[c]) for c in RULED)
-    ]
+    bad = [i for i, row in enumerate(rows) if any(breaks(c, row[c]) for c in RULED)]
     assert sorted(report.rejected["row"]) == bad
     assert report.written == len(rows) - len(bad) == table.count()
     for _, rejection in report.rejected.iterrows():
@@ -284,14 +289,21 @@ def test_a_load_under_faults_and_429s_converges_to_the_same_table(tmp_path: Path
 
 def test_update_and_delete_by_filter_count_and_dry_run(key_client: Client, database: str) -> None:
     table = key_client.create_table(
-        database, new_id("t"), schema={"n": "integer", "tags": "string[]", "seen": "datetime", "on": "boolean"}
+        database,
+        new_id("t"),
+        schema={"n": "integer", "tags": "string[]", "seen": "datetime", "on": "boolean"},
     )
     table.load(
         pd.DataFrame({"n": range(300), "tags": [["a"]] * 300, "on": [True] * 300}),
         progress=False,
     )
     report = table.where(fp.col("n") >= 100).update(
-        set={"n": fp.increment("n", 1000), "tags": fp.append("tags", "b"), "seen": fp.now(), "on": fp.toggle()}
+        set={
+            "n": fp.increment("n", 1000),
+            "tags": fp.append("tags", "b"),
+            "seen": fp.now(),
+            "on": fp.toggle(),
+        }
     )
     assert (report.matched, report.changed, report.requests) == (200, 200, 1)
     read = table.to_pandas(progress=False)
@@ -314,6 +326,9 @@ def test_report_rejected_rows_carry_their_values(key_client: Client, database: s
     frame = people(4).assign(name=["ok", "x" * 30, "fine", "y" * 21])
     report = table.load(frame, progress=False)
     rejected = report.rejected
-    assert rejected[["row", "column", "rule"]].values.tolist() == [[1, "name", "size"], [3, "name", "size"]]
+    assert rejected[["row", "column", "rule"]].values.tolist() == [
+        [1, "name", "size"],
+        [3, "name", "size"],
+    ]
     assert rejected["name"].tolist() == ["x" * 30, "y" * 21]
     assert rejected["message"].iloc[0] == "longer than 20 characters"

@@ -142,7 +142,9 @@ class _Findings:
     def __post_init__(self) -> None:
         self.bad = np.zeros(self.length, dtype=bool)
 
-    def add(self, mask: pa.Array[Any] | np.ndarray[Any, Any], column: str, rule: str, message: str) -> None:
+    def add(
+        self, mask: pa.Array[Any] | np.ndarray[Any, Any], column: str, rule: str, message: str
+    ) -> None:
         found = _as_numpy_mask(mask) & ~self.bad
         rows = np.flatnonzero(found)
         if len(rows):
@@ -160,15 +162,24 @@ class _Findings:
         order = np.argsort(rows, kind="stable")
 
         def repeated(values: list[str]) -> pa.Array[Any]:
-            return pa.array(np.repeat(np.array(values, dtype=object), self.counts)[order], pa.string())
+            return pa.array(
+                np.repeat(np.array(values, dtype=object), self.counts)[order], pa.string()
+            )
 
         return pa.table(
-            [pa.array(rows[order]), repeated(self.columns), repeated(self.rules), repeated(self.messages)],
+            [
+                pa.array(rows[order]),
+                repeated(self.columns),
+                repeated(self.rules),
+                repeated(self.messages),
+            ],
             schema=REJECTED_SCHEMA,
         )
 
 
-def _as_numpy_mask(mask: pa.Array[Any] | np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.bool_]]:
+def _as_numpy_mask(
+    mask: pa.Array[Any] | np.ndarray[Any, Any],
+) -> np.ndarray[Any, np.dtype[np.bool_]]:
     if isinstance(mask, np.ndarray):
         return mask.astype(bool)
     filled = pc.fill_null(mask, False)
@@ -191,7 +202,9 @@ def validate_batch(batch: pa.RecordBatch, rules: Mapping[str, ColumnRules]) -> C
     return CheckedBatch(rows=rows, kept=kept, rejected=findings.table())
 
 
-def _checked_column(values: pa.Array[Any], column: ColumnRules, findings: _Findings) -> pa.Array[Any]:
+def _checked_column(
+    values: pa.Array[Any], column: ColumnRules, findings: _Findings
+) -> pa.Array[Any]:
     if pa.types.is_dictionary(values.type):
         values = cast("pa.DictionaryArray[Any, Any]", values).dictionary_decode()
     if column.required:
@@ -301,7 +314,9 @@ def _to_boolean(values: pa.Array[Any]) -> Converted:
     if pa.types.is_string(kind):
         lowered = pc.utf8_lower(pc.utf8_trim_whitespace(values))
         true, false = pc.equal(lowered, "true"), pc.equal(lowered, "false")
-        return pc.if_else(true, True, pc.if_else(false, False, None)), pc.invert(pc.or_(true, false))
+        return pc.if_else(true, True, pc.if_else(false, False, None)), pc.invert(
+            pc.or_(true, false)
+        )
     return None
 
 
@@ -332,12 +347,17 @@ def _text_dates(values: pa.Array[Any]) -> Converted:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass
     parsed = [_parsed_date(text) for text in values.to_pylist()]
-    wrong = pa.array([text is not None and moment is None for text, moment in zip(values.to_pylist(), parsed, strict=True)])
+    wrong = pa.array(
+        [
+            text is not None and moment is None
+            for text, moment in zip(values.to_pylist(), parsed, strict=True)
+        ]
+    )
     return pa.array(parsed, target), wrong
 
 
 def _parsed_date(text: str | None) -> datetime | None:
-    if text is None or not text[:10].count("-") == 2:
+    if text is None or text[:10].count("-") != 2:
         return None
     try:
         moment = datetime.fromisoformat(text.strip())
@@ -355,26 +375,63 @@ _CONVERTERS: dict[str, Callable[[pa.Array[Any]], Converted]] = {
 }
 
 
-def _constraints(values: pa.Array[Any], column: ColumnRules) -> list[tuple[pa.Array[Any] | np.ndarray[Any, Any], str, str]]:
+def _constraints(
+    values: pa.Array[Any], column: ColumnRules
+) -> list[tuple[pa.Array[Any] | np.ndarray[Any, Any], str, str]]:
     """The masks of converted `values` that break the column's size, range, element and
     format rules, with the rule's name and message."""
     found: list[tuple[pa.Array[Any] | np.ndarray[Any, Any], str, str]] = []
     if column.kind == "string":
         if column.size:
-            found.append((pc.greater(pc.utf8_length(values), column.size), "size", f"longer than {column.size:,} characters"))
+            found.append(
+                (
+                    pc.greater(pc.utf8_length(values), column.size),
+                    "size",
+                    f"longer than {column.size:,} characters",
+                )
+            )
         if column.format == "enum":
-            found.append((pc.and_(values.is_valid(), pc.invert(pc.is_in(values, pa.array(column.elements, pa.string())))), "enum", f"not one of ({', '.join(column.elements)})"))
+            found.append(
+                (
+                    pc.and_(
+                        values.is_valid(),
+                        pc.invert(pc.is_in(values, pa.array(column.elements, pa.string()))),
+                    ),
+                    "enum",
+                    f"not one of ({', '.join(column.elements)})",
+                )
+            )
         elif column.format == "email":
-            found.append((pc.invert(pc.match_substring_regex(values, _EMAIL)), "email", "not an e-mail address"))
+            found.append(
+                (
+                    pc.invert(pc.match_substring_regex(values, _EMAIL)),
+                    "email",
+                    "not an e-mail address",
+                )
+            )
         elif column.format == "url":
-            found.append((pc.invert(pc.match_substring_regex(values, _URL)), "url", "not a URL (scheme://host...)"))
+            found.append(
+                (
+                    pc.invert(pc.match_substring_regex(values, _URL)),
+                    "url",
+                    "not a URL (scheme://host...)",
+                )
+            )
         elif column.format == "ip":
             found.append((_not_ip(values), "ip", "not an IPv4 or IPv6 address"))
     elif column.kind in ("integer", "float"):
         if column.minimum is not None:
-            found.append((pc.less(values, column.minimum), "min", f"below the minimum, {column.minimum:,}"))
+            found.append(
+                (pc.less(values, column.minimum), "min", f"below the minimum, {column.minimum:,}")
+            )
         if column.maximum is not None:
-            found.append((pc.greater(values, column.maximum), "max", f"above the maximum, {column.maximum:,}"))
+            found.append(
+                (
+                    pc.greater(values, column.maximum),
+                    "max",
+                    f"above the maximum, {column.maximum:,}",
+                )
+            )
     return found
 
 
@@ -400,8 +457,12 @@ _GEOMETRY_MESSAGES = {
 
 
 def _check_geometries(values: pa.Array[Any], column: ColumnRules, findings: _Findings) -> None:
-    wrong = [value is not None and not is_geometry(column.kind, value) for value in values.to_pylist()]
-    findings.add(np.array(wrong, dtype=bool), column.key, "geometry", _GEOMETRY_MESSAGES[column.kind])
+    wrong = [
+        value is not None and not is_geometry(column.kind, value) for value in values.to_pylist()
+    ]
+    findings.add(
+        np.array(wrong, dtype=bool), column.key, "geometry", _GEOMETRY_MESSAGES[column.kind]
+    )
 
 
 def is_geometry(kind: str, value: Any) -> bool:
@@ -419,9 +480,17 @@ def _is_point(value: Any) -> bool:
         isinstance(value, Sequence)
         and not isinstance(value, str)
         and len(value) == 2
-        and all(isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n) for n in value)
+        and all(
+            isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n)
+            for n in value
+        )
     )
 
 
 def _is_ring(value: Any) -> bool:
-    return isinstance(value, Sequence) and len(value) >= 4 and all(map(_is_point, value)) and list(value[0]) == list(value[-1])
+    return (
+        isinstance(value, Sequence)
+        and len(value) >= 4
+        and all(map(_is_point, value))
+        and list(value[0]) == list(value[-1])
+    )

@@ -555,7 +555,8 @@ class AsyncTable(AsyncTableQuery):
         IDs come from the frame's ``$id`` column or are made on the client, so a retried
         request never duplicates rows; an ID that already exists raises `ConflictError`.
         A row that breaks a column's rule raises `RowsRejectedError` before its chunk of
-        10,000 rows is sent (a smaller frame: before anything is written). Needs an API key (the service refuses bulk creates from signed-in users).
+        10,000 rows is sent (a smaller frame: before anything is written). Needs an API
+        key (the service refuses bulk creates from signed-in users).
 
         >>> ids = await people.insert(df)                               # doctest: +SKIP
         """

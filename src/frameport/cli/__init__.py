@@ -1,5 +1,6 @@
 """The `frameport` command: the local service (serve, demo), the catalog and the rows (ls,
-head, count, drop), and the jobs built on the client (export, import, sync, upload, login, logout)."""
+head, count, drop), and the jobs built on the client (export, import, sync, upload, login,
+logout)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ._common import CREDENTIALS_HELP, CommandError, Connection, add_client_command, add_connection_arguments
+from ._common import (
+    CREDENTIALS_HELP,
+    CommandError,
+    Connection,
+    add_client_command,
+    add_connection_arguments,
+)
 
 
 def add_import_command(commands: Any) -> None:
@@ -41,14 +47,20 @@ def add_import_command(commands: Any) -> None:
         default="skip",
         help="for a row whose ID exists: keep it (skip, the default), replace it, or fail",
     )
-    command.add_argument("--atomic", action="store_true", help="all rows in one transaction, or none")
     command.add_argument(
-        "--resume", action="store_true", help="keep a checkpoint, and continue from it when run again"
+        "--atomic", action="store_true", help="all rows in one transaction, or none"
+    )
+    command.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep a checkpoint, and continue from it when run again",
     )
     command.add_argument("--dry-run", action="store_true", help="check and report; write nothing")
     command.add_argument("--ordered", action="store_true", help="keep the file's order ($sequence)")
     command.add_argument(
-        "--rejects", default=None, help="write the rejected rows to this file (.csv, .parquet or .ndjson)"
+        "--rejects",
+        default=None,
+        help="write the rejected rows to this file (.csv, .parquet or .ndjson)",
     )
     command.add_argument(
         "--allow-rejects", action="store_true", help="exit 0 even when rows were rejected"

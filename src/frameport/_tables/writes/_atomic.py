@@ -3,8 +3,8 @@
 The service counts a bulk operation once against a transaction's cap of 100 operations,
 whatever its rows; only the request body limit bounds the rows of one operation. So
 `AtomicLoad` packs rows into ``bulkCreate`` operations (``bulkUpsert`` for the rows
-``on_conflict="replace"`` finds there) of up to `OPERATION_ROWS` rows and `OPERATION_BYTES` of JSON each, and stages
-each operation through ``POST /tablesdb/transactions/{id}/operations`` as soon as it is
+``on_conflict="replace"`` finds there) of up to `OPERATION_ROWS` rows and
+`OPERATION_BYTES` of JSON each, and stages each operation through ``POST /tablesdb/transactions/{id}/operations`` as soon as it is
 full, so memory holds one operation. ``on_conflict="skip"`` and ``"replace"`` look each
 batch's IDs up first (one list request per `batch_size` rows).
 
@@ -23,6 +23,7 @@ batch's IDs up first (one list request per `batch_size` rows).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from typing import TYPE_CHECKING, Any
@@ -62,7 +63,11 @@ class AtomicLoad:
     """The transaction of one atomic load (see the module docstring)."""
 
     def __init__(
-        self, requester: Requester, location: TableLocation, on_conflict: OnConflict, batch_size: int
+        self,
+        requester: Requester,
+        location: TableLocation,
+        on_conflict: OnConflict,
+        batch_size: int,
     ) -> None:
         self._requester = requester
         self._location = location
@@ -78,13 +83,17 @@ class AtomicLoad:
         self._replaced = 0
         self._rejected = False
 
-    async def stage(self, rows: list[dict[str, Any]], *, rejected_so_far: int, source_rows: int | None) -> None:
+    async def stage(
+        self, rows: list[dict[str, Any]], *, rejected_so_far: int, source_rows: int | None
+    ) -> None:
         """Add the rows of one chunk (nothing more is staged once a row was rejected)."""
         if rejected_so_far:
             self._rejected = True
         if self._rejected:
             return
-        encoded = [json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode() for row in rows]
+        encoded = [
+            json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode() for row in rows
+        ]
         if self._transaction is None:
             self._refuse_if_too_large(encoded, source_rows)
             answer = await self._requester.request_json(
@@ -152,7 +161,11 @@ class AtomicLoad:
     def _operation(self, action: str, rows: list[bytes]) -> bytes:
         location = self._location
         head = json.dumps(
-            {"action": action, "databaseId": location.database_id, location.id_param: location.table_id}
+            {
+                "action": action,
+                "databaseId": location.database_id,
+                location.id_param: location.table_id,
+            }
         )
         return b'{"operations":[' + head[:-1].encode() + b',"data":[' + b",".join(rows) + b"]}]}"
 
@@ -220,9 +233,8 @@ class AtomicLoad:
         if self._transaction is None:
             return
         transaction, self._transaction = self._transaction, None
-        try:
+        # On failure the transaction expires by itself; nothing of it was committed.
+        with contextlib.suppress(TransportError, ServerError):
             await self._requester.request(
                 "PATCH", f"{_TRANSACTIONS}/{transaction}", json={"rollback": True}
             )
-        except (TransportError, ServerError):
-            pass  # the transaction expires by itself; nothing of it was committed

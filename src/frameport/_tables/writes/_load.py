@@ -32,7 +32,13 @@ from ..._exceptions import LoadError, RowsRejectedError
 from ..._schema import ColumnRules
 from ..read import column_models
 from ._atomic import AtomicLoad
-from ._checkpoint import LoadCheckpoint, checkpoint_path, load_checkpoint, new_run_id, save_checkpoint
+from ._checkpoint import (
+    LoadCheckpoint,
+    checkpoint_path,
+    load_checkpoint,
+    new_run_id,
+    save_checkpoint,
+)
 from ._prepare import PreparedChunk, RowPreparer
 from ._report import REJECTED_COLUMNS, WriteReport
 from ._row_ids import ID_COLUMN, IdFrom
@@ -71,7 +77,11 @@ class LoadOptions:
             raise LoadError(
                 f'on_conflict must be "fail", "skip" or "replace" (got {self.on_conflict!r})'
             )
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
+        if (
+            isinstance(self.batch_size, bool)
+            or not isinstance(self.batch_size, int)
+            or self.batch_size < 1
+        ):
             raise LoadError(f"batch_size must be a whole number >= 1 (got {self.batch_size!r})")
         id_from = self.id_from
         if not (id_from is None or isinstance(id_from, str) or _names(id_from)):
@@ -110,7 +120,9 @@ async def load_rows(
     rules = None
     if models is not None:
         rules = {
-            str(m["key"]): ColumnRules.from_model(m) for m in models if m.get("status", "available") == "available"
+            str(m["key"]): ColumnRules.from_model(m)
+            for m in models
+            if m.get("status", "available") == "available"
         }
     keys = [options.id_from] if isinstance(options.id_from, str) else list(options.id_from or ())
     text_columns = [*(rules or {}), ID_COLUMN, *keys]
@@ -119,7 +131,11 @@ async def load_rows(
     checkpoint = LoadCheckpoint(run_id=new_run_id())
     if options.resume:
         stored_at = checkpoint_path(
-            requester.endpoint, requester.project, str(location), opened.identity, options.identity()
+            requester.endpoint,
+            requester.project,
+            str(location),
+            opened.identity,
+            options.identity(),
         )
         checkpoint = load_checkpoint(stored_at) or checkpoint
     preparer = RowPreparer(rules, options.id_from, checkpoint.run_id)
@@ -131,13 +147,17 @@ async def load_rows(
     elif options.dry_run:
         result = await _collect(opened, preparer, options, None)
     else:
-        result = await _Stream(requester, location, options, checkpoint, stored_at).run(opened, preparer)
+        result = await _Stream(requester, location, options, checkpoint, stored_at).run(
+            opened, preparer
+        )
     result.report.seconds = time.perf_counter() - started
     result.report.dry_run = options.dry_run
     return result
 
 
-async def _collect(opened: Source, preparer: RowPreparer, options: LoadOptions, stage: Any) -> LoadResult:
+async def _collect(
+    opened: Source, preparer: RowPreparer, options: LoadOptions, stage: Any
+) -> LoadResult:
     """Prepare every chunk; hand the rows to `stage` (the atomic load's) unless dry."""
     report = WriteReport()
     rejected: list[pd.DataFrame] = []
@@ -149,7 +169,9 @@ async def _collect(opened: Source, preparer: RowPreparer, options: LoadOptions, 
         _keep(rejected, chunk)
         _note_ids(ids, chunk, batch.num_rows)
         if stage is not None and len(chunk.rows):
-            await stage(chunk.rows, rejected_so_far=sum(len(r) for r in rejected), source_rows=opened.rows)
+            await stage(
+                chunk.rows, rejected_so_far=sum(len(r) for r in rejected), source_rows=opened.rows
+            )
         report.written += len(chunk.rows)
     report.rejected = _rejected(rejected)
     return LoadResult(report, ids)
@@ -240,7 +262,12 @@ class _Stream:
         failures: list[BaseException] = []
         done = self._checkpoint.done
         verb = "loading"
-        bar = progress_bar(total=opened.rows, unit="rows", desc=f"{verb} {self._description}", enabled=options.progress)
+        bar = progress_bar(
+            total=opened.rows,
+            unit="rows",
+            desc=f"{verb} {self._description}",
+            enabled=options.progress,
+        )
         bar.update(done)
 
         def finished(task: asyncio.Task[None]) -> None:
@@ -328,13 +355,15 @@ class _Stream:
             row = item.rows[refusal.index]
             self._rejected.append(
                 pd.DataFrame(
-                    [{
-                        "row": int(item.positions[refusal.index]),
-                        "column": refusal.column or "",
-                        "rule": "service",
-                        "message": refusal.message,
-                        **{k: v for k, v in row.items()},
-                    }]
+                    [
+                        {
+                            "row": int(item.positions[refusal.index]),
+                            "column": refusal.column or "",
+                            "rule": "service",
+                            "message": refusal.message,
+                            **{k: v for k, v in row.items()},
+                        }
+                    ]
                 )
             )
         bar.update(len(item.rows))

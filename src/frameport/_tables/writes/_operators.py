@@ -43,17 +43,23 @@ def _bounded(by: float, bound: float | None) -> tuple[Any, ...]:
     return (by,) if bound is None else (by, bound)
 
 
-def increment(column: str | None = None, by: float = 1, *, max: float | None = None) -> UpdateOperator:
+def increment(
+    column: str | None = None, by: float = 1, *, max: float | None = None
+) -> UpdateOperator:
     """Add `by` to the number (never past `max`)."""
     return UpdateOperator("increment", _bounded(by, max), column)
 
 
-def decrement(column: str | None = None, by: float = 1, *, min: float | None = None) -> UpdateOperator:
+def decrement(
+    column: str | None = None, by: float = 1, *, min: float | None = None
+) -> UpdateOperator:
     """Subtract `by` from the number (never below `min`)."""
     return UpdateOperator("decrement", _bounded(by, min), column)
 
 
-def multiply(column: str | None = None, by: float = 1, *, max: float | None = None) -> UpdateOperator:
+def multiply(
+    column: str | None = None, by: float = 1, *, max: float | None = None
+) -> UpdateOperator:
     """Multiply the number by `by` (never past `max`)."""
     return UpdateOperator("multiply", _bounded(by, max), column)
 

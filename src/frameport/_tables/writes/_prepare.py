@@ -101,12 +101,20 @@ class RowPreparer:
         ids, bad_ids, id_column = self._ids(rows, first_row + kept)
         if bad_ids.any():
             rejected = _with_rejections(rejected, kept[bad_ids], id_column, ID_MESSAGE)
-            rows, kept, ids = rows.filter(pa.array(~bad_ids)), kept[~bad_ids], ids.filter(pa.array(~bad_ids))
+            rows, kept, ids = (
+                rows.filter(pa.array(~bad_ids)),
+                kept[~bad_ids],
+                ids.filter(pa.array(~bad_ids)),
+            )
         repeated = pd.Series(ids.to_numpy(zero_copy_only=False)).duplicated().to_numpy()
         if repeated.any():
             message = "repeats the ID of an earlier row of the source"
             rejected = _with_rejections(rejected, kept[repeated], ID_COLUMN, message)
-            rows, kept, ids = rows.filter(pa.array(~repeated)), kept[~repeated], ids.filter(pa.array(~repeated))
+            rows, kept, ids = (
+                rows.filter(pa.array(~repeated)),
+                kept[~repeated],
+                ids.filter(pa.array(~repeated)),
+            )
         if ID_COLUMN in rows.schema.names:
             rows = rows.drop_columns([ID_COLUMN])
         rows = rows.append_column(ID_COLUMN, ids)

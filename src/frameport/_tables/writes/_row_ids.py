@@ -38,9 +38,7 @@ IdFrom = str | Sequence[str] | None
 def hashed_ids(batch: pa.RecordBatch, keys: Sequence[str]) -> pa.StringArray:
     """The stable hash IDs of the rows of `batch`, from its `keys` columns."""
     rows = batch_to_rows(batch.select(list(keys)))
-    return pa.array(
-        [_digest([row[key] for key in keys]) for row in rows], pa.string()
-    )  # type: ignore[return-value]
+    return pa.array([_digest([row[key] for key in keys]) for row in rows], pa.string())  # type: ignore[return-value]
 
 
 def _digest(values: list[Any]) -> str:

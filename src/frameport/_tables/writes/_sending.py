@@ -20,6 +20,7 @@ bulk create, the one request a batch costs when its IDs are new:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -75,9 +76,7 @@ class Outcome:
         self.skipped += other.skipped
         self.replaced += other.replaced
         self.retries += other.retries
-        self.refused += [
-            Refusal(r.index + offset, r.message, r.column) for r in other.refused
-        ]
+        self.refused += [Refusal(r.index + offset, r.message, r.column) for r in other.refused]
 
 
 def encoded(rows: Sequence[dict[str, Any]], key: str) -> bytes:
@@ -104,10 +103,8 @@ class RowSender:
     async def send(self, rows: list[dict[str, Any]], *, maybe_written: bool) -> Outcome:
         """Create `rows`; `maybe_written`: an earlier run of this load may have written them."""
         outcome = Outcome()
-        try:
+        with contextlib.suppress(_Refused, _Split):  # the parts' outcomes are in `outcome`
             await self._create(rows, outcome, maybe_written=maybe_written)
-        except (_Refused, _Split):
-            pass  # the parts' outcomes are in `outcome`
         return outcome
 
     async def _create(

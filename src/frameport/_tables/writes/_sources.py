@@ -107,7 +107,11 @@ def _pandas_source(frame: pd.DataFrame) -> Source:
             yield from _arrow_of(frame.iloc[start : start + CHUNK_ROWS]).to_batches()
 
     return Source(
-        "a pandas DataFrame", schema, len(frame), _frame_identity("pandas", schema, len(frame)), read
+        "a pandas DataFrame",
+        schema,
+        len(frame),
+        _frame_identity("pandas", schema, len(frame)),
+        read,
     )
 
 
@@ -154,7 +158,9 @@ def _reader_source(reader: pa.RecordBatchReader, description: str) -> Source:
         used = True
         yield from reader
 
-    return Source(description, reader.schema, None, _frame_identity("stream", reader.schema, None), read)
+    return Source(
+        description, reader.schema, None, _frame_identity("stream", reader.schema, None), read
+    )
 
 
 def _polars_source(source: object) -> Source | None:
@@ -173,7 +179,9 @@ def _polars_source(source: object) -> Source | None:
             for frame in lazy.collect_batches(chunk_size=CHUNK_ROWS):
                 yield from frame.to_arrow().to_batches()
 
-        return Source("a polars LazyFrame", schema, None, _frame_identity("polars-lazy", schema, None), read)
+        return Source(
+            "a polars LazyFrame", schema, None, _frame_identity("polars-lazy", schema, None), read
+        )
     return None
 
 
@@ -243,7 +251,9 @@ def _parquet_source(location: str) -> Source:
     dataset: ds.Dataset = ds.dataset(path, format="parquet", filesystem=filesystem)
 
     def read() -> Iterator[pa.RecordBatch]:
-        yield from dataset.to_batches(batch_size=CHUNK_ROWS, batch_readahead=1, fragment_readahead=0)
+        yield from dataset.to_batches(
+            batch_size=CHUNK_ROWS, batch_readahead=1, fragment_readahead=0
+        )
 
     return Source(
         f"the Parquet file {location}",
