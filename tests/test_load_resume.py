@@ -44,9 +44,9 @@ def source(tmp_path: Path) -> Path:
     rng = np.random.default_rng(3)
     frame = pa.table(
         {
-            "n": np.arange(ROWS),
+            "n": pa.array(np.arange(ROWS)),
             "word": [f"w{i % 977}" for i in range(ROWS)],
-            "x": rng.random(ROWS),
+            "x": pa.array(rng.random(ROWS)),
         }
     )
     path = tmp_path / "rows.parquet"

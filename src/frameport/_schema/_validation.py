@@ -47,6 +47,10 @@ import pyarrow.compute as pc
 
 from ._reading import SPATIAL_COLUMN_TYPES
 
+ArrowValues: TypeAlias = Any
+"""An Arrow array or boolean mask as the compute kernels take and give it (pyarrow's stubs
+type those kernels' overloads too narrowly for arrays of any type)."""
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 TEXT_SIZES = {"text": 65_535, "mediumtext": 16_777_215, "longtext": 4_294_967_295}
 FORMAT_SIZES = {"email": 254, "ip": 39, "url": 2000}
@@ -57,8 +61,9 @@ _FLOAT_TEXT = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
 _EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 _URL = r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\s]+\S*$"
 _ISO_DATE = r"^\d{4}-\d{2}-\d{2}"
+_TEXT: pa.DataType = pa.string()
 REJECTED_SCHEMA = pa.schema(
-    [("row", pa.int64()), ("column", pa.string()), ("rule", pa.string()), ("message", pa.string())]
+    [("row", pa.int64()), ("column", _TEXT), ("rule", _TEXT), ("message", _TEXT)]
 )
 """The rejections of a batch: the row's position in it, and the column, rule and message."""
 
@@ -142,9 +147,7 @@ class _Findings:
     def __post_init__(self) -> None:
         self.bad = np.zeros(self.length, dtype=bool)
 
-    def add(
-        self, mask: pa.Array[Any] | np.ndarray[Any, Any], column: str, rule: str, message: str
-    ) -> None:
+    def add(self, mask: ArrowValues, column: str, rule: str, message: str) -> None:
         found = _as_numpy_mask(mask) & ~self.bad
         rows = np.flatnonzero(found)
         if len(rows):
@@ -161,7 +164,7 @@ class _Findings:
         rows = np.concatenate(self.rows)
         order = np.argsort(rows, kind="stable")
 
-        def repeated(values: list[str]) -> pa.Array[Any]:
+        def repeated(values: list[str]) -> ArrowValues:
             return pa.array(
                 np.repeat(np.array(values, dtype=object), self.counts)[order], pa.string()
             )
@@ -178,7 +181,7 @@ class _Findings:
 
 
 def _as_numpy_mask(
-    mask: pa.Array[Any] | np.ndarray[Any, Any],
+    mask: ArrowValues,
 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
     if isinstance(mask, np.ndarray):
         return mask.astype(bool)
@@ -191,7 +194,7 @@ def validate_batch(batch: pa.RecordBatch, rules: Mapping[str, ColumnRules]) -> C
     docstring). Columns without rules pass unchanged; a required column missing from `batch`
     is the caller's to refuse."""
     findings = _Findings(batch.num_rows)
-    arrays: list[pa.Array[Any]] = []
+    arrays: list[ArrowValues] = []
     for name, values in zip(batch.schema.names, batch.columns, strict=True):
         column = rules.get(name)
         arrays.append(values if column is None else _checked_column(values, column, findings))
@@ -202,9 +205,7 @@ def validate_batch(batch: pa.RecordBatch, rules: Mapping[str, ColumnRules]) -> C
     return CheckedBatch(rows=rows, kept=kept, rejected=findings.table())
 
 
-def _checked_column(
-    values: pa.Array[Any], column: ColumnRules, findings: _Findings
-) -> pa.Array[Any]:
+def _checked_column(values: ArrowValues, column: ColumnRules, findings: _Findings) -> ArrowValues:
     if pa.types.is_dictionary(values.type):
         values = cast("pa.DictionaryArray[Any, Any]", values).dictionary_decode()
     if column.required:
@@ -221,10 +222,10 @@ def _checked_column(
             findings.add(mask, column.key, rule, message)
         return converted
     if pa.types.is_null(values.type):
-        return pa.nulls(len(values), column.arrow_type())
+        return _nulls(len(values), column.arrow_type())
     if not (pa.types.is_list(values.type) or pa.types.is_large_list(values.type)):
         findings.add(values.is_valid(), column.key, "type", "the column holds lists")
-        return pa.nulls(len(values), column.arrow_type())
+        return _nulls(len(values), column.arrow_type())
     lists = cast("pa.ListArray[Any]", values)
     flat = lists.flatten()
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
@@ -248,32 +249,36 @@ _TYPE_MESSAGES = {
 }
 
 
-def _converted(values: pa.Array[Any], column: ColumnRules) -> tuple[pa.Array[Any], pa.Array[Any]]:
+def _converted(values: ArrowValues, column: ColumnRules) -> tuple[ArrowValues, ArrowValues]:
     """`values` as the column's scalar type, and the mask of values that could not be."""
     target = _ARROW_KIND[column.kind]
     kind = values.type
     if pa.types.is_null(kind):
-        return pa.nulls(len(values), target), pa.nulls(len(values), pa.bool_())
+        return _nulls(len(values), target), pa.nulls(len(values), pa.bool_())
     if pa.types.is_large_string(kind):
         values, kind = values.cast(pa.string()), pa.string()
     converter = _CONVERTERS[column.kind]
     converted = converter(values)
     if converted is None:
-        return pa.nulls(len(values), target), values.is_valid()
+        return _nulls(len(values), target), values.is_valid()
     result, wrong = converted
     return result, wrong
 
 
-Converted: TypeAlias = "tuple[pa.Array[Any], pa.Array[Any]] | None"
+def _nulls(count: int, kind: Any) -> ArrowValues:
+    return pa.nulls(count, kind)
 
 
-def _to_string(values: pa.Array[Any]) -> Converted:
+Converted: TypeAlias = tuple[ArrowValues, ArrowValues] | None
+
+
+def _to_string(values: ArrowValues) -> Converted:
     if pa.types.is_string(values.type):
         return values, pa.nulls(len(values), pa.bool_())
     return None
 
 
-def _to_integer(values: pa.Array[Any]) -> Converted:
+def _to_integer(values: ArrowValues) -> Converted:
     kind = values.type
     if pa.types.is_integer(kind):
         if pa.types.is_uint64(kind):
@@ -284,7 +289,7 @@ def _to_integer(values: pa.Array[Any]) -> Converted:
     if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
         numbers = values.cast(pa.float64())
         whole = pc.and_(pc.is_finite(numbers), pc.equal(pc.floor(numbers), numbers))
-        whole = pc.and_(whole, pc.less(pc.abs(numbers), 2.0**63))
+        whole = pc.and_(whole, pc.less(pc.abs(numbers), pa.scalar(2.0**63)))
         wrong = pc.invert(whole)
         return pc.if_else(whole, numbers, None).cast(pa.int64()), wrong
     if pa.types.is_string(kind):
@@ -294,7 +299,7 @@ def _to_integer(values: pa.Array[Any]) -> Converted:
     return None
 
 
-def _to_float(values: pa.Array[Any]) -> Converted:
+def _to_float(values: ArrowValues) -> Converted:
     kind = values.type
     if pa.types.is_string(kind):
         text = pc.match_substring_regex(values, _FLOAT_TEXT)
@@ -307,20 +312,20 @@ def _to_float(values: pa.Array[Any]) -> Converted:
     return pc.if_else(finite, numbers, None), pc.invert(finite)
 
 
-def _to_boolean(values: pa.Array[Any]) -> Converted:
+def _to_boolean(values: ArrowValues) -> Converted:
     kind = values.type
     if pa.types.is_boolean(kind):
         return values, pa.nulls(len(values), pa.bool_())
     if pa.types.is_string(kind):
         lowered = pc.utf8_lower(pc.utf8_trim_whitespace(values))
-        true, false = pc.equal(lowered, "true"), pc.equal(lowered, "false")
+        true, false = pc.equal(lowered, pa.scalar("true")), pc.equal(lowered, pa.scalar("false"))
         return pc.if_else(true, True, pc.if_else(false, False, None)), pc.invert(
             pc.or_(true, false)
         )
     return None
 
 
-def _to_datetime(values: pa.Array[Any]) -> Converted:
+def _to_datetime(values: ArrowValues) -> Converted:
     kind = values.type
     if pa.types.is_date(kind):
         values = values.cast(pa.timestamp("ms"))
@@ -330,7 +335,9 @@ def _to_datetime(values: pa.Array[Any]) -> Converted:
         if stamps.type.tz is None:
             stamps = pc.assume_timezone(stamps, "UTC")
         years = pc.year(stamps)
-        inside = pc.and_(pc.greater_equal(years, 0), pc.less_equal(years, 9999))
+        inside = pc.and_(
+            pc.greater_equal(years, pa.scalar(0)), pc.less_equal(years, pa.scalar(9999))
+        )
         floored = pc.floor_temporal(stamps, unit="millisecond").cast(pa.timestamp("ms", tz="UTC"))
         return pc.if_else(inside, floored, None), pc.invert(inside)
     if pa.types.is_string(kind):
@@ -338,10 +345,10 @@ def _to_datetime(values: pa.Array[Any]) -> Converted:
     return None
 
 
-def _text_dates(values: pa.Array[Any]) -> Converted:
+def _text_dates(values: ArrowValues) -> Converted:
     target = pa.timestamp("ms", tz="UTC")
     looks = pc.match_substring_regex(values, _ISO_DATE)
-    if pc.all(pc.fill_null(looks, True)).as_py():
+    if pc.all(pc.fill_null(looks, pa.scalar(True))).as_py():
         try:
             return values.cast(target), pa.nulls(len(values), pa.bool_())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -366,7 +373,7 @@ def _parsed_date(text: str | None) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-_CONVERTERS: dict[str, Callable[[pa.Array[Any]], Converted]] = {
+_CONVERTERS: dict[str, Callable[[ArrowValues], Converted]] = {
     "string": _to_string,
     "integer": _to_integer,
     "float": _to_float,
@@ -375,17 +382,15 @@ _CONVERTERS: dict[str, Callable[[pa.Array[Any]], Converted]] = {
 }
 
 
-def _constraints(
-    values: pa.Array[Any], column: ColumnRules
-) -> list[tuple[pa.Array[Any] | np.ndarray[Any, Any], str, str]]:
+def _constraints(values: ArrowValues, column: ColumnRules) -> list[tuple[ArrowValues, str, str]]:
     """The masks of converted `values` that break the column's size, range, element and
     format rules, with the rule's name and message."""
-    found: list[tuple[pa.Array[Any] | np.ndarray[Any, Any], str, str]] = []
+    found: list[tuple[ArrowValues, str, str]] = []
     if column.kind == "string":
         if column.size:
             found.append(
                 (
-                    pc.greater(pc.utf8_length(values), column.size),
+                    pc.greater(pc.utf8_length(values), pa.scalar(column.size)),
                     "size",
                     f"longer than {column.size:,} characters",
                 )
@@ -422,12 +427,16 @@ def _constraints(
     elif column.kind in ("integer", "float"):
         if column.minimum is not None:
             found.append(
-                (pc.less(values, column.minimum), "min", f"below the minimum, {column.minimum:,}")
+                (
+                    pc.less(values, pa.scalar(column.minimum)),
+                    "min",
+                    f"below the minimum, {column.minimum:,}",
+                )
             )
         if column.maximum is not None:
             found.append(
                 (
-                    pc.greater(values, column.maximum),
+                    pc.greater(values, pa.scalar(column.maximum)),
                     "max",
                     f"above the maximum, {column.maximum:,}",
                 )
@@ -435,9 +444,9 @@ def _constraints(
     return found
 
 
-def _not_ip(values: pa.Array[Any]) -> pa.Array[Any]:
+def _not_ip(values: ArrowValues) -> ArrowValues:
     distinct = pc.unique(values.drop_null())
-    bad = [text for text in distinct.to_pylist() if not _is_ip(text)]
+    bad = [text for text in distinct.to_pylist() if not _is_ip(str(text))]
     return pc.is_in(values, pa.array(bad, pa.string()))
 
 
@@ -456,7 +465,7 @@ _GEOMETRY_MESSAGES = {
 }
 
 
-def _check_geometries(values: pa.Array[Any], column: ColumnRules, findings: _Findings) -> None:
+def _check_geometries(values: ArrowValues, column: ColumnRules, findings: _Findings) -> None:
     wrong = [
         value is not None and not is_geometry(column.kind, value) for value in values.to_pylist()
     ]

@@ -105,7 +105,8 @@ def _import(connection: Connection, args: argparse.Namespace) -> str:
     rejected = report.rejected
     if len(rejected):
         counts = rejected.groupby(["column", "rule"]).size().sort_values(ascending=False)
-        lines += [f"  rejected {n:,}: column {c!r}, rule {r}" for (c, r), n in counts.items()]
+        for (column, rule), count in zip(counts.index.tolist(), counts.tolist(), strict=True):
+            lines.append(f"  rejected {count:,}: column {column!r}, rule {rule}")
         if args.rejects is not None:
             _write_rejects(rejected, Path(args.rejects))
             lines.append(f"  the rejected rows are in {args.rejects}")

@@ -4,8 +4,9 @@ The service counts a bulk operation once against a transaction's cap of 100 oper
 whatever its rows; only the request body limit bounds the rows of one operation. So
 `AtomicLoad` packs rows into ``bulkCreate`` operations (``bulkUpsert`` for the rows
 ``on_conflict="replace"`` finds there) of up to `OPERATION_ROWS` rows and
-`OPERATION_BYTES` of JSON each, and stages each operation through ``POST /tablesdb/transactions/{id}/operations`` as soon as it is
-full, so memory holds one operation. ``on_conflict="skip"`` and ``"replace"`` look each
+`OPERATION_BYTES` of JSON each, and stages each operation through
+``POST /tablesdb/transactions/{id}/operations`` as soon as it is full, so memory holds one
+operation. ``on_conflict="skip"`` and ``"replace"`` look each
 batch's IDs up first (one list request per `batch_size` rows).
 
 * **Refused up front.** When the source's size is known (a frame, a Parquet file), the

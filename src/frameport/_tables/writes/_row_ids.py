@@ -38,7 +38,8 @@ IdFrom = str | Sequence[str] | None
 def hashed_ids(batch: pa.RecordBatch, keys: Sequence[str]) -> pa.StringArray:
     """The stable hash IDs of the rows of `batch`, from its `keys` columns."""
     rows = batch_to_rows(batch.select(list(keys)))
-    return pa.array([_digest([row[key] for key in keys]) for row in rows], pa.string())  # type: ignore[return-value]
+    digests = [_digest([row[key] for key in keys]) for row in rows]
+    return pa.array(digests, pa.string())
 
 
 def _digest(values: list[Any]) -> str:
@@ -48,13 +49,11 @@ def _digest(values: list[Any]) -> str:
 
 def positional_ids(run_id: str, first_row: int, count: int) -> pa.StringArray:
     """IDs made for rows ``first_row … first_row + count - 1`` of the load `run_id`."""
-    return pa.array(
-        [f"{run_id}{position:012x}" for position in range(first_row, first_row + count)],
-        pa.string(),
-    )  # type: ignore[return-value]
+    ids = [f"{run_id}{position:012x}" for position in range(first_row, first_row + count)]
+    return pa.array(ids, pa.string())
 
 
-def column_ids(values: pa.Array[Any]) -> tuple[pa.Array[Any], pa.Array[Any]]:
+def column_ids(values: Any) -> tuple[Any, Any]:
     """A key column's values as IDs, and the mask of values that cannot be IDs."""
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         values = values.cast(pa.string())

@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -191,7 +191,7 @@ def _narwhals_source(source: object) -> Source | None:
     except ImportError:
         return None
     try:
-        frame = nw.from_native(source, eager_only=True)
+        frame = nw.from_native(cast(Any, source), eager_only=True)
     except TypeError:
         return None
     return _table_source(frame.to_arrow(), f"a {type(source).__name__} frame")
@@ -233,7 +233,8 @@ def _filesystem(location: str) -> tuple[Any, str]:
     from pyarrow.fs import FSSpecHandler, PyFileSystem
 
     filesystem, path = fsspec.core.url_to_fs(location)
-    return PyFileSystem(FSSpecHandler(filesystem)), path
+    handler: Any = FSSpecHandler  # its stubs leave the handler's methods abstract
+    return PyFileSystem(handler(filesystem)), path
 
 
 def _identity(kind: str, location: str, filesystem: Any, path: str) -> str:
