@@ -54,6 +54,7 @@ MAX_ROWS_PER_REQUEST = 100
 
 DEFAULT_ON_CONFLICT: OnConflict = "skip"
 MAX_CONCURRENCY = 8
+_VERBS = {"fail": "inserting", "replace": "upserting", "skip": "loading"}
 _SAVE_INTERVAL = 0.2  # seconds between checkpoint saves of the finished prefix
 
 
@@ -261,7 +262,7 @@ class _Stream:
         tasks: set[asyncio.Task[None]] = set()
         failures: list[BaseException] = []
         done = self._checkpoint.done
-        verb = "loading"
+        verb = _VERBS[options.on_conflict] if options.keep_ids else "loading"
         bar = progress_bar(
             total=opened.rows,
             unit="rows",

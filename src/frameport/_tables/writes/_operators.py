@@ -26,8 +26,11 @@ class UpdateOperator:
     for (None: whichever column it is set on)."""
 
     method: str
+    """The service's name of the operator, e.g. ``increment``."""
     values: tuple[Any, ...]
-    column: str | None = None
+    """Its arguments, as the service takes them."""
+    column: str | None
+    """The column it was written for; None: whichever column it is set on."""
 
     def wire(self) -> str:
         """The JSON text the service reads as this operator."""
