@@ -272,6 +272,28 @@ class SchemaChangeError(FrameportError, ValueError):
         return (_rebuild_error, (type(self), str(self), fields))
 
 
+class LoadError(FrameportError, ValueError):
+    """Raised when a load (`Table.load`, `insert`, `upsert`, ``frameport import``) cannot
+    start, before anything is written: the source is of a kind frameport cannot read, has
+    columns the table lacks or lacks a required one, the ID options do not fit it, or an
+    atomic write cannot fit one transaction (the message gives the numbers)."""
+
+
+class RowsRejectedError(FrameportError, ValueError):
+    """Raised when rows of a write that must be whole were rejected, and nothing of it was
+    kept: an ``atomic=True`` load (its transaction rolled back), or `insert` / `upsert`,
+    which return every row's ID. `report` is the `WriteReport`, whose ``rejected`` frame
+    says which rows break which rule; fix them, or `load` without ``atomic=True`` to write
+    the others."""
+
+    def __init__(self, message: str, *, report: Any) -> None:
+        super().__init__(message)
+        self.report = report
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (type(self), str(self), {"report": self.report}))
+
+
 class FileFormatError(FrameportError, ValueError):
     """Raised when a file in a bucket cannot be read in the format asked for, e.g.
     `read_parquet` on a file that is not Parquet. `file_id` names the file."""

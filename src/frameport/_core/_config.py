@@ -10,6 +10,7 @@ import importlib.metadata
 import math
 import os
 import platform
+from pathlib import Path
 
 import httpx
 
@@ -25,6 +26,7 @@ RESPONSE_FORMAT = "1.9.5"
 LOCAL_SERVICE_PORT = 8080
 #: Seconds allowed for connecting; reads and writes get the client's `timeout`.
 CONNECT_TIMEOUT = 10.0
+CACHE_DIR_ENV = "FRAMEPORT_CACHE_DIR"
 QUERY_MEMBERS = ("column", "attribute")
 
 
@@ -77,3 +79,14 @@ def user_agent() -> str:
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
     return f"frameport/{version} python/{platform.python_version()} httpx/{httpx.__version__}"
+
+
+def default_cache_dir() -> Path:
+    """frameport's cache directory (not created here)."""
+    chosen = os.environ.get(CACHE_DIR_ENV)
+    if chosen:
+        return Path(chosen).expanduser()
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "frameport"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "frameport"

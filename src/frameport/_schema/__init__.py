@@ -4,7 +4,10 @@ Reading (`_reading`): the column models of a table give the Arrow schema of its 
 (`arrow_schema`); `to_pandas` turns batches into a DataFrame with pandas 3 dtypes (also
 under pandas 2.3).
 Writing (`_writing`): a DataFrame's dtypes give the columns to create (`column_definitions`),
-and `frame_to_rows` turns its rows into the JSON values the service stores.
+and `frame_to_rows` (`batch_to_rows` for Arrow) turns its rows into the JSON values the
+service stores.
+Validation (`_validation`): the rules a table's columns set (`ColumnRules`), checked on
+Arrow batches before a write (`validate_batch`).
 Inference (`_inference`): when the columns cannot be read (session users), `InferredSchema`
 settles the schema page by page.
 
@@ -33,9 +36,11 @@ from ._reading import (
     type_reads_markdown,
 )
 from ._unmapped import UnmappedColumnWarning, is_json_text, json_text_columns, warn_unmapped
+from ._validation import REJECTED_SCHEMA, CheckedBatch, ColumnRules, validate_batch
 from ._writing import (
     SERVICE_FIELDS,
     NewColumn,
+    batch_to_rows,
     check_column_keys,
     column_definitions,
     column_types,
@@ -48,17 +53,21 @@ from ._writing import (
 
 __all__ = [
     "DTYPE_TABLE",
+    "REJECTED_SCHEMA",
     "SERVICE_FIELDS",
     "SPATIAL_COLUMN_TYPES",
     "STR_DTYPE",
     "SYSTEM_SCHEMA",
     "TIMESTAMP",
+    "CheckedBatch",
+    "ColumnRules",
     "DtypeMapping",
     "InferredSchema",
     "NewColumn",
     "RowDecodeError",
     "UnmappedColumnWarning",
     "arrow_schema",
+    "batch_to_rows",
     "batches_to_pandas",
     "check_column_keys",
     "column_arrow_type",
@@ -77,5 +86,6 @@ __all__ = [
     "to_json_value",
     "to_pandas",
     "type_reads_markdown",
+    "validate_batch",
     "warn_unmapped",
 ]

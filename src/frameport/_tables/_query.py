@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from .._core._adaptive import AUTO
+from .._core._adaptive import AUTO, Auto
 from .._core._call_stack import user_frame_depth
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._expr import Expr, parse
@@ -72,7 +72,18 @@ from .read import (
     learn_columns,
     rechunk,
 )
-from .writes._rows import DEFAULT_CONCURRENCY, write_rows
+from .writes import (
+    DEFAULT_ON_CONFLICT,
+    MAX_ROWS_PER_REQUEST,
+    ChangeReport,
+    LoadOptions,
+    OnConflict,
+    WriteReport,
+    change_rows,
+    load_rows,
+    rows_rejected,
+    update_data,
+)
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -363,6 +374,31 @@ class AsyncTableQuery:
         description = " · ".join(self._spec.describe(self._location))
         return _html(description, total_text, batch.schema, frame)
 
+    # -- changes -------------------------------------------------------------------------------
+
+    async def update(self, set: dict[str, Any], *, dry_run: bool = False) -> ChangeReport:
+        """Change the rows this query selects: each column of `set` to its value, or by its
+        operator (`frameport.increment`, `append`, `now`, ...; the service applies it to
+        each row's own value). One bulk request when the service can apply the filter whole,
+        else the rows' IDs are read first and changed 100 at a time. `dry_run` counts the
+        rows and changes nothing. The service sends realtime events for the first 100 rows
+        of a bulk change only.
+
+        >>> people.where(col("city") == "Oslo").update(set={"visits": fp.increment("visits")})
+        ... # doctest: +SKIP
+        """
+        data = update_data(set)
+        return await change_rows(await self._read(None), "update", data, dry_run=dry_run)
+
+    async def delete(self, *, dry_run: bool = False) -> ChangeReport:
+        """Delete the rows this query selects (as `update` finds them); `dry_run` counts them
+        and deletes nothing.
+
+        >>> people.where(col("age") < 0).delete().changed              # doctest: +SKIP
+        3
+        """
+        return await change_rows(await self._read(None), "delete", None, dry_run=dry_run)
+
     # -- internals -----------------------------------------------------------------------------
 
     async def _read(
@@ -455,47 +491,100 @@ class AsyncTable(AsyncTableQuery):
         """Delete the table and its rows."""
         await drop_table(self._requester, self._location)
 
+    async def load(
+        self,
+        source: object,
+        *,
+        on_conflict: OnConflict = DEFAULT_ON_CONFLICT,
+        id_from: str | Sequence[str] | None = None,
+        atomic: bool = False,
+        resume: bool = False,
+        dry_run: bool = False,
+        ordered: bool = False,
+        batch_size: int = MAX_ROWS_PER_REQUEST,
+        concurrency: int | Auto = AUTO,
+        progress: bool | None = None,
+    ) -> WriteReport:
+        """Write the rows of `source` into the table and report what happened.
+
+        `source`: a pandas or polars frame (eager or lazy), a pyarrow Table or
+        RecordBatchReader, anything with ``__arrow_c_stream__`` (a DuckDB relation), a frame
+        narwhals knows, or the path or URL (any fsspec URL) of a Parquet, CSV or NDJSON file;
+        read as a stream, in bounded memory.
+
+        * Every row is checked against the table's columns first; rows breaking a rule are
+          not sent and come back in ``report.rejected`` (column, rule, message). A row the
+          service still refuses is split off its batch, and the others are written.
+        * `id_from`: a column whose values are the IDs, or a list of columns whose values are
+          hashed into the ID, so a rerun meets its rows instead of duplicating them. Without
+          it, the source's ``$id`` column, else new IDs.
+        * `on_conflict`: for an ID that exists, ``"skip"`` (the default: a rerun adds only
+          what is missing and changes nothing else), ``"replace"`` (upsert: the row becomes
+          the source's) or ``"fail"`` (`ConflictError`).
+        * `atomic`: all rows in one transaction, or none; a load that cannot fit one is
+          refused before anything is written (`LoadError`, with the numbers), and rejected
+          rows raise `RowsRejectedError`.
+        * `resume`: keep a checkpoint, and continue from it when the same load runs again
+          after a crash; no row is written twice and none is missed.
+        * `dry_run`: check and report, write nothing. `ordered`: one batch at a time, so
+          ``$sequence`` follows the source's order (batches in parallel interleave).
+        * `batch_size`: rows per bulk request (the service's limit, 100, unless a plan
+          raises it); `concurrency`: requests at once, ``"auto"`` (adaptive) or a number.
+
+        >>> report = people.load("people.parquet", id_from=["email"])  # doctest: +SKIP
+        >>> report.written, report.rejected[["row", "column", "rule"]]
+        ... # doctest: +SKIP
+        """
+        options = LoadOptions(
+            on_conflict=on_conflict, id_from=id_from, atomic=atomic, resume=resume,
+            dry_run=dry_run, ordered=ordered, batch_size=batch_size, concurrency=concurrency,
+            progress=progress,
+        )  # fmt: skip
+        return (await load_rows(self._requester, self._location, source, options)).report
+
     async def insert(
         self,
-        frame: pd.DataFrame,
+        frame: object,
         *,
-        concurrency: int = DEFAULT_CONCURRENCY,
+        concurrency: int = 4,
         progress: bool | None = None,
     ) -> list[str]:
-        """Create a row for each row of `frame`; return their IDs in the frame's order.
+        """Create a row for each row of `frame` (any source `load` takes); return their IDs
+        in the source's order.
 
         IDs come from the frame's ``$id`` column or are made on the client, so a retried
         request never duplicates rows; an ID that already exists raises `ConflictError`.
-        Needs an API key (the service refuses bulk creates from signed-in users).
+        A row that breaks a column's rule raises `RowsRejectedError` before its chunk of
+        10,000 rows is sent (a smaller frame: before anything is written). Needs an API
+        key (the service refuses bulk creates from signed-in users).
 
         >>> ids = await people.insert(df)                               # doctest: +SKIP
         """
-        return await write_rows(
-            self._requester,
-            self._location,
-            frame,
-            upsert=False,
-            concurrency=concurrency,
-            progress=progress,
-        )
+        return await self._write_all(frame, "fail", concurrency, progress)
 
     async def upsert(
         self,
-        frame: pd.DataFrame,
+        frame: object,
         *,
-        concurrency: int = DEFAULT_CONCURRENCY,
+        concurrency: int = 4,
         progress: bool | None = None,
     ) -> list[str]:
         """Create or replace a row for each row of `frame` (matched by its ``$id`` column;
         rows without one get a new ID); return the IDs in the frame's order."""
-        return await write_rows(
-            self._requester,
-            self._location,
-            frame,
-            upsert=True,
-            concurrency=concurrency,
-            progress=progress,
+        return await self._write_all(frame, "replace", concurrency, progress)
+
+    async def _write_all(
+        self, frame: object, on_conflict: OnConflict, concurrency: int, progress: bool | None
+    ) -> list[str]:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be a whole number >= 1 (got {concurrency!r})")
+        options = LoadOptions(
+            on_conflict=on_conflict, concurrency=concurrency, progress=progress, keep_ids=True
         )
+        result = await load_rows(self._requester, self._location, frame, options)
+        if not result.report.ok:
+            raise rows_rejected(result.report)
+        return [str(row_id) for row_id in result.ids or ()]
 
 
 def _html(title: str, total_text: str, schema: pa.Schema, frame: pd.DataFrame) -> str:
@@ -554,6 +643,8 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
         return reader.__arrow_c_stream__(requested_schema)
 
     to_polars = delegate(AsyncTableQuery.to_polars)
+    update = delegate(AsyncTableQuery.update)
+    delete = delegate(AsyncTableQuery.delete)
 
 
 class Table(TableQuery, wraps=AsyncTable):
@@ -571,6 +662,7 @@ class Table(TableQuery, wraps=AsyncTable):
     columns = delegate(AsyncTable.columns)
     add_column = delegate(AsyncTable.add_column)
     drop = delegate(AsyncTable.drop)
+    load = delegate(AsyncTable.load)
     insert = delegate(AsyncTable.insert)
     upsert = delegate(AsyncTable.upsert)
 

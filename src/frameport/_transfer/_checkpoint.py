@@ -31,21 +31,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._core._config import default_cache_dir
+
 log = logging.getLogger(__name__)
 
-CACHE_DIR_ENV = "FRAMEPORT_CACHE_DIR"
 FORMAT_VERSION = 1
-
-
-def default_cache_dir() -> Path:
-    """frameport's cache directory (not created here)."""
-    chosen = os.environ.get(CACHE_DIR_ENV)
-    if chosen:
-        return Path(chosen).expanduser()
-    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        return Path(os.environ["LOCALAPPDATA"]) / "frameport"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "frameport"
 
 
 @dataclass(frozen=True)

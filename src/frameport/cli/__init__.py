@@ -1,5 +1,6 @@
 """The `frameport` command: the local service (serve, demo), the catalog and the rows (ls,
-head, count, drop), and the jobs built on the client (export, sync, upload, login, logout)."""
+head, count, drop), and the jobs built on the client (export, import, sync, upload, login,
+logout)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .. import __version__
 from ._catalog import add_catalog_commands
 from ._examples import add_examples
 from ._export import add_export_command
+from ._import import add_import_command
 from ._local import add_demo_command, add_serve_command
 from ._login import add_login_commands
 from ._sync import add_sync_command
@@ -24,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_command(commands)
     add_catalog_commands(commands)
     add_export_command(commands)
+    add_import_command(commands)
     add_sync_command(commands)
     add_upload_command(commands)
     add_login_commands(commands)

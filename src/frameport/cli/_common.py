@@ -188,6 +188,7 @@ def run_with_client(
         AuthenticationError,
         FilterError,
         FrameportError,
+        LoadError,
         NotFoundError,
         PermissionDeniedError,
     )
@@ -207,7 +208,7 @@ def run_with_client(
             return fail(command, exc, exc.code)
         except NotFoundError as exc:
             return fail(command, f"{str(exc).rstrip('.')}{_what_exists(connection, args, exc)}")
-        except FilterError as exc:
+        except (FilterError, LoadError) as exc:
             return fail(command, exc, 2)
         except (FrameportError, OSError) as exc:
             return fail(command, exc)

@@ -30,6 +30,11 @@ example:
   export FRAMEPORT_ENDPOINT=http://127.0.0.1:8080/v1 FRAMEPORT_PROJECT=demo FRAMEPORT_KEY=...
   frameport export crm people -o people.parquet --where "age > 30" --columns name,age
   frameport export crm people -o people.parquet --resume   # continues a stopped export""",
+    "import": """\
+example:
+  frameport import crm people people.parquet --id-from email           # rerun-safe
+  frameport import crm people s3://bucket/people.csv --resume --rejects rejects.csv
+  frameport import crm people people.ndjson --atomic --dry-run""",
     "sync": """\
 example:
   frameport sync crm people ./people_delta --where "age > 30" --columns name,age

@@ -1,1 +1,52 @@
-"""Writes to tables: creating a table from a frame's dtypes, and bulk row writes."""
+"""Writes to tables: any source loaded into a table (`load_rows`: sources, validation, IDs,
+batches, checkpoint, transaction, report), and changes by filter (`change_rows`) with
+update operators."""
+
+from ._changes import ChangeReport, change_rows
+from ._load import (
+    DEFAULT_ON_CONFLICT,
+    MAX_ROWS_PER_REQUEST,
+    LoadOptions,
+    load_rows,
+    rows_rejected,
+)
+from ._operators import (
+    UpdateOperator,
+    append,
+    concat,
+    decrement,
+    divide,
+    increment,
+    multiply,
+    now,
+    prepend,
+    remove,
+    toggle,
+    update_data,
+)
+from ._report import WriteReport
+from ._sending import OnConflict
+
+__all__ = [
+    "DEFAULT_ON_CONFLICT",
+    "MAX_ROWS_PER_REQUEST",
+    "ChangeReport",
+    "LoadOptions",
+    "OnConflict",
+    "UpdateOperator",
+    "WriteReport",
+    "append",
+    "change_rows",
+    "concat",
+    "decrement",
+    "divide",
+    "increment",
+    "load_rows",
+    "multiply",
+    "now",
+    "prepend",
+    "remove",
+    "rows_rejected",
+    "toggle",
+    "update_data",
+]

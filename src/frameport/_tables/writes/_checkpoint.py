@@ -1,0 +1,76 @@
+"""The checkpoint of a resumable load, one small JSON file per load in frameport's cache.
+
+A load numbers its source rows. Batches finish out of order, so the checkpoint keeps the
+length of the longest finished prefix (`done`): every row before it is written, skipped,
+replaced or rejected. `sent` is where the rows sent so far end; the rows between `done` and
+`sent` may have been written before the process died, so a resumed load sends them again
+as rows that may be there already (`_sending`: found there, they count as written). The
+counts so far and the run ID of the IDs made for the load (`_row_ids`) are kept too.
+
+Checkpoints live in ``<cache>/loads/`` (``$FRAMEPORT_CACHE_DIR``, else the user's cache
+folder), named by a hash of the endpoint, project, table, source and options. They hold no
+secret. The file is replaced atomically, so a process killed at any point leaves the old or
+the new one; a finished load removes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..._core._config import default_cache_dir
+from ..._exceptions import ResumeError
+
+VERSION = 1
+
+
+@dataclass
+class LoadCheckpoint:
+    """How far a load came (see the module docstring)."""
+
+    run_id: str
+    done: int = 0
+    sent: int = 0
+    written: int = 0
+    skipped: int = 0
+    replaced: int = 0
+    rejected: int = 0
+    batches: int = 0
+
+
+def checkpoint_path(*identity: str) -> Path:
+    """The checkpoint file of the load named by `identity` (endpoint, project, table, source,
+    options)."""
+    digest = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:32]
+    return default_cache_dir() / "loads" / f"{digest}.json"
+
+
+def load_checkpoint(path: Path) -> LoadCheckpoint | None:
+    """The checkpoint at `path`, or None when there is none."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    if data.pop("version", None) != VERSION:
+        raise ResumeError(
+            f"the load checkpoint {path} was written by another version of frameport; "
+            "delete it to load from the start."
+        )
+    return LoadCheckpoint(**data)
+
+
+def save_checkpoint(path: Path, checkpoint: LoadCheckpoint) -> None:
+    """Write `checkpoint` to `path`, replacing the previous one atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    temporary.write_text(json.dumps({"version": VERSION, **asdict(checkpoint)}))
+    os.replace(temporary, path)
+
+
+def new_run_id() -> str:
+    """The run ID of a new load: 16 hex digits."""
+    return secrets.token_hex(8)

@@ -1,0 +1,399 @@
+"""The one write path: any source into a table, checked, in parallel batches, resumable.
+
+`load_rows` reads the table's columns, opens the source (`_sources`), refuses a source that
+does not fit (`RowPreparer.check_columns`), then streams it chunk by chunk: each chunk is
+checked and given IDs (`_prepare`), cut into batches of `batch_size` rows (the service's
+bulk limit, 100 unless a plan raises it) and sent by `RowSender` (`_sending`), as many at
+once as the shared concurrency controller says (`_core._adaptive`: from each request's wait
+and each batch's preparation time), or one at a time with ``ordered=True``. Memory holds
+one chunk and the batches in flight, whatever the source's size.
+
+With ``resume=True`` a checkpoint (`_checkpoint`) records the finished prefix of the source
+after each batch and, before a chunk's batches go out, where the rows sent end; a load run
+again with the same source and options skips the prefix and sends the rest, the rows that
+may have been written before as such. With ``atomic=True`` the rows go into one
+transaction instead (`_atomic`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, AdaptiveSlots, Auto
+from ..._core._progress import progress_bar
+from ..._exceptions import LoadError, RowsRejectedError
+from ..._schema import ColumnRules
+from ..read import column_models
+from ._atomic import AtomicLoad
+from ._checkpoint import (
+    LoadCheckpoint,
+    checkpoint_path,
+    load_checkpoint,
+    new_run_id,
+    save_checkpoint,
+)
+from ._prepare import PreparedChunk, RowPreparer
+from ._report import REJECTED_COLUMNS, WriteReport
+from ._row_ids import ID_COLUMN, IdFrom
+from ._sending import ON_CONFLICT, OnConflict, Outcome, RowSender
+from ._sources import Source, open_source
+
+if TYPE_CHECKING:
+    from ..._core import Requester
+    from .._location import TableLocation
+
+MAX_ROWS_PER_REQUEST = 100
+"""The service's limit of rows in one bulk request (plans may raise it: `batch_size`)."""
+
+DEFAULT_ON_CONFLICT: OnConflict = "skip"
+MAX_CONCURRENCY = 8
+_VERBS = {"fail": "inserting", "replace": "upserting", "skip": "loading"}
+_SAVE_INTERVAL = 0.2  # seconds between checkpoint saves of the finished prefix
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How a load writes (`Table.load` documents each)."""
+
+    on_conflict: OnConflict = DEFAULT_ON_CONFLICT
+    id_from: IdFrom = None
+    atomic: bool = False
+    resume: bool = False
+    dry_run: bool = False
+    ordered: bool = False
+    batch_size: int = MAX_ROWS_PER_REQUEST
+    concurrency: int | Auto = AUTO
+    progress: bool | None = None
+    keep_ids: bool = False  # insert / upsert: every row's ID; a rejected row is an error
+
+    def check(self) -> None:
+        if self.on_conflict not in ON_CONFLICT:
+            raise LoadError(
+                f'on_conflict must be "fail", "skip" or "replace" (got {self.on_conflict!r})'
+            )
+        if (
+            isinstance(self.batch_size, bool)
+            or not isinstance(self.batch_size, int)
+            or self.batch_size < 1
+        ):
+            raise LoadError(f"batch_size must be a whole number >= 1 (got {self.batch_size!r})")
+        id_from = self.id_from
+        if not (id_from is None or isinstance(id_from, str) or _names(id_from)):
+            raise LoadError(
+                "id_from takes a column name (its values are the IDs) or a list of column "
+                f"names (the IDs are a hash of their values); got {id_from!r}"
+            )
+        if self.atomic and self.resume:
+            raise LoadError(
+                "atomic=True writes all rows or none, so there is nothing to resume: drop "
+                "resume=True"
+            )
+
+    def identity(self) -> str:
+        keys = self.id_from if isinstance(self.id_from, str) else ",".join(self.id_from or ())
+        return f"{self.on_conflict}|{keys}|{self.batch_size}"
+
+
+def _names(value: object) -> bool:
+    return isinstance(value, Sequence) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+@dataclass
+class LoadResult:
+    report: WriteReport
+    ids: list[str | None] | None  # with keep_ids: each source row's ID (None: rejected)
+
+
+async def load_rows(
+    requester: Requester, location: TableLocation, source: object, options: LoadOptions
+) -> LoadResult:
+    """Write `source` into the table at `location` (see the module docstring)."""
+    options.check()
+    started = time.perf_counter()
+    models = await column_models(requester, location)
+    rules = None
+    if models is not None:
+        rules = {
+            str(m["key"]): ColumnRules.from_model(m)
+            for m in models
+            if m.get("status", "available") == "available"
+        }
+    keys = [options.id_from] if isinstance(options.id_from, str) else list(options.id_from or ())
+    text_columns = [*(rules or {}), ID_COLUMN, *keys]
+    opened = open_source(source, text_columns=text_columns)
+    stored_at = None
+    checkpoint = LoadCheckpoint(run_id=new_run_id())
+    if options.resume:
+        stored_at = checkpoint_path(
+            requester.endpoint,
+            requester.project,
+            str(location),
+            opened.identity,
+            options.identity(),
+        )
+        checkpoint = load_checkpoint(stored_at) or checkpoint
+    preparer = RowPreparer(rules, options.id_from, checkpoint.run_id)
+    preparer.check_columns(opened.schema.names)
+    if options.atomic and not options.dry_run:
+        run = AtomicLoad(requester, location, options.on_conflict, options.batch_size)
+        result = await _collect(opened, preparer, options, run.stage)
+        await run.finish(result.report)
+    elif options.dry_run:
+        result = await _collect(opened, preparer, options, None)
+    else:
+        result = await _Stream(requester, location, options, checkpoint, stored_at).run(
+            opened, preparer
+        )
+    result.report.seconds = time.perf_counter() - started
+    result.report.dry_run = options.dry_run
+    return result
+
+
+async def _collect(
+    opened: Source, preparer: RowPreparer, options: LoadOptions, stage: Any
+) -> LoadResult:
+    """Prepare every chunk; hand the rows to `stage` (the atomic load's) unless dry."""
+    report = WriteReport()
+    rejected: list[pd.DataFrame] = []
+    ids: list[str | None] | None = [] if options.keep_ids else None
+    position = 0
+    for batch in opened.batches():
+        chunk = preparer.prepare(batch, position)
+        position += batch.num_rows
+        _keep(rejected, chunk)
+        _note_ids(ids, chunk, batch.num_rows)
+        if stage is not None and len(chunk.rows):
+            await stage(
+                chunk.rows, rejected_so_far=sum(len(r) for r in rejected), source_rows=opened.rows
+            )
+        report.written += len(chunk.rows)
+    report.rejected = _rejected(rejected)
+    return LoadResult(report, ids)
+
+
+def rows_rejected(report: WriteReport) -> RowsRejectedError:
+    """The error of a write that had to be whole (`insert`, `upsert`) with rejected rows."""
+    rejected = report.rejected
+    first = rejected.iloc[0]
+    return RowsRejectedError(
+        f"{len(rejected):,} rows were rejected, e.g. row {first['row']}: column "
+        f"{first['column']!r}, {first['message']}; the error's report.rejected lists them. "
+        "Fix them, or use table.load(...), which writes the other rows and reports these",
+        report=report,
+    )
+
+
+def _keep(rejected: list[pd.DataFrame], chunk: PreparedChunk) -> None:
+    if len(chunk.rejected):
+        rejected.append(chunk.rejected)
+
+
+def _note_ids(ids: list[str | None] | None, chunk: PreparedChunk, count: int) -> None:
+    if ids is None:
+        return
+    start = len(ids)
+    ids.extend([None] * count)
+    for row, position in zip(chunk.rows, chunk.positions, strict=True):
+        ids[int(position)] = str(row[ID_COLUMN])
+    del start
+
+
+def _rejected(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    if not parts:
+        return pd.DataFrame(columns=list(REJECTED_COLUMNS))
+    return pd.concat(parts, ignore_index=True)
+
+
+@dataclass
+class _Batch:
+    """A batch in flight: its rows, and where in the source its part ends."""
+
+    rows: list[dict[str, Any]]
+    positions: Sequence[int]
+    end: int
+    maybe_written: bool
+    outcome: Outcome | None = None
+
+
+class _Stream:
+    """The streamed (non-atomic) load: batches in parallel, the checkpoint's prefix kept."""
+
+    def __init__(
+        self,
+        requester: Requester,
+        location: TableLocation,
+        options: LoadOptions,
+        checkpoint: LoadCheckpoint,
+        stored_at: Any,
+    ) -> None:
+        self._options = options
+        self._checkpoint = checkpoint
+        self._stored_at = stored_at
+        self._resumed_sent = checkpoint.sent
+        if options.ordered:
+            self._concurrency = AdaptiveConcurrency.pinned_at(1)
+        elif options.concurrency == AUTO:
+            self._concurrency = AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
+        else:
+            self._concurrency = AdaptiveConcurrency.pinned_at(options.concurrency)
+        self._sender = RowSender(requester, location, options.on_conflict, self._concurrency)
+        self._pending: deque[_Batch] = deque()
+        self._rejected: list[pd.DataFrame] = []
+        self._report = WriteReport(
+            written=checkpoint.written,
+            skipped=checkpoint.skipped,
+            replaced=checkpoint.replaced,
+            batches=checkpoint.batches,
+        )
+        self._saved_at = 0.0
+        self._description = str(location)
+
+    async def run(self, opened: Source, preparer: RowPreparer) -> LoadResult:
+        options = self._options
+        ids: list[str | None] | None = [] if options.keep_ids else None
+        slots = AdaptiveSlots(self._concurrency)
+        tasks: set[asyncio.Task[None]] = set()
+        failures: list[BaseException] = []
+        done = self._checkpoint.done
+        verb = _VERBS[options.on_conflict] if options.keep_ids else "loading"
+        bar = progress_bar(
+            total=opened.rows,
+            unit="rows",
+            desc=f"{verb} {self._description}",
+            enabled=options.progress,
+        )
+        bar.update(done)
+
+        def finished(task: asyncio.Task[None]) -> None:
+            tasks.discard(task)
+            slots.release()
+            if not task.cancelled() and task.exception() is not None:
+                failures.append(task.exception())  # type: ignore[arg-type]
+
+        try:
+            with bar:
+                position = 0
+                for batch in opened.batches():
+                    first, end = position, position + batch.num_rows
+                    position = end
+                    if end <= done:
+                        continue
+                    if first < done:
+                        batch, first = batch.slice(done - first), done
+                    worked = time.perf_counter()
+                    chunk = preparer.prepare(batch, first)
+                    _keep(self._rejected, chunk)
+                    if options.keep_ids and len(chunk.rejected):
+                        self._report.rejected = _rejected(self._rejected)
+                        raise rows_rejected(self._report)
+                    bar.update(len(chunk.rejected))
+                    _note_ids(ids, chunk, batch.num_rows)
+                    batches = self._batches(chunk, end)
+                    if self._stored_at is not None and end > self._checkpoint.sent:
+                        self._checkpoint.sent = end
+                        self._save(force=True)
+                    per_batch = (time.perf_counter() - worked) / max(1, len(batches))
+                    for item in batches:
+                        self._concurrency.worked(per_batch)
+                        await slots.acquire()
+                        if failures:
+                            slots.release()
+                            raise failures[0]
+                        self._pending.append(item)
+                        task = asyncio.ensure_future(self._send(item, bar))
+                        tasks.add(task)
+                        task.add_done_callback(finished)
+                while tasks:
+                    await asyncio.wait(set(tasks))
+                if failures:
+                    raise failures[0]
+        finally:
+            for task in list(tasks):
+                task.cancel()
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+        self._report.rejected = _rejected(self._rejected)
+        if self._stored_at is not None:
+            self._stored_at.unlink(missing_ok=True)
+        return LoadResult(self._report, ids)
+
+    def _batches(self, chunk: PreparedChunk, end: int) -> list[_Batch]:
+        """The chunk's rows in batches; each batch's part of the source ends where the next
+        batch's first row is (the last at the chunk's end), so rows rejected between count
+        as done with it."""
+        size = self._options.batch_size
+        rows, positions = chunk.rows, chunk.positions.tolist()
+        starts = list(range(0, len(rows), size))
+        batches = []
+        for number, start in enumerate(starts):
+            following = start + size
+            part_end = positions[following] if following < len(rows) else end
+            batch_positions = positions[start:following]
+            batches.append(
+                _Batch(
+                    rows[start:following],
+                    batch_positions,
+                    part_end,
+                    maybe_written=batch_positions[0] < self._resumed_sent,
+                )
+            )
+            del number
+        if not batches:  # every row rejected: the chunk is done as it is
+            batches.append(_Batch([], [], end, maybe_written=False, outcome=Outcome()))
+        return batches
+
+    async def _send(self, item: _Batch, bar: Any) -> None:
+        if item.outcome is None:
+            item.outcome = await self._sender.send(item.rows, maybe_written=item.maybe_written)
+        for refusal in item.outcome.refused:
+            row = item.rows[refusal.index]
+            self._rejected.append(
+                pd.DataFrame(
+                    [
+                        {
+                            "row": int(item.positions[refusal.index]),
+                            "column": refusal.column or "",
+                            "rule": "service",
+                            "message": refusal.message,
+                            **{k: v for k, v in row.items()},
+                        }
+                    ]
+                )
+            )
+        bar.update(len(item.rows))
+        self._advance()
+
+    def _advance(self) -> None:
+        """Move the finished prefix past every finished batch at its front."""
+        moved = False
+        while self._pending and self._pending[0].outcome is not None:
+            item = self._pending.popleft()
+            outcome = item.outcome
+            assert outcome is not None
+            checkpoint, report = self._checkpoint, self._report
+            report.written += outcome.written
+            report.skipped += outcome.skipped
+            report.replaced += outcome.replaced
+            report.retries += outcome.retries
+            report.batches += 1 if item.rows else 0
+            checkpoint.done = item.end
+            checkpoint.written, checkpoint.skipped = report.written, report.skipped
+            checkpoint.replaced, checkpoint.batches = report.replaced, report.batches
+            moved = True
+        if moved:
+            self._save()
+
+    def _save(self, *, force: bool = False) -> None:
+        if self._stored_at is None:
+            return
+        now = time.monotonic()
+        if force or now - self._saved_at >= _SAVE_INTERVAL:
+            save_checkpoint(self._stored_at, self._checkpoint)
+            self._saved_at = now

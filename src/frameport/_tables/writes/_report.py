@@ -1,0 +1,59 @@
+"""What a load did: `WriteReport`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+REJECTED_COLUMNS = ("row", "column", "rule", "message")
+
+
+@dataclass
+class WriteReport:
+    """The outcome of a load (`Table.load`, ``frameport import``).
+
+    * `written` — rows created (or, when an earlier run of the same load had written them
+      already, found there);
+    * `skipped` — rows whose ID already existed, left as they were (``on_conflict="skip"``);
+    * `replaced` — rows whose ID already existed, replaced (``on_conflict="replace"``);
+    * `rejected` — the rows that were not written, one per row: ``row`` (its position in the
+      source), ``column``, ``rule`` (the rules are listed in the guide "Loading data into
+      tables"; ``id`` for an
+      unusable ID; ``service`` when the service refused the row) and ``message``, then the
+      row's own values;
+    * `batches` — bulk requests (or transaction operations) that wrote rows;
+    * `retries` — batches sent again: split after the service refused one of their rows,
+      or completed after a conflict or an answer lost on the way;
+    * `seconds` — the load's duration; `dry_run` — nothing was written: `written` counts the
+      rows that would have been sent.
+
+    >>> print(report.summary())                                         # doctest: +SKIP
+    written 9,998 · skipped 0 · replaced 0 · rejected 2 · 100 batches · 0 retries · 1.2 s
+    """
+
+    written: int = 0
+    skipped: int = 0
+    replaced: int = 0
+    rejected: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=REJECTED_COLUMNS))
+    batches: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether no row was rejected."""
+        return len(self.rejected) == 0
+
+    def summary(self) -> str:
+        """One line: the counts, the batches, the retries and the time."""
+        prefix = "dry run: would write" if self.dry_run else "written"
+        return (
+            f"{prefix} {self.written:,} · skipped {self.skipped:,} · replaced "
+            f"{self.replaced:,} · rejected {len(self.rejected):,} · {self.batches:,} batches · "
+            f"{self.retries:,} retries · {self.seconds:.1f} s"
+        )
+
+    def __repr__(self) -> str:
+        return f"WriteReport({self.summary()})"

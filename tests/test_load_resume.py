@@ -1,0 +1,102 @@
+"""Resuming loads across processes: a load killed with SIGKILL at a random point, then run
+again with ``resume=True``, leaves the table exactly equal to the source — the same IDs
+(made for the load, so only the checkpoint can give them back), the same values, no
+duplicates — and the resumed run sends only what the killed one had not finished.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from frameport import Client
+from frameport.local import LocalService
+from tables_support import new_id
+
+ROWS = 30_000
+
+KILLED_LOAD = textwrap.dedent(
+    """
+    import sys
+    from frameport import Client
+
+    database, table, path = sys.argv[1:]
+    Client.from_env().table(database, table).load(path, resume=True, progress=False)
+    sys.exit("the load finished before it was killed")
+    """
+)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(3)
+    frame = pa.table(
+        {
+            "n": pa.array(np.arange(ROWS)),
+            "word": [f"w{i % 977}" for i in range(ROWS)],
+            "x": pa.array(rng.random(ROWS)),
+        }
+    )
+    path = tmp_path / "rows.parquet"
+    pq.write_table(frame, path, row_group_size=5_000)
+    return path
+
+
+def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
+    service: LocalService, key_client: Client, source: Path, tmp_path: Path
+) -> None:
+    environment = {
+        **os.environ,
+        "FRAMEPORT_ENDPOINT": service.endpoint,
+        "FRAMEPORT_PROJECT": service.project,
+        "FRAMEPORT_KEY": service.key,
+        "FRAMEPORT_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    os.environ["FRAMEPORT_CACHE_DIR"] = environment["FRAMEPORT_CACHE_DIR"]
+    database = new_id("resume")
+    key_client.create_database(database)
+    chance = random.Random(29)
+    try:
+        for run in range(3):
+            table = key_client.create_table(
+                database, f"run{run}", schema={"n": "integer", "word": "string", "x": "float"}
+            )
+            for _ in range(2):  # killed twice, then finished
+                killed = subprocess.Popen(
+                    [sys.executable, "-c", KILLED_LOAD, database, table.id, str(source)],
+                    env=environment,
+                )
+                before = table.count()
+                while table.count() == before and killed.poll() is None:
+                    time.sleep(0.05)  # until the load has written something
+                time.sleep(chance.uniform(0.0, 1.0))
+                killed.send_signal(signal.SIGKILL)
+                assert killed.wait() == -signal.SIGKILL
+            written_before = table.count()
+            assert 0 < written_before < ROWS
+            report = table.load(source, resume=True, progress=False)
+            assert report.written == ROWS
+            read = table.to_pandas(progress=False)
+            assert read["$id"].is_unique and len(read) == ROWS
+            by_n = read.astype({"n": "int64"}).set_index("n").sort_index()
+            expected = pq.read_table(source).to_pandas().set_index("n")
+            pd.testing.assert_frame_equal(
+                by_n[["word", "x"]], expected[["word", "x"]], check_dtype=False
+            )
+            # the IDs the killed runs made are the ones the finished run made
+            assert by_n["$id"].str[:16].nunique() == 1
+            assert not list((tmp_path / "cache" / "loads").glob("*.json"))
+    finally:
+        os.environ.pop("FRAMEPORT_CACHE_DIR", None)
