@@ -211,7 +211,9 @@ def read_partition(spec: PartitionSpec, columns: Sequence[str] | None = None) ->
         wanted = [name for name in schema.names if name not in SYSTEM_SCHEMA.names]
         if columns is not None or spec.columns is not None:
             query = query.select(*(wanted or ["$id"]))
-        batches = query.sort(SEQUENCE, ascending=spec.ascending).to_arrow(progress=False)
+        shown = [name for name in schema.names if name in SYSTEM_SCHEMA.names]
+        ordered = query.sort(SEQUENCE, ascending=spec.ascending)
+        batches = ordered.to_arrow(progress=False, system=shown)
     return to_pandas(_conformed(batches, schema), dtype_backend=spec.dtype_backend)
 
 
