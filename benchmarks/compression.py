@@ -35,8 +35,9 @@ import httpx
 import zstandard
 
 from frameport.local._compression import ENCODERS
-from partitioned import BENCH_KEY, load_people, local_service
+from partitioned import load_people
 from read import DATABASE, PROJECT
+from support.served import KEY, local_service
 
 PAGE_ROWS = 5000
 
@@ -51,7 +52,7 @@ def default_read(endpoint: str, repeat: int) -> dict[str, float]:
     from frameport._client import Client
 
     best: dict[str, float] = {"seconds": float("inf")}
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, a connection and the loop are warm
         for _ in range(repeat):
@@ -84,7 +85,7 @@ DECODERS: dict[str, Callable[[bytes], bytes]] = {
 
 def one_page(endpoint: str) -> bytes:
     limit = json.dumps({"method": "limit", "values": [PAGE_ROWS]})
-    headers = {"X-Service-Project": PROJECT, "X-Service-Key": BENCH_KEY}
+    headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
     path = f"{endpoint}/tablesdb/{DATABASE}/tables/people/rows"
     return httpx.get(path, params={"queries[]": limit}, headers=headers, timeout=60).content
 

@@ -97,6 +97,8 @@ def test_every_read_takes_system(people: Table, key_client: Client) -> None:
     arrow = list(view.iter_batches(arrow=True, system=False, progress=False))
     assert {tuple(batch.schema.names) for batch in arrow} == {("name",)}
     assert view.schema(system=True).names == [*ALL, "name"]
+    dask_frame = view.to_dask(partitions=2, system=system).compute()
+    assert list(dask_frame.columns) == names and len(dask_frame) == 10
     eager = view.to_polars(system=system)
     assert isinstance(eager, pl.DataFrame) and eager.columns == names
     lazy = view.to_polars(lazy=True, system=False)

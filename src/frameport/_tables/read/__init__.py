@@ -2,7 +2,7 @@
 
 `_table_read` (the read) → `_ranged` (in ranges of ``$sequence``, as many at once as the
 controller says, through the fan-in of `_core._fan_in`) → `_serial` (a plan's pages: settled,
-sorted, projected), `_strategy` (serial or ranged, and why) and `_probes` (one-row requests)
+sorted, projected) and `_strategy` (serial or ranged, and why) → `_probes` (one-row requests)
 → `_plan` (the query resolved against the table's columns) → `_kinds`, `_ranges`, `_cursor`
 (the cursor loop) → `_decode` (page bodies to Arrow); `_system` says which ``$`` fields a
 read shows.
