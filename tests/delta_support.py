@@ -28,9 +28,10 @@ def delta_types(schema: pa.Schema) -> pa.Schema:
 
 def assert_synced(target: Path, query: TableQuery, scratch: Path) -> None:
     """The Delta table at `target` holds exactly the rows of a fresh export of `query`,
-    compared by `$id`: the same columns, types (timestamps in µs) and values."""
+    compared by `$id`: the same columns (every `$` field: a sync keeps them all), types
+    (timestamps in µs) and values."""
     fresh = scratch / "fresh.parquet"
-    query.to_parquet(fresh, progress=False)
+    query.to_parquet(fresh, progress=False, system=True)
     exported = pq.read_table(fresh)
     synced = DeltaTable(str(target)).to_pyarrow_table()
     assert synced.schema.names == exported.schema.names

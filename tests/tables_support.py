@@ -68,12 +68,15 @@ def load(
 
 def assert_same_rows(read: pd.DataFrame, expected: pd.DataFrame) -> None:
     """`read` holds exactly the rows of `expected` (matched by `$id`, any order), with equal
-    values and dtypes in `expected`'s columns, and the service's fields with their dtypes."""
+    values and dtypes in `expected`'s columns, and the service's fields it shows (`$id`
+    first; every one with ``system=True``) with their dtypes."""
     assert read["$id"].is_unique
     assert len(read) == len(expected)
     assert sorted(read["$id"]) == sorted(expected["$id"])
-    for column, dtype in SYSTEM_DTYPES.items():
-        assert str(read[column].dtype) == dtype, column
+    shown = [column for column in read.columns if column in SYSTEM_DTYPES]
+    assert shown == [column for column in SYSTEM_DTYPES if column in shown] and shown[0] == "$id"
+    for column in shown:
+        assert str(read[column].dtype) == SYSTEM_DTYPES[column], column
     columns = [c for c in expected.columns if c != "$id"]
     aligned = read.set_index("$id").loc[expected["$id"], columns].reset_index(drop=True)
     pd.testing.assert_frame_equal(aligned, expected[columns].reset_index(drop=True))

@@ -25,6 +25,12 @@ def test_the_demo_says_what_it_did_and_what_to_do_next(tmp_path: Path) -> None:
     text = "\n".join(said)
     own = [line for line in text.splitlines() if not line.startswith("  ")]  # not explain()
     assert not [line for line in own if any(word in line for word in JARGON)]
+    explained = "\n".join(line for line in text.splitlines() if line.startswith("  "))
+    assert "cursorAfter" not in explained and "decoder" not in explained
+    # The text condition is sent, then checked again by the client: the demo says why.
+    assert '"method":"equal","column":"city"' in explained.replace(" ", "")
+    assert "Then the client keeps the rows where city in ['Oslo', 'Bergen']. Why:" in explained
+    assert "without regard to case or accents" in explained
     assert own[0].startswith("Started a local service at http://127.0.0.1:")
     assert "Made 2,000 sample people and wrote them to the new table demo/people" in text
     expected = sample_people(2_000).query(DEMO_FILTER)

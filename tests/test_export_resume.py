@@ -147,6 +147,8 @@ def test_an_export_stopped_before_its_first_segment_resumes_from_the_start(
     with LocalService(data_dir=data) as calm, calm.client() as client:
         table, _ = load(client, new_id("resume"), sample_people(1000, seed=16))
         whole = table.query("age >= 30").to_arrow(progress=False)
+        sequence = table.query("age >= 30").to_arrow(progress=False, system=["sequence"])
+        upper = sequence.column("$sequence")[-1].as_py()
     target = tmp_path / "out.parquet"
     with LocalService(data_dir=data, latency=200) as slow:
         process = _start_export(slow, table, target)
@@ -164,7 +166,6 @@ def test_an_export_stopped_before_its_first_segment_resumes_from_the_start(
                    "age >= 30", "--resume"]  # fmt: skip
         assert main(command) == 0
     output = capsys.readouterr()
-    upper = whole.column("$sequence")[-1].as_py()
     assert f"resumed from the start; read up to $sequence {upper:,}" in output.out, output.err
     assert "Traceback" not in output.err
     assert pq.read_table(target).equals(whole)

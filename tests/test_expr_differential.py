@@ -576,7 +576,7 @@ def loaded(key_client: Client) -> list[LoadedTable]:
     tables: list[LoadedTable] = []
     for frame in FRAMES:
         table, _ = load(key_client, database, frame)
-        tables.append(LoadedTable(table, table.to_pandas(progress=False)))
+        tables.append(LoadedTable(table, table.to_pandas(progress=False, system=True)))
     return tables
 
 
@@ -617,11 +617,13 @@ def test_where_returns_the_rows_pandas_query_keeps(loaded: list[LoadedTable], ca
     text, variables = case.filter.text()
     expected = frame.query(text, local_dict=variables)
     query = table.where(case.filter.expr)
-    assert_rows(query.to_pandas(progress=False), expected, frame)
+    assert_rows(query.to_pandas(progress=False, system=True), expected, frame)
     assert query.count() == len(expected)
     # the negation turns every condition around (and keeps neither side's null rows)
     expected = frame.query(f"not ({text})", local_dict=variables)
-    assert_rows(table.where(~case.filter.expr).to_pandas(progress=False), expected, frame)
+    assert_rows(
+        table.where(~case.filter.expr).to_pandas(progress=False, system=True), expected, frame
+    )
 
 
 @LONG_RUN
@@ -633,5 +635,11 @@ def test_query_strings_return_the_rows_pandas_query_keeps(
     table, frame = loaded[case.table].table, loaded[case.table].frame
     text, variables = case.filter.text()
     expected = frame.query(text, local_dict=variables)
-    assert_rows(table.query(text, local_dict=variables).to_pandas(progress=False), expected, frame)
-    assert_rows(table.query(repr(case.filter.expr)).to_pandas(progress=False), expected, frame)
+    assert_rows(
+        table.query(text, local_dict=variables).to_pandas(progress=False, system=True),
+        expected,
+        frame,
+    )
+    assert_rows(
+        table.query(repr(case.filter.expr)).to_pandas(progress=False, system=True), expected, frame
+    )

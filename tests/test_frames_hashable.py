@@ -34,10 +34,14 @@ def table(key_client: Client) -> Table:
 
 def frames_of_a_table(table: Table) -> dict[str, Callable[[], pd.DataFrame]]:
     return {
-        "to_pandas": lambda: table.to_pandas(progress=False),
-        "to_pandas pyarrow": lambda: table.to_pandas(dtype_backend="pyarrow", progress=False),
-        "iter_batches": lambda: pd.concat(data_frames(table.iter_batches(progress=False))),
-        "select": lambda: table.select("city").to_pandas(progress=False),
+        "to_pandas": lambda: table.to_pandas(progress=False, system=True),
+        "to_pandas pyarrow": lambda: table.to_pandas(
+            dtype_backend="pyarrow", progress=False, system=True
+        ),
+        "iter_batches": lambda: pd.concat(
+            data_frames(table.iter_batches(progress=False, system=True))
+        ),
+        "select": lambda: table.select("city", "$permissions").to_pandas(progress=False),
     }
 
 
@@ -60,10 +64,10 @@ def test_hashing_operations_on_a_table_read(table: Table, read: str) -> None:
 
 
 def test_a_frame_read_back_writes_its_permissions_again(table: Table) -> None:
-    read = table.to_pandas(progress=False)
+    read = table.to_pandas(progress=False, system=["id", "permissions"])
     changed = read.assign(city=read["city"].str.upper())
     table.upsert(changed, progress=False)
-    again = table.to_pandas(progress=False).set_index("$id")
+    again = table.to_pandas(progress=False, system=True).set_index("$id")
     assert again["city"].to_dict() == changed.set_index("$id")["city"].to_dict()
     assert again["$permissions"].to_dict() == read.set_index("$id")["$permissions"].to_dict()
 

@@ -43,7 +43,7 @@ def test_pd_col_filters_equal_dataframe_query(
     expected = frame.query(query, local_dict={"SINCE": SINCE})
     assert 0 < len(expected) < len(frame)
     assert frame.loc[expression].equals(expected)  # the pair means the same in pandas
-    assert_same_rows(table.where(expression).to_pandas(progress=False), expected)
+    assert_same_rows(table.where(expression).to_pandas(progress=False, system=True), expected)
 
 
 def test_pd_col_gives_the_same_filter_as_fp_col(loaded: tuple[Table, pd.DataFrame]) -> None:

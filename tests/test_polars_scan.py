@@ -41,8 +41,8 @@ def scan(source: Table | TableQuery) -> pl.LazyFrame:
     return lazy
 
 
-def by_sequence(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.sort("$sequence")
+def by_id(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.sort("$id")
 
 
 def test_a_fully_pushed_filter_sends_only_the_matching_rows(
@@ -64,7 +64,7 @@ def test_what_polars_alone_can_apply_stays_exact(
     expected = full.filter(predicate)
     before = service.rows_served
     got = lazy.filter(predicate).collect()
-    assert by_sequence(got).equals(by_sequence(expected))
+    assert by_id(got).equals(by_id(expected))
     assert service.rows_served - before - BOUNDS_ROWS == full.filter(pl.col("age") >= 60).height
     report = fp.explain_scans(lazy.filter(predicate))
     assert "filter pushed to the service: age >= 60" in report
@@ -97,7 +97,7 @@ def test_a_scan_of_a_query_keeps_its_filter(people: Table, full: pl.DataFrame) -
     lazy = scan(query)
     got = lazy.filter(pl.col("age") < 30).collect()
     expected = full.filter(pl.col("active") & (pl.col("age") < 30))
-    assert by_sequence(got).equals(by_sequence(expected))
+    assert by_id(got).equals(by_id(expected))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_the_lazy_scan_equals_polars_on_the_full_frame(
 ) -> None:
     table, full = edges
     got = scan(table).filter(predicate).collect()
-    assert by_sequence(got).equals(by_sequence(full.filter(predicate))), str(predicate)
+    assert by_id(got).equals(by_id(full.filter(predicate))), str(predicate)
 
 
 def test_the_async_face_reads_eagerly_and_refuses_a_lazy_scan(

@@ -1,7 +1,8 @@
 """Progress as users see it: a known total gives a percentage and the time left; written to a
 file or a pipe (not a terminal) each state is a line of its own, never a carriage-return
 redraw; the bar stays in its final state; and in a notebook the widget bar finishes green.
-Uploads, downloads, row writes and column waits all go through the same bars."""
+Uploads, downloads, row writes, column waits, reads and exports all go through the same
+bars; a read's total is the service's count when exact, else an upper bound labelled so."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import nbformat
 import pandas as pd
 import pytest
 
+import frameport as fp
 from frameport._client import Client
 from frameport._core import _progress
+from frameport._core._progress import UPPER_BOUND
+from frameport._tables._query import Table
 from tables_support import new_id
 from test_notebooks import run_notebook
 
@@ -30,6 +34,14 @@ def bar_lines(err: str) -> list[re.Match[str]]:
     matches = [BAR_LINE.match(line) for line in lines]
     assert all(matches), lines
     return [match for match in matches if match is not None]
+
+
+def read_bar_lines(err: str) -> list[re.Match[str]]:
+    """The lines of a read's bar: it is drawn at once with ``progress=True``, before the first
+    answer gives it a total (a line without one), then each state with its percentage."""
+    first, rest = err.split("\n", 1)
+    assert re.match(r"^.+: 0rows \[", first), first
+    return bar_lines(rest)
 
 
 @pytest.fixture
@@ -87,6 +99,63 @@ def test_lines_come_at_an_interval_not_at_every_update(
     assert lines[-1]["percent"] == "100"
 
 
+@pytest.fixture(scope="module")
+def capped(key_client: Client) -> Table:
+    """A table with more rows than the service counts (5,000), and a text column."""
+    table = key_client.create_table(
+        new_id("progress"), "t", schema={"n": "integer", "city": "string"}
+    )
+    rows = pd.DataFrame({"n": range(6000), "city": ["Oslo", "oslo", "Bergen"] * 2000})
+    table.insert(rows, progress=False)
+    return table
+
+
+def test_a_read_shows_its_count_and_ends_at_100_percent(
+    capped: Table, every_state_a_line: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert len(capped.where(fp.col("n") < 1200).to_pandas(progress=True)) == 1200
+    lines = read_bar_lines(capsys.readouterr().err)
+    assert {line["total"] for line in lines} == {"1200"}  # the service's exact count
+    assert "upper bound" not in "".join(line.string for line in lines)
+    assert (lines[-1]["percent"], lines[-1]["done"]) == ("100", "1200")
+
+
+def test_a_capped_count_gives_an_upper_bound_from_sequence(
+    capped: Table, every_state_a_line: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    capped.to_arrow(progress=True)  # in ranges: the ends' $sequence come first
+    lines = read_bar_lines(capsys.readouterr().err)
+    assert all(line["total"] == "6000" for line in lines)
+    assert all(UPPER_BOUND in line.string for line in lines[:-1])
+    assert (lines[-1]["percent"], lines[-1]["done"]) == ("100", "6000")
+    assert UPPER_BOUND not in lines[-1].string  # what the read counted is the total
+
+    sorted_read = capped.sort("n", ascending=False).iter_batches(page_size=200, progress=True)
+    assert sum(len(batch) for batch in sorted_read) == 6000  # one page after another
+    err = capsys.readouterr().err
+    assert "\r" not in err and "of ≥ 5,000" in err  # the first page's count, capped
+    bounded = [BAR_LINE.match(line) for line in err.splitlines() if UPPER_BOUND in line]
+    assert bounded and {line["total"] for line in bounded if line} == {"6000"}
+    final = BAR_LINE.match(err.splitlines()[-1])
+    assert final and (final["percent"], final["done"], final["total"]) == ("100", "6000", "6000")
+
+
+def test_rows_the_client_drops_make_the_count_an_upper_bound(
+    capped: Table, every_state_a_line: None, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The service compares text without regard to case: its count of city == 'Oslo' holds
+    'oslo' too, which the client drops; the export ends with the rows it wrote as total."""
+    capsys.readouterr()
+    view = capped.where((fp.col("city") == "Oslo") & (fp.col("n") < 1500))
+    report = view.to_parquet(tmp_path / "oslo.parquet", progress=True)
+    lines = read_bar_lines(capsys.readouterr().err)
+    assert report.rows == 500
+    assert lines[0]["total"] == "1000" and UPPER_BOUND in lines[0].string
+    assert (lines[-1]["percent"], lines[-1]["done"], lines[-1]["total"]) == ("100", "500", "500")
+
+
 @pytest.mark.slow
 def test_a_notebook_bar_finishes(tmp_path: Path) -> None:
     notebook = nbformat.v4.new_notebook()
@@ -97,6 +166,9 @@ def test_a_notebook_bar_finishes(tmp_path: Path) -> None:
             "svc = LocalService().start()\n"
             "bucket = svc.client().create_bucket('b')\n"
             "bucket.upload_bytes(bytes(12 * 1024 * 1024), 'big.bin', progress=True)\n"
+            "table = svc.client().create_table('d', 't', schema={'n': 'integer'})\n"
+            "table.insert(__import__('pandas').DataFrame({'n': range(300)}), progress=False)\n"
+            "assert len(table.to_pandas(progress=True)) == 300\n"
             "svc.stop()"
         )
     ]
@@ -105,7 +177,9 @@ def test_a_notebook_bar_finishes(tmp_path: Path) -> None:
     executed = run_notebook(path, tmp_path)
     state = executed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     models = [model["state"] for model in state.values()]
-    [bar] = [model for model in models if model.get("_model_name") == "FloatProgressModel"]
-    assert bar["bar_style"] == "success" and bar["value"] == bar["max"]
+    bars = [model for model in models if model.get("_model_name") == "FloatProgressModel"]
+    assert all(bar["bar_style"] == "success" and bar["value"] == bar["max"] for bar in bars), bars
+    assert {300, 12 * MIB} <= {bar["max"] for bar in bars}  # the read's, the upload's
     texts = [model.get("value", "") for model in models if model.get("_model_name") == "HTMLModel"]
     assert any("12.0M/12.0M" in text for text in texts), json.dumps(texts)
+    assert any("300/300" in text for text in texts), json.dumps(texts)

@@ -58,12 +58,12 @@ def test_an_empty_result_of_a_user_has_the_columns_and_dtypes_of_the_table(
 ) -> None:
     table = user_client.table(people.database_id, people.id)
     assert "inferred from the rows" in table.explain()
-    empty = table.query(where).to_pandas(progress=False)
+    empty = table.query(where).to_pandas(progress=False, system=True)
     assert len(empty) == 0
     assert dtypes(empty) == READ_DTYPES
-    assert dtypes(empty) == dtypes(table.to_pandas(progress=False))
+    assert dtypes(empty) == dtypes(table.to_pandas(progress=False, system=True))
     assert dtypes(empty) == dtypes(key_client.table(people.database_id, people.id).query(where)
-                                   .to_pandas(progress=False))  # fmt: skip
+                                   .to_pandas(progress=False, system=True))  # fmt: skip
     assert empty["age"].tolist() == []
 
 
@@ -71,17 +71,17 @@ def test_every_terminal_of_an_empty_user_read_knows_the_columns(
     user_client: Client, people: Table, tmp_path: Path
 ) -> None:
     table = user_client.table(people.database_id, people.id)
-    full = table.to_arrow(progress=False).schema
+    full = table.to_arrow(progress=False, system=True).schema
     query = table.query("age > 1000")
-    assert query.to_arrow(progress=False).schema == full
-    assert query.schema() == full
+    assert query.to_arrow(progress=False, system=True).schema == full
+    assert query.schema(system=True) == full
     assert query.count() == 0
-    assert list(query.iter_batches(progress=False)) == []
+    assert list(query.iter_batches(progress=False, system=True)) == []
     target = tmp_path / "none.parquet"
-    assert query.to_parquet(target, progress=False) == 0
+    assert query.to_parquet(target, progress=False, system=True) == 0
     assert pq.read_schema(target).remove_metadata() == full
-    assert table.head(0).to_arrow(progress=False).schema == full
-    chosen = query.select("name", "late").to_pandas(progress=False)
+    assert table.head(0).to_arrow(progress=False, system=True).schema == full
+    chosen = query.select("name", "late").to_pandas(progress=False, system=True)
     assert dtypes(chosen) == {**SYSTEM_DTYPES, "name": "str", "late": "Int64"}
     assert "<code>late</code>" in query._repr_html_()
 
@@ -90,11 +90,11 @@ def test_a_user_reading_a_table_without_rows_gets_what_can_be_known(
     user_client: Client, empty_table: Table, tmp_path: Path
 ) -> None:
     table = user_client.table(empty_table.database_id, empty_table.id)
-    frame = table.query("age > 30").to_pandas(progress=False)
+    frame = table.query("age > 30").to_pandas(progress=False, system=True)
     assert dtypes(frame) == SYSTEM_DTYPES
     assert table.count() == 0
-    assert table.schema().names == list(SYSTEM_DTYPES)
-    assert table.to_parquet(tmp_path / "none.parquet", progress=False) == 0
+    assert table.schema(system=True).names == list(SYSTEM_DTYPES)
+    assert table.to_parquet(tmp_path / "none.parquet", progress=False, system=True) == 0
 
 
 # ---------------------------------------------------------------------------------------------

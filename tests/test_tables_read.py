@@ -15,7 +15,14 @@ from frameport._client import Client
 from frameport._demo import sample_people
 from frameport._expr import col
 from frameport._tables._query import Table
-from tables_support import PEOPLE_DTYPES, assert_same_rows, data_frames, load, new_id
+from tables_support import (
+    PEOPLE_DTYPES,
+    SYSTEM_DTYPES,
+    assert_same_rows,
+    data_frames,
+    load,
+    new_id,
+)
 
 SIZES = (0, 1, 4999, 5000, 5001, 60_000)
 Loaded = dict[int, tuple[Table, pd.DataFrame]]
@@ -39,7 +46,7 @@ def big(tables: Loaded) -> tuple[Table, pd.DataFrame]:
 @pytest.fixture(scope="module")
 def big_read(big: tuple[Table, pd.DataFrame]) -> pd.DataFrame:
     """The whole 60,000-row table as read (service order, every field)."""
-    return big[0].to_pandas(progress=False)
+    return big[0].to_pandas(progress=False, system=True)
 
 
 # -- complete and typed ------------------------------------------------------------------------
@@ -48,7 +55,7 @@ def big_read(big: tuple[Table, pd.DataFrame]) -> pd.DataFrame:
 @pytest.mark.parametrize("size", SIZES)
 def test_every_row_reads_back_with_its_values_and_dtypes(tables: Loaded, size: int) -> None:
     table, expected = tables[size]
-    read = table.to_pandas(progress=False)
+    read = table.to_pandas(progress=False, system=True)
     assert_same_rows(read, expected)
     assert read["$sequence"].is_monotonic_increasing  # the service's order
     assert table.count() == size
@@ -57,7 +64,7 @@ def test_every_row_reads_back_with_its_values_and_dtypes(tables: Loaded, size: i
 @pytest.mark.parametrize("size", (0, 5001))
 def test_arrow_and_pandas_share_the_schema_even_when_empty(tables: Loaded, size: int) -> None:
     table, _ = tables[size]
-    arrow = table.to_arrow(progress=False)
+    arrow = table.to_arrow(progress=False, system=True)
     assert arrow.num_rows == size
     assert arrow.schema.field("age").type == pa.int64()
     assert arrow.schema.field("signup").type == pa.timestamp("ms", tz="UTC")
@@ -70,7 +77,7 @@ def test_pyarrow_backend_gives_arrow_dtypes_with_the_same_values(
     big: tuple[Table, pd.DataFrame],
 ) -> None:
     table, _ = big
-    arrow_backed = table.head(6000).to_pandas(dtype_backend="pyarrow", progress=False)
+    arrow_backed = table.head(6000).to_pandas(dtype_backend="pyarrow", progress=False, system=True)
     user_columns = arrow_backed.drop(columns="$permissions")  # tuples with either backend
     assert all(isinstance(dtype, pd.ArrowDtype) for dtype in user_columns.dtypes)
     default = table.head(6000).to_pandas(progress=False)
@@ -113,7 +120,7 @@ def test_filters_keep_the_rows_pandas_query_keeps(
 ) -> None:
     table, _ = big
     start, end = pd.Timestamp("2020-01-01", tz="UTC"), pd.Timestamp("2020-03-01 12:00", tz="UTC")
-    read = table.query(text).to_pandas(progress=False)
+    read = table.query(text).to_pandas(progress=False, system=True)
     expected = big_read.query(text)
     assert start < end  # the variables `@start` and `@end` name
     pd.testing.assert_frame_equal(read.reset_index(drop=True), expected.reset_index(drop=True))
@@ -171,18 +178,14 @@ def test_select_returns_the_fields_and_the_chosen_columns_in_order(
     big: tuple[Table, pd.DataFrame], big_read: pd.DataFrame
 ) -> None:
     table, _ = big
-    read = table.query("city == 'Bodø'").select("score", "name").to_pandas(progress=False)
-    assert list(read.columns) == [
-        "$id",
-        "$sequence",
-        "$createdAt",
-        "$updatedAt",
-        "$permissions",
-        "score",
-        "name",
-    ]
-    expected = big_read.query("city == 'Bodø'")[list(read.columns)]
-    pd.testing.assert_frame_equal(read.reset_index(drop=True), expected.reset_index(drop=True))
+    chosen = table.query("city == 'Bodø'").select("score", "name")
+    read = chosen.to_pandas(progress=False)
+    assert list(read.columns) == ["$id", "score", "name"]
+    every = chosen.to_pandas(progress=False, system=True)
+    assert list(every.columns) == [*SYSTEM_DTYPES, "score", "name"]
+    for frame in (read, every):
+        expected = big_read.query("city == 'Bodø'")[list(frame.columns)]
+        pd.testing.assert_frame_equal(frame.reset_index(drop=True), expected.reset_index(drop=True))
 
 
 @pytest.mark.parametrize("page_size", (None, 1000))
@@ -222,7 +225,7 @@ def test_head_stops_at_n_rows_in_the_service_order(
     assert (
         table.head(7).to_pandas(progress=False)["$id"].tolist() == big_read["$id"].head(7).tolist()
     )
-    assert table.head(0).to_pandas(progress=False).shape == (0, len(big_read.columns))
+    assert table.head(0).to_pandas(progress=False, system=True).shape == (0, len(big_read.columns))
     filtered = table.query("city == 'Oslo' and score > 50").head(5003).to_pandas(progress=False)
     expected = big_read.query("city == 'Oslo' and score > 50").head(5003)
     assert filtered["$id"].tolist() == expected["$id"].tolist()
@@ -250,7 +253,7 @@ def test_iter_batches_rechunks_by_rows_and_keeps_dtypes(
     big: tuple[Table, pd.DataFrame], big_read: pd.DataFrame
 ) -> None:
     table, _ = big
-    frames = data_frames(table.iter_batches(rows=7000, progress=False))
+    frames = data_frames(table.iter_batches(rows=7000, progress=False, system=True))
     assert [len(frame) for frame in frames] == [7000] * 8 + [4000]
     assert all(frame.dtypes.equals(big_read.dtypes) for frame in frames)
     pd.testing.assert_frame_equal(pd.concat(frames, ignore_index=True), big_read)
@@ -285,8 +288,10 @@ def test_explain_names_the_requests_and_the_client_side_part(
     assert '{"method":"greaterThan","column":"age","values":[30]}' in text
     assert '{"method":"select","values":["name","city"]}' in text  # city: for the client
     assert '{"method":"orderAsc","column":"age"}' in text
-    assert "Applied by the client to the rows returned: city in ['Oslo', 'Bergen']" in text
-    assert "pages of 5000 rows" in table.explain()
+    assert "Then the client keeps the rows where city in ['Oslo', 'Bergen']. Why:" in text
+    assert "because the rows are sorted by a column" in text
+    assert "cursorAfter" not in text and "decoder" not in text
+    assert "5,000 at a time" in table.explain()
 
 
 def test_html_preview_shows_schema_first_rows_and_capped_total(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from frameport._schema import dtype_table_markdown, system_fields_markdown, type_reads_markdown
+from frameport._tables import DEFAULT_SYSTEM, system_fields
 from frameport.cli import build_parser, command_parsers
 
 DOCS = Path(__file__).resolve().parents[1]
@@ -69,7 +70,7 @@ def cli_synopsis_markdown() -> str:
 GENERATORS: dict[str, Callable[[], str]] = {
     "dtype-table": dtype_table_markdown,
     "type-reads": type_reads_markdown,
-    "system-fields": system_fields_markdown,
+    "system-fields": lambda: system_fields_markdown(system_fields(DEFAULT_SYSTEM)),
     "cli-synopsis": cli_synopsis_markdown,
     "cli-reference": cli_reference_markdown,
 }

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._exceptions import SQLError
-from ._tables import TableQuery
+from ._tables import DEFAULT_SYSTEM, System, TableQuery
 
 if TYPE_CHECKING:
     import polars as pl
@@ -64,16 +64,19 @@ def run_sql(
         ) from exc
 
 
-def scan_table(client: Client, database_id: str, table_id: str) -> pl.LazyFrame:
+def scan_table(
+    client: Client, database_id: str, table_id: str, *, system: System = DEFAULT_SYSTEM
+) -> pl.LazyFrame:
     """A polars LazyFrame over the table `table_id` of `database_id`: columns, filters and
-    row limits of the lazy query reach the service (``client.table(...).to_polars(lazy=True)``).
+    row limits of the lazy query reach the service (``client.table(...).to_polars(lazy=True)``);
+    `system` says which ``$`` fields it has (``$id`` by default; True: all, False: none).
 
     >>> lf = fp.scan_table(client, "crm", "people")                      # doctest: +SKIP
     >>> lf.filter(pl.col("age") > 30).group_by("city").len().collect()    # doctest: +SKIP
     """
     import polars as pl
 
-    frame = client.table(database_id, table_id).to_polars(lazy=True)
+    frame = client.table(database_id, table_id).to_polars(lazy=True, system=system)
     assert isinstance(frame, pl.LazyFrame)
     return frame
 

@@ -69,8 +69,8 @@ class _Connection:
 
 
 def table_resource(connection: _Connection, database: str, table_id: str) -> DltResource:
-    """The resource of one table: Arrow tables of its rows, merged by ``$id``, incremental
-    on ``$updatedAt``."""
+    """The resource of one table: Arrow tables of its rows with every ``$`` field (as a Delta
+    sync keeps them), merged by ``$id``, incremental on ``$updatedAt``."""
 
     def rows(
         updated_at: dlt.sources.incremental[Any] = dlt.sources.incremental(CURSOR_PATH),  # noqa: B008
@@ -80,7 +80,7 @@ def table_resource(connection: _Connection, database: str, table_id: str) -> Dlt
             if updated_at.last_value is not None:
                 query = query.where(col(CURSOR) >= updated_at.last_value)
             for batch in query.iter_batches(
-                arrow=True, progress=False, page_size=connection.page_size
+                arrow=True, progress=False, page_size=connection.page_size, system=True
             ):
                 yield pa.Table.from_batches([batch])
 

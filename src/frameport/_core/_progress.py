@@ -5,9 +5,11 @@ work has taken `DELAY` seconds, so quick operations print nothing; `progress=Tru
 at once; `progress=False` turns a bar off.
 
 A bar shows a percentage and an estimated time left when its total is known (bytes of a
-transfer, rows of a write, columns to wait for). A total that is unknown or capped (the
-service caps `total` at 5000) is passed as None, so the bar counts without pretending to
-know the end. When the work ends, the bar stays in its final state. What draws it is
+transfer, rows of a write, columns to wait for) or once the work learns it (`set_total`: a
+read's count, or an upper bound of it, labelled as one). A total nothing bounds is None, so
+the bar counts without pretending to know the end. When the work ends, the bar stays in its
+final state; work that learns its total as it goes ends with what it counted as the total
+(`finish`), 100%. What draws it is
 tqdm's choice (`tqdm.auto`): a widget in a notebook, which turns green when the work
 completes; a line redrawn in place in a terminal; and, written to a file or a pipe (a log,
 CI), a new line every `LINE_INTERVAL` seconds instead of a redraw.
@@ -64,18 +66,41 @@ class LineBar(DelayedBar):
     final state when the work ends."""
 
     _lines = 0
-    _shown: float | None = None  # the count the last line showed
+    _shown: tuple[object, ...] | None = None  # what the last line showed
 
     def status_printer(self, file: IO[str]) -> Callable[[str], None]:  # type: ignore[override]
         def print_line(text: str) -> None:
-            if not text or self.n == self._shown:  # a clear, or no news: a line stays
+            state = (self.n, self.total, self.postfix)  # the count, the total, the label
+            if not text or state == self._shown:  # a clear, or no news: a line stays
                 return
             file.write(("\n" if self._lines else "") + text)  # tqdm ends the last one
             file.flush()
             self._lines += 1
-            self._shown = self.n
+            self._shown = state
 
         return print_line
+
+
+UPPER_BOUND = "total is an upper bound"
+"""The label of a bar whose total is an upper bound of the work (some may not come)."""
+
+
+def set_total(bar: std_tqdm[Any], total: float, *, upper_bound: bool = False) -> None:
+    """Give `bar` the total it learned, an upper bound labelled as such; the bar then shows a
+    percentage and a time left (a notebook's widget bar too, whose scale is set here)."""
+    bar.total = total
+    container = getattr(bar, "container", None)  # tqdm.notebook's widgets
+    if container is not None and not bar.disable:
+        widget = container.children[1]
+        widget.max, widget.bar_style = max(total, 1), ""
+        widget.layout.width = None
+    bar.set_postfix_str(UPPER_BOUND if upper_bound else "", refresh=True)
+
+
+def finish(bar: std_tqdm[Any]) -> None:
+    """The work ended as it should: what `bar` counted is its total."""
+    if bar.total != bar.n or bar.postfix:
+        set_total(bar, bar.n)
 
 
 def progress_enabled(progress: bool | None) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple
@@ -363,10 +363,11 @@ def type_reads_markdown() -> str:
     return _markdown(header, [(row.column_type, row.arrow, row.read) for row in TYPE_READS])
 
 
-def system_fields_markdown() -> str:
+def system_fields_markdown(shown: Collection[str]) -> str:
     """The service's fields every row starts with (`SYSTEM_SCHEMA`) as a Markdown table: the
-    Arrow type, the pandas dtype read (default backend) and what one value is in the frame
-    (the documentation writes it with this)."""
+    Arrow type, the pandas dtype read (default backend), what one value is in the frame, and
+    whether a read shows it by default (those in `shown`) or only when asked for (the
+    documentation writes it with this)."""
     sample = {
         "$id": "r1",
         "$sequence": 1,
@@ -375,9 +376,15 @@ def system_fields_markdown() -> str:
         PERMISSIONS: ['read("any")'],
     }
     frame = to_pandas(pa.Table.from_pylist([sample], schema=SYSTEM_SCHEMA))
-    header = ("field", "Arrow type", "pandas dtype read", "a value")
+    header = ("field", "Arrow type", "pandas dtype read", "a value", "read by default")
     rows = [
-        (field.name, field.type, frame.dtypes[field.name], repr(frame[field.name].tolist()[0]))
+        (
+            field.name,
+            field.type,
+            frame.dtypes[field.name],
+            repr(frame[field.name].tolist()[0]),
+            "yes" if field.name in shown else "with system=",
+        )
         for field in SYSTEM_SCHEMA
     ]
     return _markdown(header, rows)

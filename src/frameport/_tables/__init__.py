@@ -9,11 +9,14 @@ from ._browse import PagePosition, TableBrowser, TablePage
 from ._location import TableLocation
 from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
 from .polars import explain_scans
+from .read import DEFAULT_SYSTEM, System, system_fields
 
 __all__ = [
+    "DEFAULT_SYSTEM",
     "AsyncTable",
     "AsyncTableQuery",
     "PagePosition",
+    "System",
     "Table",
     "TableBrowser",
     "TableLocation",
@@ -23,4 +26,5 @@ __all__ = [
     "create_table",
     "drop_database",
     "explain_scans",
+    "system_fields",
 ]

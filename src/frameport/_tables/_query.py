@@ -17,8 +17,11 @@ Decisions:
 * Chained filters combine with ``&``; a later `select` or `sort` replaces the earlier one;
   `head` is applied last, so filtering or sorting after `head` raises ValueError (write the
   filter first) — the lazy query does what it reads as.
-* Results always start with the service's fields ``$id``, ``$sequence``, ``$createdAt``,
-  ``$updatedAt`` and ``$permissions``; `select` chooses the columns after them.
+* Results start with ``$id``, the row's key, then the table's columns: every read takes
+  ``system=`` (True: every ``$`` field the service sends, False: none, or the names to show;
+  see `read._system`). `select` chooses exactly the columns it names (a ``$`` field
+  included), after the ``$`` fields `system=` shows. A Delta sync keeps every ``$`` field
+  (it merges by ``$id`` and ``$updatedAt``); an export writes what `system=` shows.
 * A filter the DSL splits into several requests is merged by ``$id`` (first request wins);
   with a sort, those rows are collected and sorted on the client in the service's order
   (nulls first ascending, case- and accent-insensitive text, ties by ``$sequence``), so that
@@ -36,7 +39,7 @@ Decisions:
   of a read that has rows; a table without rows gives only the ``$`` fields.
 * The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
   with the serial read's result (`read._ranged`): ``parallel="auto"`` (the default) runs as many
-  as keep the decoder busy, ``parallel=N`` fixes it, ``parallel=1`` reads serially;
+  as the machine keeps up with, ``parallel=N`` fixes it, ``parallel=1`` reads serially;
   `to_dask` builds a dask DataFrame of such ranges, read on dask's workers (`dask/`).
 """
 
@@ -61,9 +64,11 @@ from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
 from .export import ExportReport, export_resumable, export_streamed
 from .read import (
+    DEFAULT_SYSTEM,
     READ_POOL,
     Parallel,
     QuerySpec,
+    System,
     TableRead,
     check_page_size,
     decoded,
@@ -157,7 +162,8 @@ class AsyncTableQuery:
         return self.where(parse(expr, local_dict=local_dict, level=level + user_frame_depth()))
 
     def select(self, *columns: str) -> AsyncTableQuery:
-        """Read only these columns (after the service's ``$`` fields), in this order."""
+        """Read exactly these columns, in this order, after the ``$`` fields the read's
+        ``system=`` shows (``$id`` by default); a ``$`` field named here is shown too."""
         if len(columns) == 1 and not isinstance(columns[0], str):
             columns = tuple(columns[0])
         return self._derive(self._spec.select(columns))
@@ -177,10 +183,10 @@ class AsyncTableQuery:
 
     # -- reading -------------------------------------------------------------------------------
 
-    async def schema(self) -> pa.Schema:
-        """The Arrow schema of this query's results (inferred from the first page when the
-        table's columns cannot be read)."""
-        return await (await self._read(None)).schema()
+    async def schema(self, *, system: System = DEFAULT_SYSTEM) -> pa.Schema:
+        """The Arrow schema of this query's results with the ``$`` fields `system` shows
+        (inferred from the first page when the table's columns cannot be read)."""
+        return await (await self._read(None, system=system)).schema()
 
     async def to_arrow(
         self,
@@ -188,12 +194,14 @@ class AsyncTableQuery:
         *,
         page_size: int | None = None,
         parallel: Parallel = AUTO,
+        system: System = DEFAULT_SYSTEM,
     ) -> pa.Table:
-        """Every matching row as one Arrow table (the same schema for an empty result).
-        ``parallel="auto"`` reads as many ranges of ``$sequence`` at once as keep the decoder
-        busy, ``parallel=N`` reads N, ``parallel=1`` one after the other (see the scale-out
-        guide)."""
-        read = await self._read(page_size, parallel, reading=True)
+        """Every matching row as one Arrow table (the same schema for an empty result), with
+        ``$id`` and the table's columns (`system`: which ``$`` fields to show; True for all,
+        False for none). ``parallel="auto"`` reads as many ranges of ``$sequence`` at once as
+        the machine keeps up with, ``parallel=N`` reads N, ``parallel=1`` one after the other
+        (see the scale-out guide)."""
+        read = await self._read(page_size, parallel, reading=True, system=system)
         batches, schema = await read.collect(progress)
         return pa.Table.from_batches(batches, schema=schema)
 
@@ -204,16 +212,22 @@ class AsyncTableQuery:
         *,
         page_size: int | None = None,
         parallel: Parallel = AUTO,
+        system: System = DEFAULT_SYSTEM,
     ) -> pd.DataFrame:
         """Every matching row as a DataFrame with frameport's read dtypes: ``Int64``,
         ``boolean``, ``float64``, ``str``, ``datetime64[ms, UTC]``, lists as ``object``; or
-        ``ArrowDtype`` columns with ``dtype_backend="pyarrow"``. Ranges of ``$sequence`` are
-        read concurrently, as many as keep the decoder busy (``parallel="auto"``), or N with
-        ``parallel=N``, with the serial read's result (see the scale-out guide).
+        ``ArrowDtype`` columns with ``dtype_backend="pyarrow"``. The frame has ``$id`` and
+        the table's columns; ``system=True`` adds every ``$`` field, ``system=False`` leaves
+        out ``$id``, a list names the ones to show (``["id", "updatedAt"]``). Ranges of
+        ``$sequence`` are read concurrently, as many as the machine keeps up with
+        (``parallel="auto"``), or N with ``parallel=N``, with the serial read's result (see
+        the scale-out guide).
 
         >>> df = table.query("age > 30").to_pandas(parallel=4)
+        >>> df.columns.tolist()[:2]
+        ['$id', 'name']
         """
-        read = await self._read(page_size, parallel, reading=True)
+        read = await self._read(page_size, parallel, reading=True, system=system)
         batches, schema = await read.collect(progress)
         return batches_to_pandas(
             batches, schema, dtype_backend=dtype_backend, memory_pool=READ_POOL
@@ -229,19 +243,20 @@ class AsyncTableQuery:
         progress: bool | None = None,
         page_size: int | None = None,
         parallel: Parallel = AUTO,
+        system: System = DEFAULT_SYSTEM,
     ) -> AsyncIterator[pd.DataFrame | pa.RecordBatch]:
         """The matching rows batch by batch: DataFrames, or RecordBatches with ``arrow=True``;
         as the pages come, or re-chunked to `rows` rows or about `bytes` bytes per batch.
-        Every batch has the same columns and dtypes; there is no empty batch, so an empty
-        result yields nothing (its columns: `schema`). Reads ahead in ranges of ``$sequence``
-        (``parallel="auto"`` or N at once), in order, with bounded memory (see the scale-out
-        guide).
+        Every batch has the same columns and dtypes (`system` as for `to_pandas`); there is
+        no empty batch, so an empty result yields nothing (its columns: `schema`). Reads
+        ahead in ranges of ``$sequence`` (``parallel="auto"`` or N at once), in order, with
+        bounded memory (see the scale-out guide).
 
         >>> for frame in table.iter_batches(rows=50_000):
         ...     print(len(frame))
         5
         """
-        read = await self._read(page_size, parallel, reading=True)
+        read = await self._read(page_size, parallel, reading=True, system=system)
         with read.bar(progress) as bar:
             stream = read.pages(bar, collect=False)
             async with aclosing(stream):
@@ -260,11 +275,14 @@ class AsyncTableQuery:
         page_size: int | None = None,
         parallel: Parallel = AUTO,
         resume: bool = False,
+        system: System = DEFAULT_SYSTEM,
     ) -> ExportReport:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
         return a report of it (rows, pages, bytes, seconds, checks; it also equals the row
-        count). Memory stays flat however large the table; the file appears only when
-        complete (a failed export leaves no partial file at `path`).
+        count). The file has the columns `to_pandas` would have for the same `system`
+        (``$id`` and the table's columns by default). Memory stays flat however large the
+        table; the file appears only when complete (a failed export leaves no partial file
+        at `path`).
         Ranges of ``$sequence`` are fetched concurrently (``parallel="auto"`` or N at once)
         and written in order, holding a few pages per range. ``resume=True``
         keeps a checkpoint beside `path` after each segment of ``$sequence``, so that an export
@@ -273,7 +291,7 @@ class AsyncTableQuery:
         >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
         3
         """
-        read = await self._read(page_size, parallel, reading=not resume)
+        read = await self._read(page_size, parallel, reading=not resume, system=system)
         if resume:
             return await export_resumable(read, path, compression=compression, progress=progress)
         return await export_streamed(read, path, compression=compression, progress=progress)
@@ -285,13 +303,16 @@ class AsyncTableQuery:
         deletes: Literal["scan", "ignore"] = "scan",
         lag: float = 5.0,
         page_size: int | None = None,
+        progress: bool | None = None,
     ) -> SyncReport:
         """Keep the Delta Lake table at `target` equal to this query's rows and return a
         report of it (inserted, updated, deleted, Delta version, seconds). The first run
         writes everything; later runs read the rows updated since the last run (less `lag`
         seconds, by the service's clock) and merge them by ``$id``; ``deletes="scan"`` also
-        removes the rows that are gone. One Delta commit per run. Needs the ``delta`` extra;
-        see the pipelines guide.
+        removes the rows that are gone. One Delta commit per run. The Delta table has every
+        ``$`` field: the sync merges by ``$id``, finds changes by ``$updatedAt`` and new rows
+        by ``$sequence``. A progress bar shows the rows read (`progress`, as for
+        `to_pandas`). Needs the ``delta`` extra; see the pipelines guide.
 
         >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
         """
@@ -299,20 +320,23 @@ class AsyncTableQuery:
 
         return await sync_delta(
             self._requester, self._location, self._spec, os.fspath(target),
-            deletes=deletes, lag=lag, page_size=page_size,
+            deletes=deletes, lag=lag, page_size=page_size, progress=progress,
         )  # fmt: skip
 
-    async def to_polars(self, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
+    async def to_polars(
+        self, lazy: bool = False, *, system: System = DEFAULT_SYSTEM
+    ) -> pl.DataFrame | pl.LazyFrame:
         """The rows as a polars DataFrame, or with ``lazy=True`` a LazyFrame whose columns,
         filters and row limits reach the service (see `frameport.explain_scans`); the lazy
         scan reads through frameport's loop thread, so it comes from the synchronous face
-        (`TableQuery.to_polars`). Needs the ``polars`` extra.
+        (`TableQuery.to_polars`). `system` as for `to_pandas`. Needs the ``polars`` extra.
 
         >>> people.to_polars(lazy=True).filter(pl.col("age") > 30).collect()  # doctest: +SKIP
         """
         from .polars import to_polars
 
-        return await to_polars(self._requester, self._location, self._spec, lazy=lazy)
+        spec = self._spec.showing(system)
+        return await to_polars(self._requester, self._location, spec, lazy=lazy)
 
     async def to_dask(
         self,
@@ -321,9 +345,11 @@ class AsyncTableQuery:
         credentials: CredentialChoice = "auto",
         dtype_backend: DtypeBackend = None,
         page_size: int | None = None,
+        system: System = DEFAULT_SYSTEM,
     ) -> dd.DataFrame:
         """A dask DataFrame of the matching rows: `partitions` ranges of ``$sequence``, each
-        read by a dask worker with its own client, with the dtypes of `to_pandas`. Workers
+        read by a dask worker with its own client, with the columns and dtypes of `to_pandas`
+        (`system` as there). Workers
         get a reference to the credentials where one exists (`credentials`: "auto", "env",
         "saved" or "embedded"; see the scale-out guide). Needs the ``dask`` extra.
 
@@ -333,7 +359,7 @@ class AsyncTableQuery:
         from .dask import to_dask
 
         return await to_dask(
-            self._requester, self._location, self._spec, partitions,
+            self._requester, self._location, self._spec.showing(system), partitions,
             credentials=credentials, dtype_backend=dtype_backend, page_size=page_size,
         )  # fmt: skip
 
@@ -402,11 +428,17 @@ class AsyncTableQuery:
     # -- internals -----------------------------------------------------------------------------
 
     async def _read(
-        self, page_size: int | None, parallel: Parallel = AUTO, *, reading: bool = False
+        self,
+        page_size: int | None,
+        parallel: Parallel = AUTO,
+        *,
+        reading: bool = False,
+        system: System = DEFAULT_SYSTEM,
     ) -> TableRead:
-        """The read of this query (`reading`: its pages are read next)."""
+        """The read of this query showing the ``$`` fields `system` names (`reading`: its
+        pages are read next)."""
         return await TableRead.make(
-            self._requester, self._location, self._spec,
+            self._requester, self._location, self._spec.showing(system),
             page_size=page_size, parallel=parallel, reading=reading,
         )  # fmt: skip
 

@@ -12,6 +12,7 @@ from ._common import (
     Connection,
     add_client_command,
     add_connection_arguments,
+    add_system_argument,
     add_view_arguments,
     positive_int,
     view_from_args,
@@ -49,6 +50,7 @@ def add_catalog_commands(commands: Any) -> None:
         description=f"Print the first rows of a table as a table of text. {CREDENTIALS_HELP}",
     )
     add_view_arguments(head, columns="columns to show, e.g. name,age")
+    add_system_argument(head)
     head.add_argument(
         "-n", "--rows", type=positive_int, default=5, help="how many rows (default 5)"
     )
@@ -107,7 +109,8 @@ def _list(connection: Connection, args: argparse.Namespace) -> str:
 
 
 def _head(connection: Connection, args: argparse.Namespace) -> str:
-    frame = view_from_args(connection, args).head(args.rows).to_pandas(progress=False)
+    view = view_from_args(connection, args).head(args.rows)
+    frame = view.to_pandas(progress=False, system=args.system)
     return frame.to_string(index=False) if len(frame) else "(no rows)"
 
 

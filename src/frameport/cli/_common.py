@@ -135,6 +135,33 @@ class Connection:
         return f"{str(error).rstrip('.')}; {hint}."
 
 
+def system_option(text: str) -> bool | list[str]:
+    """``--system``: ``all``, ``none``, or $ field names separated by commas."""
+    from .._tables import system_fields
+
+    keyword = {"all": True, "none": False}.get(text.strip().lower())
+    choice = [n.strip() for n in text.split(",") if n.strip()] if keyword is None else keyword
+    try:
+        system_fields(choice)
+    except ValueError:
+        names = ", ".join(name.removeprefix("$") for name in system_fields(True))
+        raise argparse.ArgumentTypeError(
+            f"expected all, none, or names among {names} separated by commas (got {text!r})"
+        ) from None
+    return choice
+
+
+def add_system_argument(parser: argparse.ArgumentParser) -> None:
+    """--system: which $ fields the rows show (default: $id)."""
+    parser.add_argument(
+        "--system",
+        type=system_option,
+        default="id",
+        metavar="FIELDS",
+        help="the $ fields to include: all, none, or names such as id,updatedAt (default: id)",
+    )
+
+
 def add_view_arguments(parser: argparse.ArgumentParser, *, columns: str) -> None:
     """DB and TABLE, --where, --columns (what the columns do: `columns`) and --collection."""
     parser.add_argument("db", help="the database ID")

@@ -12,6 +12,7 @@ from ._common import (
     Connection,
     add_client_command,
     add_connection_arguments,
+    add_system_argument,
     add_view_arguments,
     view_from_args,
 )
@@ -30,9 +31,9 @@ def add_export_command(commands: Any) -> None:
     )
     add_view_arguments(
         export,
-        columns="columns to export, e.g. name,age (the $id, $sequence, $createdAt, $updatedAt "
-        "and $permissions columns always come first)",
+        columns="columns to export, e.g. name,age (after the $ fields of --system)",
     )
+    add_system_argument(export)
     export.add_argument("-o", "--output", required=True, help="the Parquet file to write")
     export.add_argument(
         "--compression", default="zstd", choices=PARQUET_CODECS, help="Parquet codec (default zstd)"
@@ -64,7 +65,11 @@ def _write(connection: Connection, args: argparse.Namespace) -> str:
     query = view_from_args(connection, args)
     progress = False if args.no_progress else None
     report = query.to_parquet(
-        output, compression=args.compression, progress=progress, resume=args.resume
+        output,
+        compression=args.compression,
+        progress=progress,
+        resume=args.resume,
+        system=args.system,
     )
     if not report.ok:
         raise CommandError(f"the export's checks failed:\n{report.summary()}", code=1)

@@ -48,5 +48,6 @@ def add_sync_command(commands: Any) -> None:
 
 def _sync(connection: Connection, args: argparse.Namespace) -> str:
     query = view_from_args(connection, args)
-    report = query.sync(args.target, deletes=args.deletes, lag=args.lag)
+    progress = False if args.no_progress else None
+    report = query.sync(args.target, deletes=args.deletes, lag=args.lag, progress=progress)
     return f"{args.db}/{args.table} → {args.target}: {report.summary()}"

@@ -75,6 +75,7 @@ def read_partition(spec: PartitionSpec, columns: Sequence[str] | None = None) ->
         wanted = [name for name in schema.names if name not in SYSTEM_SCHEMA.names]
         query = query.select(wanted or ["$id"])
     query = query.sorted_by([SEQUENCE], [spec.ascending])
+    query = query.showing([name for name in schema.names if name in SYSTEM_SCHEMA.names])
     rows = run_sync(_read(spec.client, spec.location, query))
     return to_pandas(_conformed(rows, schema), dtype_backend=spec.dtype_backend)
 

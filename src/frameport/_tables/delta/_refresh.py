@@ -37,7 +37,7 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 from ..._core._queries import ServiceQuery, check_member, render_query
 from ..._exceptions import FrameportError, ResumeError
 from .._location import TableLocation
-from ..read import QuerySpec, TableRead
+from ..read import ALL_SYSTEM, QuerySpec, TableRead
 from ._clock import minus_seconds, service_now, service_text
 from ._gone_rows import gone_ids
 from ._state import LastSync, changed_columns, commit_metadata, delta_type, last_sync
@@ -91,12 +91,15 @@ async def sync_delta(
     deletes: DeleteMode = "scan",
     lag: float = DEFAULT_LAG,
     page_size: int | None = None,
+    progress: bool | None = None,
 ) -> SyncReport:
     """Bring the Delta table at `target` up to date with the view `spec` of the table at
     `location`; see the module docstring."""
     started = time.perf_counter()
     _check_options(spec, deletes, lag)
-    spec = replace(spec, order=())  # the merge matches by $id; the read stays in $sequence order
+    # The merge matches by $id, finds changes by $updatedAt and new rows by $sequence: the
+    # Delta table keeps every $ field, and the read stays in $sequence order.
+    spec = replace(spec, order=(), system=ALL_SYSTEM)
     read = await TableRead.make(requester, location, spec, page_size=page_size)
     output = read.plan.output
     if output is None:
@@ -119,9 +122,9 @@ async def sync_delta(
         )
     watermark = service_text(now) if now is not None else (state.watermark if state else None)
     if state is None or state.watermark is None or changed_columns(state.schema, output):
-        return await _snapshot(read, output, target, state, view, watermark, started)
+        return await _snapshot(read, output, target, state, view, watermark, started, progress)
     since = minus_seconds(state.watermark, lag)
-    changed = await _collect(_updated_since(read, since), output)
+    changed = await _collect(_updated_since(read, since), output, progress)
     gone: pa.Array[Any] = pa.array([], pa.string())
     ids_read = 0
     if deletes == "scan":
@@ -157,31 +160,33 @@ async def _snapshot(
     view: str,
     watermark: str | None,
     started: float,
+    progress: bool | None,
 ) -> SyncReport:
     """Write the whole view as the table's new version (streamed), in one commit."""
     schema = pa.schema([field.with_type(delta_type(field.type)) for field in output])
     counted = [0]
     loop = asyncio.get_running_loop()
-    stream = read.pages(collect=False)
-
-    def batches() -> Iterator[pa.RecordBatch]:
-        while True:
-            batch = asyncio.run_coroutine_threadsafe(anext(stream, None), loop).result()
-            if batch is None:
-                return
-            counted[0] += batch.num_rows
-            yield batch.cast(schema)
-
     previous = 0 if state is None else state.table.count()
     figures = {"full": True}
-    async with aclosing(stream):
-        reader = pa.RecordBatchReader.from_batches(schema, batches())
-        metadata = commit_metadata(view, watermark, figures)
-        await asyncio.to_thread(
-            write_deltalake, str(target), reader, mode="overwrite",
-            schema_mode=None if state is None else "overwrite",
-            commit_properties=CommitProperties(custom_metadata=metadata),
-        )  # fmt: skip
+    with read.bar(progress) as bar:
+        stream = read.pages(bar, collect=False)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            while True:
+                batch = asyncio.run_coroutine_threadsafe(anext(stream, None), loop).result()
+                if batch is None:
+                    return
+                counted[0] += batch.num_rows
+                yield batch.cast(schema)
+
+        async with aclosing(stream):
+            reader = pa.RecordBatchReader.from_batches(schema, batches())
+            metadata = commit_metadata(view, watermark, figures)
+            await asyncio.to_thread(
+                write_deltalake, str(target), reader, mode="overwrite",
+                schema_mode=None if state is None else "overwrite",
+                commit_properties=CommitProperties(custom_metadata=metadata),
+            )  # fmt: skip
     version = await asyncio.to_thread(lambda: DeltaTable(str(target)).version())
     rows = counted[0]
     return SyncReport(
@@ -203,9 +208,8 @@ def _updated_since(read: TableRead, since: str) -> TableRead:
     return read.narrowed(render_query(recent, check_member(read.member)))
 
 
-async def _collect(read: TableRead, output: pa.Schema) -> pa.Table:
-    async with aclosing(read.pages(collect=True)) as stream:
-        batches = [batch async for batch in stream]
+async def _collect(read: TableRead, output: pa.Schema, progress: bool | None) -> pa.Table:
+    batches, _ = await read.collect(progress)
     return pa.Table.from_batches(batches, schema=output)
 
 

@@ -18,16 +18,17 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ExportChecks:
     """The checks of an export. `pages_in_order` is None when the rows are sorted on a column
-    (their ``$sequence`` order is then not the file's)."""
+    (their ``$sequence`` order is then not the file's); `ids_unique` is None when the file
+    has no ``$id`` column (exported with ``system=False``)."""
 
-    ids_unique: bool
+    ids_unique: bool | None
     pages_in_order: bool | None
     rows_match: bool
 
     @property
     def ok(self) -> bool:
         """Whether every check that applies holds."""
-        return self.ids_unique and self.pages_in_order is not False and self.rows_match
+        return self.ids_unique is not False and self.pages_in_order is not False and self.rows_match
 
 
 class ExportReport(int):
@@ -85,10 +86,13 @@ class ExportReport(int):
         order = "not checked (sorted)"
         if checks.pages_in_order is not None:
             order = _yes(checks.pages_in_order)
+        unique = "not checked (no $id column)"
+        if checks.ids_unique is not None:
+            unique = _yes(checks.ids_unique)
         lines = [
             f"wrote {self.rows:,} rows to {self.path} ({self.bytes:,} bytes) from "
             f"{self.pages:,} pages in {self.seconds:.1f} s",
-            f"checks: $id unique: {_yes(checks.ids_unique)}; pages in order: {order}"
+            f"checks: $id unique: {unique}; pages in order: {order}"
             f"; rows written = rows listed: {_yes(checks.rows_match)}",
         ]
         if self.upper_sequence is not None:

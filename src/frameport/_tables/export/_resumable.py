@@ -44,7 +44,7 @@ from ._checkpoint import (
 )
 from ._parquet import write_parquet
 from ._report import ExportReport
-from ._watch import PageWatch, file_checks
+from ._watch import PageWatch, file_checks, watched_read, written
 
 SEGMENT_PAGES = 4
 """A segment spans this many pages' worth of ``$sequence`` values."""
@@ -129,7 +129,7 @@ async def _write_segments(
     its file as its turn comes, recording it in the checkpoint; the pages read."""
     first = checkpoint.done
     pending = [SequenceRange(after, upto) for after, upto in checkpoint.segments[first:]]
-    tagged = read.pages_by_range(pending, collect=False, distance=distance)
+    tagged = watched_read(read).pages_by_range(pending, collect=False, distance=distance)
     pages = 0
     async with aclosing(tagged):
         following = await anext(tagged, None)
@@ -144,7 +144,8 @@ async def _write_segments(
 
             watch = PageWatch(last_sequence=part.after)
             file = segment_path(folder, first + number)
-            await write_parquet(watch.watch(segment()), schema, file, compression=compression)
+            shown = written(read, watch.watch(segment()))
+            await write_parquet(shown, schema, file, compression=compression)
             checkpoint.done = first + number + 1
             checkpoint.rows.append(watch.rows)
             checkpoint.pages.append(watch.pages)

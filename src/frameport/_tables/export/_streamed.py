@@ -15,7 +15,7 @@ import pyarrow as pa
 from ..read import TableRead
 from ._parquet import write_parquet
 from ._report import ExportReport
-from ._watch import PageWatch, file_checks
+from ._watch import PageWatch, file_checks, watched_read, written
 
 
 async def export_streamed(
@@ -25,14 +25,15 @@ async def export_streamed(
     started = time.perf_counter()
     watch = PageWatch(ordered=read.plan.spec.sequence_order is True)
     with read.bar(progress) as bar:
-        async with aclosing(read.pages(bar, collect=False)) as stream:
+        async with aclosing(watched_read(read).pages(bar, collect=False)) as stream:
             batches: AsyncIterator[pa.RecordBatch] = stream
             schema = read.plan.output
             if schema is None:  # inferred: the first batch settles it
                 first = await anext(stream, None)
-                schema = read.result_schema([] if first is None else [first])
+                schema = read.result_schema([] if first is None else [read.plan.project(first)])
                 batches = _prepend(first, stream)
-            rows = await write_parquet(watch.watch(batches), schema, path, compression=compression)
+            shown = written(read, watch.watch(batches))
+            rows = await write_parquet(shown, schema, path, compression=compression)
     pages_in_order = watch.in_order if watch.ordered else None
     checks = await asyncio.to_thread(file_checks, Path(path), watch.rows, pages_in_order)
     return ExportReport(

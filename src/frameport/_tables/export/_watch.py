@@ -1,9 +1,11 @@
 """Counting and checking the batches an export writes, and checking the file it wrote.
 
 `PageWatch` sits between the read and the writer: it counts pages, rows and Arrow bytes and
-checks that ``$sequence`` only grows from batch to batch (the order of the read). `file_checks`
-reads the written file back: its ``$id`` column, row group by row group, and the row count of
-its footer, compared with the rows the watch saw listed.
+checks that ``$sequence`` only grows from batch to batch (the order of the read), on the
+batches of `watched_read`, which shows ``$sequence`` whatever the export writes; `written`
+then keeps the columns the export's own read shows. `file_checks` reads the written file
+back: its ``$id`` column (when it has one), row group by row group, and the row count of its
+footer, compared with the rows the watch saw listed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..read import SEQUENCE, TableRead
 from ._report import ExportChecks
+
+
+def watched_read(read: TableRead) -> TableRead:
+    """`read` also showing ``$sequence``, which `PageWatch` checks (it sends the same
+    requests)."""
+    return read.showing([*read.plan.shown_system, SEQUENCE])
+
+
+async def written(
+    read: TableRead, batches: AsyncIterator[pa.RecordBatch]
+) -> AsyncIterator[pa.RecordBatch]:
+    """`batches` of `watched_read(read)` with the columns `read` shows."""
+    async for batch in batches:
+        yield read.plan.project(batch)
 
 
 @dataclass
@@ -54,12 +71,12 @@ class PageWatch:
 
 def file_checks(path: Path, rows_listed: int, pages_in_order: bool | None) -> ExportChecks:
     """The checks of the Parquet file `path`, written by an export whose read listed
-    `rows_listed` rows: its ``$id`` column holds no value twice, and its footer counts the
-    rows listed (the file's own count, not the writer's)."""
+    `rows_listed` rows: its ``$id`` column holds no value twice (None: it has none), and its
+    footer counts the rows listed (the file's own count, not the writer's)."""
     file = pq.ParquetFile(path)
     seen: set[str | None] = set()
-    unique = True
-    for group in range(file.num_row_groups):
+    unique: bool | None = "$id" in file.schema_arrow.names or None
+    for group in range(file.num_row_groups if unique else 0):
         ids = file.read_row_group(group, columns=["$id"]).column(0)
         values = ids.to_pylist()
         before = len(seen)

@@ -2,9 +2,10 @@
 
 `_table_read` (the read) → `_ranged` (in ranges of ``$sequence``, as many at once as the
 controller says, through the fan-in of `_core._fan_in`) → `_serial` (a plan's pages: settled,
-sorted, projected), `_strategy` (serial or ranged, and why) and `_probes` (one-row requests)
+sorted, projected) and `_strategy` (serial or ranged, and why) → `_probes` (one-row requests)
 → `_plan` (the query resolved against the table's columns) → `_kinds`, `_ranges`, `_cursor`
-(the cursor loop) → `_decode` (page bodies to Arrow).
+(the cursor loop) → `_decode` (page bodies to Arrow); `_system` says which ``$`` fields a
+read shows.
 """
 
 from ._cursor import (
@@ -23,15 +24,19 @@ from ._ranges import SEQUENCE, SequenceRange
 from ._rechunk import rechunk
 from ._serial import learn_columns
 from ._strategy import Parallel
+from ._system import ALL_SYSTEM, DEFAULT_SYSTEM, System, system_fields
 from ._table_read import TableRead
 
 __all__ = [
+    "ALL_SYSTEM",
+    "DEFAULT_SYSTEM",
     "READ_POOL",
     "SEQUENCE",
     "TOTAL_CAP",
     "Parallel",
     "QuerySpec",
     "SequenceRange",
+    "System",
     "TableRead",
     "check_page_size",
     "column_models",
@@ -43,4 +48,5 @@ __all__ = [
     "iter_pages",
     "learn_columns",
     "rechunk",
+    "system_fields",
 ]

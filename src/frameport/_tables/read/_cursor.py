@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
+from ..._core._progress import set_total
 from ..._core._queries import cursor_after_query, limit_query, offset_query
 from ..._core._transport import queries_param
 from ..._exceptions import BadRequestError
@@ -318,12 +319,22 @@ class SeenIds:
         return batch.filter(pa.array(fresh, pa.bool_()))
 
 
-def show_total(bar: tqdm[Any], total: int, *, exact: bool, head: int | None) -> None:
-    """Show the service's count `total` of a read on `bar`: as the bar's total when `exact`
-    (the count is the result's) and below `TOTAL_CAP`, else as a bound beside it."""
+def show_total(
+    bar: tqdm[Any], total: int, *, exact: bool, head: int | None, span: int | None = None
+) -> None:
+    """Show on `bar` what is known of a read's rows: the service's count `total` when `exact`
+    (the count is the result's) and below `TOTAL_CAP`; else an upper bound, labelled as one:
+    the least of that count (the client keeps fewer), `span` (the ``$sequence`` values from
+    the first row to the last) and `head`; else, with nothing to bound it, the capped count
+    beside the bar."""
     if exact and total < TOTAL_CAP:
-        bar.total = total if head is None else min(total, head)
-        bar.refresh()
+        set_total(bar, total if head is None else min(total, head))
+        return
+    bounds = [bound for bound in (span, head) if bound is not None]
+    if total < TOTAL_CAP:
+        bounds.append(total)
+    if bounds:
+        set_total(bar, min(bounds), upper_bound=True)
         return
     described = describe_total(total, exact=exact)
     if described is not None:

@@ -26,6 +26,7 @@ from ._cursor import DEFAULT_PAGE_SIZE, READ_POOL, Decode, check_page_size, fetc
 from ._decode import decode_page, decode_page_inferring
 from ._kinds import KindCheck, expr_columns, filter_columns, guessed_columns
 from ._ranges import SEQUENCE, SequenceRange
+from ._system import ALL_SYSTEM, DEFAULT_SYSTEM, System, system_fields
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -42,6 +43,11 @@ class QuerySpec:
     order: tuple[tuple[str, bool], ...] = ()
     head: int | None = None
     page_size: int | None = None
+    system: tuple[str, ...] = system_fields(DEFAULT_SYSTEM)  # the $ fields shown
+
+    def showing(self, system: System) -> QuerySpec:
+        """The same query showing the ``$`` fields `system` names (see `_system`)."""
+        return replace(self, system=system_fields(system))
 
     def where(self, condition: Expr) -> QuerySpec:
         """Also keep only the rows where `condition` holds (``&`` with the filter so far)."""
@@ -50,7 +56,7 @@ class QuerySpec:
         return replace(self, condition=condition if previous is None else previous & condition)
 
     def select(self, columns: Sequence[str]) -> QuerySpec:
-        """Only these columns (after the service's ``$`` fields), in this order."""
+        """Only these columns (after the ``$`` fields shown), in this order."""
         select_query(columns)  # checks the names
         return replace(self, columns=tuple(columns))
 
@@ -97,6 +103,8 @@ class QuerySpec:
             parts.append(f"sort={keys}")
         if self.head is not None:
             parts.append(f"head={self.head}")
+        if self.system != system_fields(DEFAULT_SYSTEM):
+            parts.append(f"system={list(self.system)!r}")
         return parts
 
 
@@ -131,6 +139,18 @@ class Plan:
         return frozenset(_client_columns(self)) - set(select)
 
     @property
+    def shown_system(self) -> tuple[str, ...]:
+        """The ``$`` fields the result shows: those of `system=`, and those `select` names."""
+        named = set(self.spec.system).union(self.spec.columns or ())
+        return tuple(name for name in ALL_SYSTEM if name in named)
+
+    @property
+    def hidden_columns(self) -> frozenset[str]:
+        """Columns fetched but not output: the client's own and the ``$`` fields not shown
+        (the read uses ``$id`` and ``$sequence`` itself before it drops them)."""
+        return self.extra_columns | (frozenset(ALL_SYSTEM) - set(self.shown_system))
+
+    @property
     def select_queries(self) -> tuple[str, ...]:
         """The select of every request (none: every column)."""
         select = self.spec.columns
@@ -150,9 +170,10 @@ class Plan:
     @property
     def output(self) -> pa.Schema | None:
         """The result's schema (None: inferred from the rows)."""
-        if self.fetched is None or not self.extra_columns:
+        hidden = self.hidden_columns
+        if self.fetched is None or not hidden:
             return self.fetched
-        return pa.schema([field for field in self.fetched if field.name not in self.extra_columns])
+        return pa.schema([field for field in self.fetched if field.name not in hidden])
 
     @property
     def every_row_kept(self) -> bool:
@@ -173,7 +194,7 @@ class Plan:
     def ids_only(self) -> Plan:
         """The plan of the same rows with only the ``$`` fields (and what the client needs to
         filter them), in ``$sequence`` order."""
-        spec = replace(self.spec, columns=("$id",), order=())
+        spec = replace(self.spec, columns=("$id",), order=(), system=ALL_SYSTEM)
         fetched = self.fetched
         if fetched is not None:
             wanted = [*SYSTEM_SCHEMA.names, *expr_columns(self.residual)]
@@ -210,11 +231,12 @@ class Plan:
         output = self.output
         if output is not None:
             return batch if batch.schema.names == output.names else batch.select(output.names)
-        names = [name for name in batch.schema.names if name not in self.extra_columns]
+        hidden = self.hidden_columns
+        names = [name for name in batch.schema.names if name not in hidden]
         if self.spec.columns is not None:
             chosen = [name for name in self.spec.columns if name in batch.schema.names]
-            names = [*SYSTEM_SCHEMA.names, *(n for n in chosen if n not in SYSTEM_SCHEMA.names)]
-        return batch.select(names)
+            names = [*self.shown_system, *(n for n in chosen if n not in ALL_SYSTEM)]
+        return batch if names == batch.schema.names else batch.select(names)
 
     def result_schema(
         self, batches: Sequence[pa.RecordBatch], inferred: InferredSchema | None

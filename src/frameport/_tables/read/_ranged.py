@@ -153,7 +153,8 @@ async def ranged_batches(
         # Their round trip is the distance: ranges start before the first page is decoded.
         concurrency.guess(round_trip, GUESSED_WORK_PER_ROW * plan.page_size)
         if bar is not None:
-            show_total(bar, total, exact=plan.every_row_kept, head=plan.head)
+            span = None if near is None or far is None else abs(far - near) + 1
+            show_total(bar, total, exact=plan.every_row_kept, head=plan.head, span=span)
         descending = plan.spec.sequence_order is False
         share = _beyond_first_page(near, far, plan.page_size, descending=descending)
         if total >= plan.page_size and share is not None:

@@ -5,6 +5,7 @@ columns projected. Each range of a ranged read is read this way.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -18,6 +19,7 @@ from ..._exceptions import RowDecodeError
 from ..._schema import SYSTEM_SCHEMA, InferredSchema
 from ._cursor import (
     PREFETCH_PAGES,
+    TOTAL_CAP,
     Decode,
     PagedRead,
     SeenIds,
@@ -28,6 +30,7 @@ from ._cursor import (
 )
 from ._ordering import sort_table
 from ._plan import Plan
+from ._probes import sequence_bounds
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -63,7 +66,7 @@ async def serial_batches(
         every_row_kept=plan.every_row_kept,
         counted=slot is None,
     )
-    pages = _decoded_pages(requester, read, plan.decoder(inferred), bar, concurrency, slot)
+    pages = _decoded_pages(requester, plan, read, plan.decoder(inferred), bar, concurrency, slot)
     async with aclosing(pages):
         batches: AsyncIterator[pa.RecordBatch] = up_to_head(pages, read.head, bar)
         if inferred is not None:
@@ -77,24 +80,46 @@ async def serial_batches(
 
 async def _decoded_pages(
     requester: Requester,
+    plan: Plan,
     read: PagedRead,
     decode: Decode,
     bar: Any,
     concurrency: AdaptiveConcurrency | None,
     slot: Slot | None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
-    """Every page of `read` decoded (while the next ones are fetched), without duplicate rows
-    when there are several requests; the first page's count shown on `bar`."""
+    """Every page of `read` (of `plan`) decoded (while the next ones are fetched), without
+    duplicate rows when there are several requests; the first page's count shown on `bar`,
+    and when the service's count is capped, an upper bound from the rows' ``$sequence``
+    bounds (asked for beside the pages)."""
     ahead = 0 if slot is not None else PREFETCH_PAGES
     pages = prefetched_pages(requester, read, concurrency=concurrency, ahead=ahead, slot=slot)
     seen = SeenIds() if len(read.requests) > 1 else None
-    async with aclosing(pages):
-        async for page in pages:
-            total, batch = await decoded(decode, page.body, concurrency)
-            if page.first and bar is not None:
-                exact = len(read.requests) == 1 and read.every_row_kept
-                show_total(bar, total, exact=exact, head=read.head)
-            yield batch if seen is None else seen.new_rows(batch)
+    bounded: asyncio.Task[None] | None = None
+    try:
+        async with aclosing(pages):
+            async for page in pages:
+                total, batch = await decoded(decode, page.body, concurrency)
+                if page.first and bar is not None:
+                    exact = len(read.requests) == 1 and read.every_row_kept
+                    show_total(bar, total, exact=exact, head=read.head)
+                    if total >= TOTAL_CAP and not bar.disable:
+                        shown = _show_bound(requester, plan, bar, total, exact, read.head)
+                        bounded = asyncio.create_task(shown)
+                yield batch if seen is None else seen.new_rows(batch)
+    finally:
+        if bounded is not None:
+            bounded.cancel()
+            await asyncio.gather(bounded, return_exceptions=True)
+
+
+async def _show_bound(
+    requester: Requester, plan: Plan, bar: Any, total: int, exact: bool, head: int | None
+) -> None:
+    """Show on `bar` the upper bound the ``$sequence`` of the first and the last row give."""
+    bounds = await sequence_bounds(requester, plan)
+    if bounds is not None:
+        span = bounds.last - bounds.first + 1
+        show_total(bar, total, exact=exact, head=head, span=span)
 
 
 async def learn_columns(requester: Requester, plan: Plan, inferred: InferredSchema) -> None:

@@ -96,11 +96,15 @@ class ReadStrategy:
     def describe(self) -> str:
         """How the read runs, in a sentence (the last line of `explain`)."""
         if self.serial_reason is not None:
-            return f"Read serially: {self.serial_reason}."
+            return f"The pages are read one after another, because {self.serial_reason}."
         if self.parallel == AUTO:
             return (
-                "Read the first page and, beside it, the rest in ranges of $sequence, as many at "
-                f"once as keep the decoder busy (at most {READ_CAP}), handed on in order; "
-                "parallel=1 reads serially."
+                "The first page is read and, at the same time, the rest of the rows in slices "
+                "of the order they were stored in ($sequence), as many at once as this "
+                f"machine keeps up with (at most {READ_CAP}), handed on in order; parallel=1 "
+                "reads one page after another."
             )
-        return f"Read in ranges of $sequence, {self.parallel} at once, handed on in order."
+        return (
+            f"The rows are read in slices of the order they were stored in ($sequence), "
+            f"{self.parallel} at once, handed on in order."
+        )

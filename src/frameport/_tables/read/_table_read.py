@@ -12,8 +12,8 @@ rows; `ranges` cuts the rows into ranges (dask partitions, export segments), whi
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, Iterator, Sequence
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ..._core._adaptive import AUTO
 from ..._core._fan_in import in_order
-from ..._core._progress import progress_bar
+from ..._core._progress import finish, progress_bar
 from ..._schema import InferredSchema
 from .._location import TableLocation
 from ._cursor import TOTAL_CAP
@@ -37,6 +37,7 @@ from ._ranged import (
 from ._ranges import SequenceRange, split_ranges
 from ._serial import serial_batches
 from ._strategy import Parallel, ReadStrategy
+from ._system import System
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -186,6 +187,10 @@ class TableRead:
         """This read with the filter query strings `queries` added to every request."""
         return replace(self, plan=self.plan.narrowed(*queries), opening=None)
 
+    def showing(self, system: System) -> TableRead:
+        """This read showing the ``$`` fields `system` names (it sends the same requests)."""
+        return replace(self, plan=replace(self.plan, spec=self.plan.spec.showing(system)))
+
     def ids_only(self) -> TableRead:
         """This read of the rows' ``$`` fields only, in ``$sequence`` order."""
         plan = self.plan.ids_only()
@@ -199,36 +204,57 @@ class TableRead:
         """The schema of a result made of `batches` (for inferred types: of what was seen)."""
         return self.plan.result_schema(batches, self.inferred)
 
-    def bar(self, progress: bool | None) -> tqdm[Any]:
-        """A progress bar of this read's rows (`progress`: None decides by the terminal)."""
-        return progress_bar(total=None, unit="rows", desc=str(self.location), enabled=progress)
+    @contextmanager
+    def bar(self, progress: bool | None) -> Iterator[tqdm[Any]]:
+        """A progress bar of this read's rows (`progress`: None decides by the terminal),
+        given its total once the read learns it and left at 100% when the read ends."""
+        desc = str(self.location)
+        with progress_bar(total=None, unit="rows", desc=desc, enabled=progress) as bar:
+            yield bar
+            finish(bar)
 
     def explain(self) -> str:
         """What the read sends and what the client does with the answers, and whether it
-        runs in concurrent ranges (and if not, why)."""
+        runs in concurrent ranges (and if not, why), in plain words."""
         plan = self.plan
-        lines = [f"{' · '.join(plan.spec.describe(plan.location))}: "
-                 f"GET {plan.location.rows_path}, pages of {plan.page_size} rows, "
-                 "each after the previous page's last $id (cursorAfter)"]  # fmt: skip
+        lines = [f"{' · '.join(plan.spec.describe(plan.location))}: the rows come from "
+                 f"GET {plan.location.rows_path}, {plan.page_size:,} at a time, each page "
+                 "starting after the last row of the one before."]  # fmt: skip
         requests = plan.requests
         if not requests:
             lines.append("No request: the filter matches no row.")
         for number, queries in enumerate(requests, start=1):
-            lines.append(f"Request {number} of {len(requests)}:")
-            lines.extend(f"  {query}" for query in queries or ["(no queries)"])
-        if plan.residual is not None:
-            lines.append(f"Applied by the client to the rows returned: {plan.residual!r}")
+            lines.append(f"Request {number} of {len(requests)}, as the service receives it:")
+            lines.extend(f"  {query}" for query in queries or ["(no condition: every row)"])
         if len(requests) > 1:
-            lines.append("The rows of the requests are merged by $id (first request wins).")
+            lines.append(
+                "The filter does not fit in one request, so it is sent as several; their rows "
+                "are joined, each row once."
+            )
+        if plan.residual is not None:
+            condition = f"Then the client keeps the rows where {plan.residual!r}. Why:"
+            lines.append(f"{condition} {WHY_THE_CLIENT_CHECKS}")
         if plan.client_order:
-            lines.append("The merged rows are sorted by the client in the service's order.")
+            lines.append("The client sorts the joined rows the way the service would.")
         if plan.head is not None:
-            lines.append(f"The read stops after {plan.head} rows.")
+            lines.append(f"The read stops after {plan.head:,} rows.")
         if plan.fetched is None:
-            lines.append("The column types are inferred from the rows (no access to columns).")
+            lines.append(
+                "This client may not read the table's column types, so they are inferred from "
+                "the rows."
+            )
         if requests:
             lines.append(self.strategy.describe())
         return "\n".join(lines)
+
+
+WHY_THE_CLIENT_CHECKS = (
+    "the service may send more rows than that (it compares text without regard to case or "
+    "accents, and takes a filter too long for one request in a looser form), so the client "
+    "checks every row as pandas would; a condition the service cannot take is checked by the "
+    "client only."
+)
+"""Why a read applies part of its filter itself, after what it sent (`explain`)."""
 
 
 async def _tagged(
