@@ -228,6 +228,7 @@ class TableRead:
             lines.append("The column types are inferred from the rows (no access to columns).")
         if requests:
             lines.append(self.strategy.describe())
+            lines.append(self.requester.wire_encoding().describe())
         return "\n".join(lines)
 
 
