@@ -38,7 +38,12 @@ from typing import Any
 import pyarrow as pa
 
 from frameport._schema import arrow_schema
-from frameport._tables.read._decode import batch_from_rows, decode_page, last_row_id
+from frameport._tables.read._decode import (
+    _text_for_timestamps,
+    batch_from_rows,
+    decode_page,
+    last_row_id,
+)
 
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 255},
@@ -114,24 +119,14 @@ def _texts(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def polars_types(kind: pa.DataType) -> Any:
-    """The polars type a column is read as: datetimes as text, the rest as in the batch."""
-    import polars as pl
-
-    if pa.types.is_timestamp(kind):
-        return pl.String
-    if pa.types.is_list(kind):
-        return pl.List(polars_types(kind.value_type))
-    return pl.Series(pa.array([], type=kind)).dtype
-
-
 def polars_wire_schema(schema: pa.Schema) -> dict[str, Any]:
     """The polars types the rows are read as (``$sequence`` and datetimes as text)."""
     import polars as pl
 
-    wire = {field.name: polars_types(field.type) for field in schema}
-    wire["$sequence"] = pl.String
-    return wire
+    wire: dict[str, Any] = {
+        f.name: pl.Series(pa.array([], _text_for_timestamps(f.type))).dtype for f in schema
+    }
+    return {**wire, "$sequence": pl.String}
 
 
 def polars_rows(body: bytes, wire: dict[str, Any]) -> Any:

@@ -58,12 +58,25 @@ def read_through_relay(
     return frame, expected, explained, relay
 
 
-def test_near_reads_ask_for_no_encoding_and_get_plain_pages(
-    service: LocalService, people: pd.DataFrame
+@pytest.mark.parametrize(
+    ("distance", "options", "why"),
+    [
+        ("service", {}, "the service is near"),
+        ("far_service", {"compression": "off"}, "compression='off' fixes it"),
+    ],
+    ids=["near", "far with compression off"],
+)
+def test_plain_pages_are_asked_for_near_or_when_compression_is_off(
+    request: pytest.FixtureRequest,
+    people: pd.DataFrame,
+    distance: str,
+    options: dict[str, str],
+    why: str,
 ) -> None:
-    frame, expected, explained, relay = read_through_relay(service, people)
+    service = request.getfixturevalue(distance)
+    frame, expected, explained, relay = read_through_relay(service, people, **options)
     assert_same_rows(frame, expected)
-    assert "Accept-Encoding: identity" in explained and "the service is near" in explained
+    assert "Accept-Encoding: identity" in explained and why in explained
     assert set(relay.request_headers("Accept-Encoding")) == {"identity"}
     assert relay.answer_headers("Content-Encoding") == []
 
@@ -90,16 +103,6 @@ def test_a_fixed_encoding_is_asked_for_near_and_read_the_same(
     assert f"compression={encoding!r} fixes it" in explained
     answered = relay.answer_headers("Content-Encoding")
     assert len(answered) >= ROWS // PAGE + 1 and set(answered) == {encoding}
-
-
-def test_compression_off_asks_a_far_service_for_plain_pages(
-    far_service: LocalService, people: pd.DataFrame
-) -> None:
-    frame, expected, explained, relay = read_through_relay(far_service, people, compression="off")
-    assert_same_rows(frame, expected)
-    assert "compression='off' fixes it" in explained
-    assert set(relay.request_headers("Accept-Encoding")) == {"identity"}
-    assert relay.answer_headers("Content-Encoding") == []
 
 
 def test_a_service_that_ignores_accept_encoding_is_read_all_the_same(
