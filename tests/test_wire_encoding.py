@@ -105,6 +105,16 @@ def test_a_fixed_encoding_is_asked_for_near_and_read_the_same(
     assert len(answered) >= ROWS // PAGE + 1 and set(answered) == {encoding}
 
 
+def test_an_accept_encoding_among_the_clients_headers_is_sent_as_it_is(
+    service: LocalService, people: pd.DataFrame
+) -> None:
+    headers = {"Accept-Encoding": "br"}
+    frame, expected, _, relay = read_through_relay(service, people, headers=headers)
+    assert_same_rows(frame, expected)
+    assert set(relay.request_headers("Accept-Encoding")) == {"br"}
+    assert relay.answer_headers("Content-Encoding").count("br") >= ROWS // PAGE + 1
+
+
 def test_a_service_that_ignores_accept_encoding_is_read_all_the_same(
     plain_service: LocalService, people: pd.DataFrame
 ) -> None:

@@ -335,9 +335,9 @@ class Transport:
 
     The httpx client (keep-alive pool, finite timeouts) is created on first use, inside the
     event loop that uses it; if that loop has ended (a second ``asyncio.run``) or the process
-    has forked since, a new one replaces it. A request that sets no ``Accept-Encoding`` gets
-    the one `wire_encoding` chooses for `compression` and the fastest answer so far
-    (`round_trip`); httpx inflates the answer.
+    has forked since, a new one replaces it. A request that sets no ``Accept-Encoding`` (nor
+    do the client's `headers`) gets the one `wire_encoding` chooses for `compression` and the
+    fastest answer so far (`round_trip`); httpx inflates the answer.
     """
 
     def __init__(
@@ -428,7 +428,8 @@ class Transport:
         http = self._client()
         retry = 0
         ambiguous = False  # an earlier attempt may have reached the service and acted
-        if not any(name.lower() == "accept-encoding" for name in headers or ()):
+        named = [*self._headers, *(headers or {})]
+        if not any(name.lower() == "accept-encoding" for name in named):
             accept = {"Accept-Encoding": self.wire_encoding().accept_encoding}
             headers = {**(headers or {}), **accept}
         while True:
