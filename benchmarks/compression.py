@@ -42,8 +42,9 @@ from pathlib import Path
 import httpx
 
 from frameport.local._compression import ENCODERS
-from partitioned import BENCH_KEY, load_people, local_service
+from partitioned import load_people
 from read import DATABASE, INFLATERS, PROJECT
+from support.served import KEY, local_service
 
 PAGE_ROWS = 5000
 
@@ -58,7 +59,7 @@ def default_read(endpoint: str, repeat: int) -> dict[str, float]:
     from frameport._client import Client
 
     best: dict[str, float] = {"seconds": float("inf")}
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, a connection and the loop are warm
         for _ in range(repeat):
@@ -100,7 +101,7 @@ def reference_client(endpoint: str) -> int:
     rows: list[dict[str, object]] = []
     cursor: str | None = None
     with requests.Session() as session:
-        session.headers.update({"X-Service-Project": PROJECT, "X-Service-Key": BENCH_KEY})
+        session.headers.update({"X-Service-Project": PROJECT, "X-Service-Key": KEY})
         while True:
             queries = [json.dumps({"method": "limit", "values": [PAGE_ROWS]})]
             if cursor is not None:
@@ -129,7 +130,7 @@ def fresh_read(kind: str, endpoint: str) -> float:
     if kind == "reference":
         reference_client(endpoint)
     else:
-        with Client(endpoint, PROJECT, key=BENCH_KEY, compression=kind) as client:  # type: ignore[arg-type]
+        with Client(endpoint, PROJECT, key=KEY, compression=kind) as client:  # type: ignore[arg-type]
             client.table(DATABASE, "people").to_pandas(progress=False)
     return time.perf_counter() - started
 
@@ -155,7 +156,7 @@ def cpu_ms(run: Callable[[], object], repeat: int = 20) -> float:
 
 def one_page(endpoint: str) -> bytes:
     limit = json.dumps({"method": "limit", "values": [PAGE_ROWS]})
-    headers = {"X-Service-Project": PROJECT, "X-Service-Key": BENCH_KEY}
+    headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
     path = f"{endpoint}/tablesdb/{DATABASE}/tables/people/rows"
     return httpx.get(path, params={"queries[]": limit}, headers=headers, timeout=60).content
 

@@ -38,8 +38,8 @@ from pathlib import Path
 
 import httpx
 
-from partitioned import BENCH_KEY, local_service
 from read import DATABASE, PROJECT, best_seconds, peak_growth
+from support.served import KEY, local_service
 from upload import MB, post_raw_chunks, prebuilt_chunk_bodies, write_random_file
 
 DISTANCES: dict[str, list[str]] = {
@@ -62,7 +62,7 @@ def load_table(endpoint: str, rows: int) -> None:
     from frameport._client import Client
     from frameport._demo import sample_people
 
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         frame = sample_people(rows)
         client.create_table(DATABASE, "people", schema=frame).insert(frame, progress=False)
         client.create_bucket(BUCKET, BUCKET)
@@ -73,7 +73,7 @@ def read_cell(endpoint: str, setting: str) -> dict[str, float]:
     from frameport._client import Client
 
     parallel: int | str = setting if setting == "auto" else int(setting)
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, a connection and the loop are warm
         frame, seconds, growth = peak_growth(
@@ -166,7 +166,7 @@ async def reference_upload(endpoint: str, path: Path) -> None:
     from frameport import ID
     from frameport._transfer._upload import plan_parts
 
-    headers = {"X-Service-Project": PROJECT, "X-Service-Key": BENCH_KEY}
+    headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
     size, file_id = path.stat().st_size, ID.unique()
     slots = asyncio.Semaphore(REFERENCE_PARTS)
     async with httpx.AsyncClient(base_url=endpoint, headers=headers, timeout=600) as http:
@@ -204,7 +204,7 @@ def upload_figures(endpoint: str, path: Path, repeat: int, *, floor: bool) -> di
     from frameport._client import Client
 
     figures: dict[str, float] = {}
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         bucket = client.bucket(BUCKET)
         figures.update(
             interleaved_best(
@@ -221,7 +221,7 @@ def upload_figures(endpoint: str, path: Path, repeat: int, *, floor: bool) -> di
             figures["floor"] = best_seconds(
                 lambda: asyncio.run(
                     post_raw_chunks(
-                        endpoint, bodies, concurrency=REFERENCE_PARTS, key=BENCH_KEY, bucket=BUCKET
+                        endpoint, bodies, concurrency=REFERENCE_PARTS, key=KEY, bucket=BUCKET
                     )
                 ),
                 1,

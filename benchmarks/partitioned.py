@@ -22,13 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 from read import (
@@ -41,55 +37,22 @@ from read import (
     record,
     replay_server,
 )
+from support.served import KEY, local_service
 
 PARALLEL = (None, 2, 4)
 DELAY = 0.05
 """Seconds the replay server waits before each page in (c)."""
-BENCH_KEY = "standard_partitioned_bench"
 
 
 # ---------------------------------------------------------------------------------------------
 # The local service in its own process
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def local_service(data: Path, extra: Sequence[str] = ()) -> Iterator[str]:
-    """``frameport serve`` in a subprocess (with the options `extra`); yields its endpoint
-    once it answers."""
-    import httpx
-
-    port = free_port()
-    command = [
-        str(Path(sys.executable).with_name("frameport")), "serve", "--port", str(port),
-        "--data", str(data), "--project", PROJECT, "--key", BENCH_KEY, "--no-rate-limits",
-        *extra,
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}/v1"
-    try:
-        while True:
-            try:
-                httpx.get(endpoint, timeout=1)  # any answer: the service is up
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield endpoint
-    finally:
-        process.terminate()
-        process.wait()
-
-
 def load_people(endpoint: str, rows: int) -> None:
     from frameport._client import Client
     from frameport._demo import sample_people
 
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         frame = sample_people(rows)
         client.create_table(DATABASE, "people", schema=frame).insert(frame, progress=False)
 
@@ -170,8 +133,8 @@ def column_read_bytes(endpoint: str) -> tuple[int, int, int]:
 
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({f"c{i}": rng.random(500_000) for i in range(8)})
-    options = {"endpoint": endpoint, "project": PROJECT, "key": BENCH_KEY}
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    options = {"endpoint": endpoint, "project": PROJECT, "key": KEY}
+    with Client(endpoint, PROJECT, key=KEY) as client:
         bucket = client.create_bucket("bench", "bench")
         file = bucket.upload_dataframe(frame, "wide.parquet", progress=False)
     fs = fsspec.filesystem("frameport", **options)
@@ -200,7 +163,7 @@ def main() -> None:
         with local_service(directory / "service") as endpoint:
             print(f"loading {args.rows:,} rows into the local service ...", flush=True)
             load_people(endpoint, args.rows)
-            local = read_rates(endpoint, "people", args.rows, args.repeat, BENCH_KEY)
+            local = read_rates(endpoint, "people", args.rows, args.repeat, KEY)
             sizes = column_read_bytes(endpoint)
         print_rates(f"(a) local service, own process, {args.rows:,} rows (best of "
                     f"{args.repeat})", local)  # fmt: skip

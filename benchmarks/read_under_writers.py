@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -26,11 +24,9 @@ from typing import Any
 
 import httpx
 
-from service_upload_rss import free_port, wait_until_up
+from support.served import headers, local_service
 
 GOAL_P99_SECONDS = 0.5
-KEY = "standard_benchmark"
-PROJECT = "bench"
 DB = "bench"
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 64, "required": False},
@@ -42,24 +38,13 @@ CALIBRATION_ROWS = 10_000
 
 @contextmanager
 def served() -> Iterator[httpx.Client]:
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="frameport-bench-") as data_dir:
-        command = [
-            sys.executable, "-m", "frameport.cli", "serve", "--port", str(port),
-            "--data", data_dir, "--key", KEY, "--project", PROJECT, "--no-rate-limits",
-        ]  # fmt: skip
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-        headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
-        limits = httpx.Limits(max_connections=100)
-        try:
-            with httpx.Client(
-                base_url=f"http://127.0.0.1:{port}/v1", headers=headers, timeout=600, limits=limits
-            ) as client:
-                wait_until_up(client, server)
-                yield client
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    limits = httpx.Limits(max_connections=100)
+    with (
+        tempfile.TemporaryDirectory(prefix="frameport-bench-") as data_dir,
+        local_service(data_dir) as endpoint,
+        httpx.Client(base_url=endpoint, headers=headers(), timeout=600, limits=limits) as client,
+    ):
+        yield client
 
 
 def prepare(client: httpx.Client) -> None:

@@ -25,7 +25,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,8 @@ from pathlib import Path
 import httpx
 import psutil
 from websockets.asyncio.client import ClientConnection, connect
+
+from support.served import free_port
 
 KEY = "standard_" + "1" * 64
 PROJECT = "bench"
@@ -63,12 +64,6 @@ class Listener:
                 self.received[text[start : text.index('"', start)]] = now
             elif text == '{"type":"pong"}':
                 self.pong.set()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 _SERVE = """

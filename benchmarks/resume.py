@@ -19,8 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from partitioned import BENCH_KEY, load_people, local_service
+from partitioned import load_people
 from read import DATABASE, PROJECT
+from support.served import KEY, local_service
 
 FAR = ["--latency", "150", "--bandwidth", "20"]
 GOAL = 1.2
@@ -31,7 +32,7 @@ def export_seconds(endpoint: str, target: Path, *, resume: bool) -> tuple[float,
     """One export of the whole table to `target`: its seconds and rows."""
     from frameport._client import Client
 
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, a connection and the loop are warm
         started = time.perf_counter()

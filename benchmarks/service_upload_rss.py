@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import random
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,16 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import psutil
 
+from support.served import headers, service_process
+
 CHUNK = 5 * 1024 * 1024
 GOAL_MB = 200
-KEY = "standard_benchmark"
-PROJECT = "bench"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def chunk_bytes(index: int, size: int) -> bytes:
@@ -71,18 +63,6 @@ class PeakRss:
         self._thread.join()
 
 
-def wait_until_up(client: httpx.Client, server: subprocess.Popen[bytes]) -> None:
-    for _ in range(500):
-        if server.poll() is not None:
-            raise SystemExit("the service exited during start-up")
-        try:
-            client.get("/storage/buckets")
-            return
-        except httpx.TransportError:
-            time.sleep(0.02)
-    raise SystemExit("the service did not start")
-
-
 def upload(client: httpx.Client, size: int) -> dict[str, object]:
     chunks = -(-size // CHUNK)
 
@@ -113,28 +93,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=1.0, help="file size in GiB (default 1)")
     size = int(parser.parse_args().gib * 1024**3)
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="frameport-bench-") as data_dir:
-        command = [
-            sys.executable, "-m", "frameport.cli", "serve", "--port", str(port),
-            "--data", data_dir, "--key", KEY, "--project", PROJECT, "--no-rate-limits",
-        ]  # fmt: skip
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-        headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
-        try:
-            with httpx.Client(
-                base_url=f"http://127.0.0.1:{port}/v1", headers=headers, timeout=600
-            ) as client:
-                wait_until_up(client, server)
-                client.post("/storage/buckets", json={"bucketId": "bench", "name": "bench"})
-                with PeakRss(server.pid) as rss:
-                    idle = rss.current()
-                    started = time.perf_counter()
-                    final = upload(client, size)
-                    seconds = time.perf_counter() - started
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    with (
+        tempfile.TemporaryDirectory(prefix="frameport-bench-") as data_dir,
+        service_process(data_dir) as (endpoint, server),
+        httpx.Client(base_url=endpoint, headers=headers(), timeout=600) as client,
+    ):
+        client.post("/storage/buckets", json={"bucketId": "bench", "name": "bench"})
+        with PeakRss(server.pid) as rss:
+            idle = rss.current()
+            started = time.perf_counter()
+            final = upload(client, size)
+            seconds = time.perf_counter() - started
     expected = hashlib.md5()
     for index in range(-(-size // CHUNK)):
         expected.update(chunk_bytes(index, size))

@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from partitioned import BENCH_KEY, local_service
 from read import DATABASE, PROJECT, peak_growth
+from support.served import KEY, local_service
 
 FILE_ROWS = 50_000
 
@@ -63,7 +63,7 @@ def measure(kind: str, endpoint: str, target: str, deletes: str) -> dict[str, An
     from frameport._client import Client
 
     counted = count_row_bytes()
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, connections and the loop are warm
         counted[0] = 0
@@ -94,7 +94,7 @@ def change_rows(endpoint: str, rows: int) -> tuple[int, int]:
     from frameport._client import Client
     from frameport._demo import sample_people
 
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         ids = table.select("name").to_pandas(progress=False)["$id"].tolist()
         chosen = random.Random(7).sample(ids, rows // 100)
@@ -108,7 +108,7 @@ def delete_rows(endpoint: str, rows: int) -> int:
     """Delete 0.1 % of the rows; how many."""
     from frameport._client import Client
 
-    with Client(endpoint, PROJECT, key=BENCH_KEY) as client:
+    with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         ids = table.select("name").to_pandas(progress=False)["$id"].tolist()
         chosen = random.Random(9).sample(ids, rows // 1000)

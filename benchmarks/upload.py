@@ -22,13 +22,11 @@ import io
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
@@ -38,50 +36,13 @@ import pandas as pd
 from frameport._client import Client
 from frameport._core._ids import ID
 from frameport._transfer._upload import CHUNK_SIZE, plan_parts
+from support.served import KEY, PROJECT, local_service
 
-KEY = "standard_benchmark"
-PROJECT = "bench"
 BUCKET = "bench"
 MB = 1024 * 1024
 CONCURRENCY = 4
 FRAME_GOAL = 1.2
 RSS_GOAL_MB = 100
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def local_service(data_dir: str) -> Iterator[str]:
-    """`frameport serve` in a subprocess; yields its endpoint once it answers."""
-    port = free_port()
-    command = [
-        sys.executable, "-m", "frameport.cli", "serve", "--port", str(port), "--data", data_dir,
-        "--key", KEY, "--project", PROJECT, "--no-rate-limits",
-    ]  # fmt: skip
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}/v1"
-    try:
-        headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
-        for _ in range(1000):
-            if server.poll() is not None:
-                raise SystemExit("the service exited during start-up")
-            try:
-                httpx.post(
-                    f"{endpoint}/storage/buckets",
-                    json={"bucketId": BUCKET, "name": BUCKET},
-                    headers=headers,
-                ).raise_for_status()
-                break
-            except httpx.TransportError:
-                time.sleep(0.02)
-        yield endpoint
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def write_random_file(path: Path, size: int) -> Path:
@@ -225,6 +186,7 @@ RSS_CHILD = """
 import json, sys, threading, time
 import psutil
 from frameport._client import Client
+from support.served import KEY, PROJECT, local_service
 
 endpoint, project, key, bucket, path = sys.argv[1:]
 process = psutil.Process()
@@ -278,6 +240,7 @@ def main() -> int:
         os.environ["FRAMEPORT_CACHE_DIR"] = str(Path(scratch) / "cache")
         with local_service(str(Path(scratch) / "service")) as endpoint:
             with Client(endpoint, PROJECT, key=KEY) as client:
+                client.create_bucket(BUCKET, exist_ok=True)
                 frame_ratio = frame_benchmark(client, endpoint, args.frame_mb, args.repeat)
                 source = write_random_file(Path(scratch) / "file.bin", args.file_mb * MB)
                 file_benchmark(client, endpoint, source, args.repeat)

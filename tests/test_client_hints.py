@@ -1,5 +1,6 @@
 """Errors whose likely cause is the client's own setting say so: an endpoint without /v1,
-and an API key the service does not know (it treats such a key as a guest, contract §2.4)."""
+and an API key the service does not know (it treats such a key as a guest:
+service interface, "Authentication")."""
 
 from __future__ import annotations
 

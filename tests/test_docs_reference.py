@@ -1,4 +1,5 @@
-"""Every public name is documented, and every one is in the API reference.
+"""Every public name is documented, and every one is in the API reference; every citation of
+the service interface reference names one of its headings.
 
 The public names are `frameport.__all__`, `frameport.widgets.__all__` and
 `frameport.local.__all__`; the public methods and properties of their classes count too.
@@ -116,3 +117,92 @@ def test_the_reference_shows_the_sync_types_and_no_await() -> None:
         "Table.iter_batches": "Iterator[pd.DataFrame | pa.RecordBatch]",
     }
     assert shown["awaiting"] == []
+
+
+SERVICE_INTERFACE = REFERENCE / "service-interface.md"
+# Where the code cites the service interface reference, by heading: `(service interface,
+# "Chunked uploads", "Rate limits")`.
+CITING_SOURCES = ("src", "tests", "benchmarks")
+CITATION = re.compile(r'service interface, ((?:"[^"\n]+"(?:, )?)+)')
+CITED_HEADING = re.compile(r'"([^"]+)"')
+# Any other mention of it is a citation in another form.
+MENTION = re.compile(r"service\s+interface\b(?!, \")", re.I)
+# A comment or docstring line break, so that a citation may wrap.
+LINE_BREAK = re.compile(r"\s*\n\s*(?:#:?\s*)?")
+# Citations of documents the repository does not hold: section signs, numbered decisions.
+FOREIGN_CITATION = re.compile(r"§|\bdecisions? \d|\b(?:wire|the) contract\b|\bcontract's", re.I)
+
+
+def service_interface_headings() -> set[str]:
+    text = SERVICE_INTERFACE.read_text(encoding="utf-8")
+    return set(re.findall(r"^#{2,6} (.+?)\s*$", text, flags=re.MULTILINE))
+
+
+def cited_headings(text: str) -> list[str]:
+    """The headings the service interface citations in `text` name, in order."""
+    joined = LINE_BREAK.sub(" ", text)
+    return [
+        heading
+        for citation in CITATION.finditer(joined)
+        for heading in CITED_HEADING.findall(citation.group(1))
+    ]
+
+
+def unresolved_citations(text: str, headings: set[str]) -> list[str]:
+    """The cited headings that `headings` lacks, and the mentions not in the citation form."""
+    joined = LINE_BREAK.sub(" ", text)
+    malformed = [joined[found.start() : found.end() + 20] for found in MENTION.finditer(joined)]
+    return [heading for heading in cited_headings(text) if heading not in headings] + malformed
+
+
+def citing_files() -> list[Path]:
+    """The Python files of the citing trees, but for this one, whose examples cite on purpose."""
+    here = Path(__file__).resolve()
+    return [
+        path
+        for tree in CITING_SOURCES
+        for path in sorted((REPO / tree).rglob("*.py"))
+        if path != here
+    ]
+
+
+def test_every_citation_names_a_heading_of_the_service_interface() -> None:
+    headings = service_interface_headings()
+    texts = {path.relative_to(REPO): path.read_text(encoding="utf-8") for path in citing_files()}
+    assert sum(len(cited_headings(text)) for text in texts.values()) > 0
+    unresolved = {
+        str(path): missing
+        for path, text in texts.items()
+        if (missing := unresolved_citations(text, headings))
+    }
+    assert unresolved == {}
+
+
+def test_a_citation_of_a_missing_heading_is_found() -> None:
+    headings = service_interface_headings()
+    assert {"Chunked uploads", "Rate limits", "Realtime events"} <= headings
+    text = '''"""Parts (service interface, "Chunked uploads", "Part sizes").
+
+    Limits (service interface,
+    "Rate limits", "Throttling")."""
+    #: Events (service interface, "Realtime events",
+    #: "Replay")
+    '''
+    other_form = "Rows (service interface: *Rows*)"
+    assert cited_headings(text) == [
+        "Chunked uploads", "Part sizes", "Rate limits", "Throttling", "Realtime events", "Replay"
+    ]  # fmt: skip
+    assert unresolved_citations(text, headings) == ["Part sizes", "Throttling", "Replay"]
+    assert unresolved_citations(other_form, headings) == ["service interface: *Rows*)"]
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    pages = sorted((REPO / "docs").rglob("*.md"))
+    foreign = {
+        str(path.relative_to(REPO)): found
+        for path in [*citing_files(), *pages]
+        if (found := FOREIGN_CITATION.findall(path.read_text(encoding="utf-8")))
+    }
+    assert foreign == {}
+    old_forms = "as contract §8 says; upserts answer 200 (decision 6; decisions 3 and 7)"
+    assert FOREIGN_CITATION.findall(old_forms) == ["§", "decision 6", "decisions 3"]

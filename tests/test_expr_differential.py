@@ -63,6 +63,8 @@ TABLE_SHAPES = (
     (300, 0.05, SMALL_INTEGERS),
 )
 WHERE_EXAMPLES = 400
+# 400 examples take about a minute on a quiet machine and several on a busy one.
+LONG_RUN = pytest.mark.timeout(900)
 QUERY_EXAMPLES = 400
 
 FLOATS = [-1.5, -0.0, 0.0, 0.1, 0.3, 0.1 + 0.2, 1.0, 2.0, 2.5, 1e-300, 1e300, -7.25]
@@ -607,6 +609,7 @@ def test_tables_read_back_as_loaded(loaded: list[LoadedTable]) -> None:
         assert_same_rows(table.frame, frame)
 
 
+@LONG_RUN
 @settings(DIFFERENTIAL, max_examples=WHERE_EXAMPLES)
 @given(case=CASES)
 def test_where_returns_the_rows_pandas_query_keeps(loaded: list[LoadedTable], case: Case) -> None:
@@ -621,6 +624,7 @@ def test_where_returns_the_rows_pandas_query_keeps(loaded: list[LoadedTable], ca
     assert_rows(table.where(~case.filter.expr).to_pandas(progress=False), expected, frame)
 
 
+@LONG_RUN
 @settings(DIFFERENTIAL, max_examples=QUERY_EXAMPLES)
 @given(case=CASES)
 def test_query_strings_return_the_rows_pandas_query_keeps(

@@ -7,8 +7,8 @@ and random filters:
 * `frame[evaluate(expr, frame)]` equals `frame.query(repr(expr))`, which checks the client-side
   evaluation and the query-string form at once;
 * the compiled queries, run by a model of the service's query semantics (SQL NULLs,
-  case- and accent-insensitive text, contract §5 and §11.8), narrowed by the residual, give
-  the same rows: service rows ∩ residual == `frame.query(...)`.
+  case- and accent-insensitive text; service interface, "Queries", "Collation"), narrowed
+  by the residual, give the same rows: service rows ∩ residual == `frame.query(...)`.
 
 Date-time literals are handed to `frame.query` as `@` variables holding Timestamps: with a
 string literal, pandas' query() rewrites `==`, `!=` and `in` into an `isin` that never matches
@@ -218,10 +218,10 @@ def pandas_query(frame: pd.DataFrame, expr: Expr) -> pd.DataFrame:
 
 # a model of the service's query semantics --------------------------------------------------
 class ServiceModel:
-    """Runs query strings over a frame as the contract describes the service: the queries of
-    a request are ANDed, NULL makes every method but isNull/isNotNull unknown (SQL), text
-    compares folded (case and accents ignored), `regex` searches case-insensitively, `$id`
-    compares exactly."""
+    """Runs query strings over a frame as the service runs them (service interface, "Queries",
+    "Collation"): the queries of a request are ANDed, NULL makes every method but
+    isNull/isNotNull unknown (SQL), text compares folded (case and accents ignored), `regex`
+    searches case-insensitively, `$id` compares exactly."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self.rows = [

@@ -42,7 +42,8 @@ OSLO = timezone(timedelta(hours=2))
 
 
 def service_model(definition: dict[str, Any]) -> dict[str, Any]:
-    """The column model the service reports for a create-column body (wire contract §3.5)."""
+    """The column model the service reports for a create-column body
+    (service interface, "Columns", "Models")."""
     model = {**definition, "status": "available"}
     kind = definition["type"]
     if kind in ("email", "ip", "url", "enum"):

@@ -4,8 +4,8 @@
 >>> client.account()  # doctest: +SKIP
 
 The client assembles the pieces: its options make a `Connection` (the request layer in
-`_core`), and its factories hand that connection to the engines (`AsyncTable`, `AsyncBucket`,
-`AsyncFunction`), which never see the client itself.
+`_core`, built by `_core.connect`), and its factories hand that connection to the engines
+(`AsyncTable`, `AsyncBucket`, `AsyncFunction`), which never see the client itself.
 """
 
 from __future__ import annotations
@@ -26,28 +26,19 @@ from ._core import (
     DEFAULT_HEADER_PREFIX,
     ENDPOINT_ENV,
     PROJECT_ENV,
-    QUERY_MEMBERS,
-    RESPONSE_FORMAT,
     Compression,
-    Connection,
     Credentials,
-    KeyThrottle,
     Requester,
     RetryPolicy,
-    Secret,
     SyncFacade,
-    Transport,
-    check_compression,
-    checked_timeout,
+    connect,
     credentials_from_env,
     delegate,
     forget_session,
     forward_property,
     impersonation_target,
-    load_session,
-    normalized_endpoint,
     save_session,
-    user_agent,
+    with_saved_session,
 )
 from ._core._auth import AuthenticationMethod
 from ._core._call_stack import user_frame_depth
@@ -68,16 +59,9 @@ MAX_JWT_DURATION = 3600
 
 
 def requester_of(client: AsyncClient | Client) -> Requester:
-    """The request layer `client` sends through (for integrations that page through lists or
-    rebuild a client elsewhere)."""
+    """The request layer `client` sends through (for integrations that page through lists)."""
     inner = client._async if isinstance(client, Client) else client
     return inner._connection
-
-
-def with_credentials(client: Client, credentials: Credentials) -> Client:
-    """`client`, now sending `credentials` (for integrations that rebuild a client)."""
-    requester_of(client).credentials = credentials
-    return client
 
 
 P = ParamSpec("P")
@@ -126,37 +110,18 @@ class AsyncClient:
         headers: Mapping[str, str] | None = None,
         compression: Compression = "auto",
     ) -> None:
-        if not isinstance(project, str) or not project.strip():
-            raise ValueError("project must be the project ID, a non-empty string.")
-        if key is not None and jwt is not None:
-            raise ValueError("Pass either key= (an API key) or jwt= (a user's JWT), not both.")
-        if query_member not in (None, *QUERY_MEMBERS):
-            raise ValueError(
-                f"query_member must be 'column', 'attribute' or None (got {query_member!r})."
-            )
-        if not isinstance(header_prefix, str) or not header_prefix:
-            raise ValueError("header_prefix must be a non-empty string such as 'X-Service-'.")
-        policy = retries if isinstance(retries, RetryPolicy) else RetryPolicy(retries=retries)
-        endpoint = normalized_endpoint(endpoint)
-        transport = Transport(
-            endpoint,
-            timeout=checked_timeout(timeout),
-            retry=policy,
-            headers={"User-Agent": user_agent(), **(headers or {})},
-            compression=check_compression(compression),
-        )
-        if key is not None:
-            transport.throttle = KeyThrottle()
-        self._connection = Connection(
+        self._connection = connect(
             endpoint,
             project,
-            transport=transport,
-            credentials=Credentials(
-                key=None if key is None else Secret(key), jwt=None if jwt is None else Secret(jwt)
-            ),
-            header_prefix=header_prefix,
-            response_format=response_format or RESPONSE_FORMAT,
+            key=key,
+            jwt=jwt,
+            response_format=response_format,
+            timeout=timeout,
+            retries=retries,
             query_member=query_member,
+            header_prefix=header_prefix,
+            headers=headers,
+            compression=compression,
         )
 
     # -- construction ---------------------------------------------------------------------
@@ -183,13 +148,7 @@ class AsyncClient:
         if options.get("key") is not None or options.get("jwt") is not None:
             raise ValueError("from_saved() uses a saved session; do not pass key= or jwt=.")
         client = cls(endpoint, project, **options)
-        session = load_session(client.endpoint, project)
-        if session is None:
-            raise ValueError(
-                f"No session is saved for project {project!r} at {client.endpoint}; "
-                "log in once with client.login(email, password, save=True)."
-            )
-        client._credentials = replace(client._credentials, session=session)
+        with_saved_session(client._connection)
         return client
 
     def impersonate(

@@ -1,7 +1,7 @@
 """Callers of every kind for the local service's tests: key, guest, session, JWT.
 
-The tests speak HTTP to the local service themselves (httpx), so they check the wire contract
-rather than the frameport client.
+The tests speak HTTP to the local service themselves (httpx), so they check the service's
+interface rather than the frameport client.
 """
 
 from __future__ import annotations

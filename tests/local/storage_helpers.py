@@ -1,7 +1,8 @@
 """Helpers for the storage and functions tests: callers, seeded bytes and a chunked uploader.
 
-The uploader is written against the wire contract (§6), not with the frameport client: the
-tests prove the local service applies the upload rules, so they speak HTTP themselves.
+The uploader is written against the upload rules (service interface, "Chunked uploads"), not
+with the frameport client: the tests prove the local service applies the upload rules, so they
+speak HTTP themselves.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def send_chunk(
     form: Mapping[str, Any] | None = None,
     ranged: bool = True,
 ) -> httpx.Response:
-    """POST one chunk of `data` as the contract's reference client does."""
+    """POST one chunk of `data` as the service's own SDKs send it
+    (service interface, "Chunked uploads")."""
     start, end = span
     headers = {"X-Service-ID": upload_id}
     if ranged:

@@ -1,8 +1,8 @@
 """Helpers for the tablesdb tests: callers of every kind, schema setup, query strings and a
-Python oracle for the query language (contract §5, decision 8).
+Python oracle for the query language (service interface, "Queries", "Collation").
 
-The tests speak HTTP to the local service themselves (httpx), so they check the wire contract
-rather than the frameport client.
+The tests speak HTTP to the local service themselves (httpx), so they check the service's
+interface rather than the frameport client.
 """
 
 from __future__ import annotations

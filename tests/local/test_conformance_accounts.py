@@ -1,5 +1,6 @@
 """Accounts, sessions, JWTs, users, teams and the general wire conventions, checked over HTTP
-against the statements of the wire contract (§1, §2, §3.1, §3.2, §4, §8, §9)."""
+(service interface, "Requests", "Authentication", "Accounts and sessions", "Users and teams",
+"Models", "Rate limits", "Response formats")."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def cookie_expiry(text: str) -> float:
     return parsedate_to_datetime(expires.group(1)).timestamp()
 
 
-# --- §1 general conventions ----------------------------------------------------------------
+# --- general conventions (service interface, "Requests") -----------------------------------
 
 
 def test_project_from_query_or_body_before_header(service: LocalService) -> None:
@@ -149,7 +150,7 @@ def test_scope_error_message(service: LocalService) -> None:
         assert body["message"] == 'scoped@example.org (role: users) missing scopes (["users.read"])'
 
 
-# --- §2 identity --------------------------------------------------------------------------
+# --- identity (service interface, "Authentication", "Roles and scopes", "Impersonation") ----
 
 
 def test_debug_fallback_header_says_whether_the_fallback_was_read(service: LocalService) -> None:
@@ -367,7 +368,7 @@ def test_blocked_user_with_a_live_session(service: LocalService) -> None:
         assert_error(client.get("/account"), 403, "user_blocked")
 
 
-# --- §3.1 account endpoints and §4 models -------------------------------------------------
+# --- account endpoints and models (service interface, "Accounts and sessions", "Models") ----
 
 
 def test_account_and_user_models_list_every_field(service: LocalService) -> None:
@@ -474,7 +475,7 @@ def test_email_session_limit_resets_after_success() -> None:
             assert other_budget.headers["x-ratelimit-remaining"] == "2"
 
 
-# --- §3.2 users, teams, memberships ------------------------------------------------------
+# --- users, teams, memberships (service interface, "Users and teams") ----------------------
 
 
 def test_users_create_rules(service: LocalService) -> None:

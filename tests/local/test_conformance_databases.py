@@ -1,5 +1,6 @@
-"""Databases, tables, columns and indexes checked over HTTP against the statements of the wire
-contract (§1.2–§1.4, §3.3–§3.5, §4, §8, §10), through both interfaces."""
+"""Databases, tables, columns and indexes checked over HTTP, through both interfaces
+(service interface, "IDs", "Dates and lists", "The catalog",
+"Columns", "Models", "Rate limits", "Error types")."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from frameport.local import LocalService
 
 DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$")
 COMMON = ["key", "type", "status", "error", "required", "array", "$createdAt", "$updatedAt"]
-#: Route type, extra create parameters → the model's fields beyond the common part (§4).
+#: Route type, extra create parameters → the model's fields beyond the common part
+#: (service interface, "Models").
 MODEL_FIELDS: list[tuple[str, dict[str, Any], set[str]]] = [
     ("string", {"size": 10}, {"size", "default", "encrypt"}),
     ("varchar", {"size": 10}, {"size", "default", "encrypt"}),
@@ -60,7 +62,7 @@ def assert_dates(model: dict[str, Any]) -> None:
         assert DATETIME.match(model[name]), (name, model[name])
 
 
-# --- §1.2 IDs ------------------------------------------------------------------------------
+# --- IDs (service interface, "IDs") ---------------------------------------------------------
 
 
 def test_generated_ids(client: httpx.Client) -> None:
@@ -124,7 +126,7 @@ def test_path_ids_are_validated(client: httpx.Client) -> None:
     assert_error(valid_but_missing, 404, "table_not_found")
 
 
-# --- §1.4 list envelopes -------------------------------------------------------------------
+# --- list envelopes (service interface, "Dates and lists") ---------------------------------
 
 
 def test_list_envelopes_and_totals(client: httpx.Client) -> None:
@@ -180,7 +182,7 @@ def test_column_list_filters(client: httpx.Client) -> None:
     assert str(body["message"]).startswith("Invalid `queries` param: Invalid query: ")
 
 
-# --- §3.3–§3.5 and §4 models ----------------------------------------------------------------
+# --- models (service interface, "The catalog", "Columns", "Models") ------------------------
 
 
 def test_database_and_table_models(client: httpx.Client) -> None:
@@ -288,7 +290,8 @@ def test_table_create_limits_and_names(client: httpx.Client) -> None:
     )
 
 
-# --- §2 scopes, §7 visibility, §8 headers ----------------------------------------------------
+# --- scopes, visibility, headers
+# (service interface, "Roles and scopes", "Permissions", "Rate limits") -------------------
 
 
 def test_schema_scopes_and_messages(service: LocalService, client: httpx.Client) -> None:

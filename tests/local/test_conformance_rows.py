@@ -1,5 +1,6 @@
-"""Rows and documents against the wire contract, item by item (§3.6, §5, §7): the cases the
-audit found the local service answering differently, over real HTTP."""
+"""Rows and documents, item by item (service interface, "Rows", "Queries", "Query errors",
+"Permissions"): the cases the audit found the local service answering differently, over real
+HTTP."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def admin(service: LocalService) -> Iterator[httpx.Client]:
         yield client
 
 
-# --- §3.6 parameters ---------------------------------------------------------------------------
+# --- parameters (service interface, "Rows") -------------------------------------------------
 
 
 @pytest.mark.parametrize("interface", sorted(INTERFACES))
@@ -80,7 +81,7 @@ def test_bulk_upsert_requires_its_rows_parameter(admin: httpx.Client, interface:
     assert body["message"] == f'Param "{plural}" is not optional.'
 
 
-# --- §5.3 value rules: every query is validated, several selects merge ----------------------
+# --- value rules: every query is validated, several selects merge (service interface, "Queries")
 
 
 @pytest.mark.parametrize("method", ["limit", "offset", "cursorAfter"])
@@ -109,7 +110,8 @@ def test_a_duplicate_inside_one_select_is_refused(admin: httpx.Client) -> None:
     assert body["message"] == "Invalid query: Duplicate attributes in select query"
 
 
-# --- §5.7 bulk update and delete map query problems to general_query_invalid ----------------
+# --- bulk update and delete map query problems to general_query_invalid
+# (service interface, "Query errors") ------------------------------------------------------
 
 BAD_QUERIES = [
     json.dumps({"method": "frobnicate"}),
@@ -133,7 +135,8 @@ def test_bulk_update_and_delete_query_errors(
     assert ok(admin.get(INTERFACES["tablesdb"][0]))["total"] == 5
 
 
-# --- §7 update: a no-op needs read, a change needs update; failures are 401 -----------------
+# --- update: a no-op needs read, a change needs update; failures are 401
+# (service interface, "Permissions") -------------------------------------------------------
 
 
 def _secured_row(admin: httpx.Client, row_id: str, permissions: list[str]) -> str:
@@ -161,7 +164,7 @@ def test_no_op_update_with_read_only_is_200(admin: httpx.Client, service: LocalS
     assert_error(changed, 401, "user_unauthorized")
 
 
-# --- §1.2 path IDs -----------------------------------------------------------------------------
+# --- path IDs (service interface, "IDs") ---------------------------------------------------
 
 #: Path IDs that break the ID rule: too long, a leading special char, `unique()`.
 MALFORMED_IDS = ["x" * 37, "_x", ".x", "-x", "unique()"]
@@ -202,14 +205,15 @@ def test_malformed_database_and_table_ids_of_row_routes(admin: httpx.Client, met
 def test_a_guest_with_a_malformed_row_id_still_meets_the_rate_limit_first(
     service: LocalService,
 ) -> None:
-    # Guests hold `rows.write`; the rate limit comes before parameter validation (§8).
+    # Guests hold `rows.write`; the rate limit comes before parameter validation
+    # (service interface, "Rate limits").
     with guest_client(service) as guest:
         response = guest.delete(f"{INTERFACES['tablesdb'][0]}/_bad")
     assert_error(response, 400, "general_argument_invalid")
     assert response.headers["x-ratelimit-limit"] == "60"
 
 
-# --- §9 response format ------------------------------------------------------------------------
+# --- response format (service interface, "Response formats") -------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""Buckets, files and deployments against the wire contract, item by item (§3.7–§3.9, §4, §5.7,
-§6): the models' exact fields, the metadata lists' query errors and the final chunk's
-permissions, over real HTTP."""
+"""Buckets, files and deployments, item by item: the models' exact fields, the metadata lists'
+query errors and the final chunk's permissions, over real HTTP (service interface, "Buckets",
+"Files", "Functions", "Models", "Query errors", "Chunked uploads")."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def admin(service: LocalService) -> Iterator[httpx.Client]:
         yield client
 
 
-# --- §4 models: every listed field, nothing else ------------------------------------------
+# --- models: every listed field, nothing else (service interface, "Models") ---------------
 
 
 def test_bucket_model_has_exactly_its_fields(admin: httpx.Client) -> None:
@@ -110,7 +110,7 @@ def test_deployment_model_has_exactly_its_fields(admin: httpx.Client) -> None:
     assert all(set(item) == DEPLOYMENT_FIELDS for item in listed["deployments"])
 
 
-# --- §5.7 metadata lists: the param validator's message -----------------------------------
+# --- metadata lists: the param validator's message (service interface, "Query errors") ----
 
 BAD_QUERIES = [
     (json.dumps({"method": "frobnicate"}), "Invalid query method: frobnicate"),
@@ -131,7 +131,8 @@ def test_metadata_list_query_errors_name_the_queries_param(
     assert body["message"].endswith(detail)
 
 
-# --- §6.7 the final chunk's permissions replace the record's -------------------------------
+# --- the final chunk's permissions replace the record's
+# (service interface, "Chunked uploads") ---------------------------------------------------
 
 
 def test_final_chunk_permissions_replace_the_first_chunks(admin: httpx.Client) -> None:
@@ -149,7 +150,7 @@ def test_final_chunk_permissions_replace_the_first_chunks(admin: httpx.Client) -
     assert closing.json()["chunksUploaded"] == closing.json()["chunksTotal"] == 2
 
 
-# --- §1.2 path IDs -------------------------------------------------------------------------
+# --- path IDs (service interface, "IDs") ---------------------------------------------------
 
 #: Path IDs that break the ID rule: too long, a leading special char, `unique()`.
 MALFORMED_IDS = ["x" * 37, "_x", ".x", "-x", "unique()"]
@@ -197,8 +198,8 @@ def test_scope_is_checked_before_the_path_ids(service: LocalService) -> None:
 def test_deployment_upload_id_is_format_checked_though_the_service_does_not(
     admin: httpx.Client,
 ) -> None:
-    # §3.9: the service takes X-Service-ID without checking it; the local service checks it
-    # because the ID names the archive's files on disk.
+    # The service takes X-Service-ID without checking it (service interface, "Functions");
+    # the local service checks it because the ID names the archive's files on disk.
     response = admin.post(
         DEPLOYMENTS,
         files={"code": ("code.tar.gz", _archive())},

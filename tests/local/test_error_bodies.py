@@ -1,6 +1,7 @@
-"""§1.5 for every error type the local service knows: a status outside the pass-through list
-is answered as 500 `Server Error`, keeping the type. (Over HTTP: the 500 in
-test_storage_uploads and the injected 500 in test_faults.)"""
+"""The error bodies of every error type the local service knows (service interface,
+"Errors", "Error types"): a status outside the pass-through list is answered as
+500 `Server Error`, keeping the type. (Over HTTP: the 500 in test_storage_uploads and the injected
+500 in test_faults.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Functions and deployments (contract §3.9): chunked archives, the archive check, activation."""
+"""Functions and deployments (service interface, "Functions"): chunked archives, the archive check,
+activation."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Realtime events over real WebSockets (contract §12.5–12.10, §12.14): the channels and the
-event names of row and file writes in both interfaces, payloads, bulk writes, who may
+"""Realtime events over real WebSockets (service interface, "Realtime events"): the channels
+and the event names of row and file writes in both interfaces, payloads, bulk writes, who may
 receive an event, subscription queries, and no replay."""
 
 from __future__ import annotations

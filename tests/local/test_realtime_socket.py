@@ -1,6 +1,6 @@
-"""The realtime socket over real WebSockets (contract §12.1–12.4, §12.11–12.12): the
-handshake, authentication at connect and in-band, the messages, malformed frames and the
-limits."""
+"""The realtime socket over real WebSockets: the handshake, authentication at connect and
+in-band, the messages, malformed frames and the limits
+(service interface, "Realtime connections", "Realtime messages")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Buckets (contract §3.7) and the `queries` of the bucket and file lists (§3.8, §5)."""
+"""Buckets and the `queries` of the bucket and file lists
+(service interface, "Buckets", "Files", "Queries")."""
 
 from __future__ import annotations
 
@@ -186,7 +187,8 @@ def test_file_list_filters_orders_and_pages(admin: httpx.Client) -> None:
 
     assert ids() == (5, ["f0", "f1", "f2", "f3", "partial"])
     assert ids(query("equal", "mimeType", ["text/csv"]))[1] == ["f0", "f1", "f3"]
-    # the collation ignores case and accents: "a.csv" and "Ä.csv" are equal (decision 8)
+    # the collation ignores case and accents: "a.csv" and "Ä.csv" are equal
+    # (service interface, "Collation")
     assert ids(query("equal", "name", ["ä.CSV"]))[1] == ["f1", "f3"]
     assert ids(query("orderAsc", "name"), query("limit", "", [3]))[1] == ["f1", "f3", "f0"]
     assert ids(query("greaterThanEqual", "sizeOriginal", [12]), query("offset", "", [1])) == (

@@ -1,4 +1,5 @@
-"""Downloads and views (contract §3.8): headers, Range requests and their limits."""
+"""Downloads and views (service interface, "Downloads and previews"): headers, Range requests and
+their limits."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Who may do what with files (contract §7): keys, signed-in users and guests, with and
-without fileSecurity."""
+"""Who may do what with files (service interface, "Permissions"): keys, signed-in users and guests,
+with and without fileSecurity."""
 
 from __future__ import annotations
 

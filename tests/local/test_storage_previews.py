@@ -1,4 +1,5 @@
-"""Previews (contract §3.8): Pillow-made images of the requested size and format."""
+"""Previews (service interface, "Downloads and previews"): Pillow-made images of the requested size
+and format."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Chunked uploads (contract §6): sizes, chunk orders, duplicates, resume and every error."""
+"""Chunked uploads (service interface, "Chunked uploads"): sizes, chunk orders, duplicates, resume
+and every error."""
 
 from __future__ import annotations
 
@@ -158,7 +159,7 @@ def test_first_chunk_names_the_file_and_sets_mime(admin: httpx.Client) -> None:
     assert (model["encryption"], model["compression"]) == (False, "none")
 
 
-# -- errors, in the order of contract §6.3 ---------------------------------------------------
+# -- errors, in the service's order (service interface, "Chunked uploads") ------------------
 
 
 def test_missing_bucket_is_404(admin: httpx.Client) -> None:
@@ -306,12 +307,12 @@ def test_bucket_maximum_above_the_service_limit_is_500(tmp_path: Path) -> None:
         create_bucket(admin, "roomy")
     with LocalService(data_dir=tmp_path, max_file_size=500) as svc, key_client(svc) as admin:
         response = admin.post("/storage/buckets/roomy/files", files={"file": ("a", b"x")})
-    # §1.5: a 500 keeps its type, but its message is always `Server Error`.
+    # A 500 keeps its type, but its message is always `Server Error` (service interface, "Errors").
     assert assert_error(response, 500, "general_server_error")["message"] == "Server Error"
     assert response.headers["cache-control"] == "no-cache, no-store, must-revalidate"
 
 
-# -- rate limit (contract §8) ---------------------------------------------------------------
+# -- rate limit (service interface, "Rate limits") -----------------------------------------
 
 
 def test_chunks_are_rate_limited_per_chunk_index_for_users(service: LocalService) -> None:

@@ -1,4 +1,5 @@
-"""Ordering and cursor paging of rows (contract §5.5) against an ordering computed in Python.
+"""Ordering and cursor paging of rows (service interface, "Ordering and cursors") against an
+ordering computed in Python.
 
 From every row of a small table with ties and nulls, `cursorAfter` and `cursorBefore` return
 exactly the neighbouring rows of the Python ordering; a cursor row with null in an order
@@ -69,8 +70,9 @@ def small(client: httpx.Client) -> list[dict[str, Any]]:
 
 
 def expected_order(rows: list[dict[str, Any]], orders: Orders) -> list[dict[str, Any]]:
-    """§5.5: the orders, then $sequence (in a first $createdAt's direction); nulls sort first
-    ascending, last descending; strings compare folded."""
+    """The orders, then $sequence (in a first $createdAt's direction); nulls sort first
+    ascending, last descending; strings compare folded (service interface,
+    "Ordering and cursors", "Collation")."""
     keys = list(orders)
     if not any(key in ("$id", "$sequence") for key, _ in keys):
         descending = bool(keys) and keys[0][0] in ("$createdAt", "$updatedAt") and keys[0][1]

@@ -1,4 +1,5 @@
-"""Who may do what with rows (contract §7): keys, sessions, JWTs, guests and impersonation."""
+"""Who may do what with rows (service interface, "Permissions"): keys, sessions, JWTs, guests and
+impersonation."""
 
 from __future__ import annotations
 

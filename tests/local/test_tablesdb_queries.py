@@ -1,8 +1,9 @@
-"""The query language of the rows endpoints (contract §5) against a Python oracle.
+"""The query language of the rows endpoints (service interface, "Queries") against a Python
+oracle.
 
-Every filter method runs over the same 240 rows through HTTP and through `matches`; strings
-compare case- and accent-insensitively (decision 8), nulls follow SQL. Values that look like
-SQL, LIKE wildcards or escapes are matched literally.
+Every filter method runs over the same 240 rows through HTTP and through `matches`; strings compare
+case- and accent-insensitively (service interface, "Collation"), nulls follow SQL. Values that look
+like SQL, LIKE wildcards or escapes are matched literally.
 """
 
 from __future__ import annotations

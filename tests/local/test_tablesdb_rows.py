@@ -1,4 +1,5 @@
-"""Rows and documents through HTTP: the Row model, every write path and its errors (§3.6, §4)."""
+"""Rows and documents through HTTP: the Row model, every write path and its errors
+(service interface, "Rows", "Models")."""
 
 from __future__ import annotations
 

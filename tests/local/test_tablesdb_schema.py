@@ -1,4 +1,5 @@
-"""Databases, tables, columns and indexes through both interfaces (contract §3.3–3.5, §4)."""
+"""Databases, tables, columns and indexes through both interfaces
+(service interface, "The catalog", "Columns", "Models")."""
 
 from __future__ import annotations
 

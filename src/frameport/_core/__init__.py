@@ -1,7 +1,7 @@
 """The request layer, below everything else: settings and environment names, credentials,
 the transport (retries, throttling, the one place errors are mapped), `Connection` (the one
-`Requester`), the sync loop thread, the wire-format query JSON, IDs, time formats, polling
-and progress bars."""
+`Requester`) and its construction from a client's options (`connect`), the sync loop thread,
+the wire-format query JSON, IDs, time formats, polling and progress bars."""
 
 from ._auth import (
     Credentials,
@@ -24,6 +24,7 @@ from ._config import (
     normalized_endpoint,
     user_agent,
 )
+from ._connect import connect, with_saved_session
 from ._connection import Connection
 from ._ids import ID, is_valid_id
 from ._queries import equal_query, order_query
@@ -54,6 +55,7 @@ __all__ = [
     "async_twin",
     "check_compression",
     "checked_timeout",
+    "connect",
     "credentials_from_env",
     "delegate",
     "equal_query",
@@ -68,4 +70,5 @@ __all__ = [
     "run_sync",
     "save_session",
     "user_agent",
+    "with_saved_session",
 ]

@@ -225,7 +225,8 @@ class RateLimitThrottle:
 
 class KeyThrottle(RateLimitThrottle):
     """The throttle of an API-key client: the service sends rate-limit headers to keys too but
-    does not enforce the limits for them (contract §8), so only a 429 holds a route back."""
+    does not enforce the limits for them (service interface, "Rate limits"), so only a 429
+    holds a route back."""
 
     def observe(self, route: str, response: httpx.Response) -> None:
         if response.status_code == 429:

@@ -37,7 +37,7 @@ Decisions:
 * The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
   with the serial read's result (`read._ranged`): ``parallel="auto"`` (the default) runs as many
   as keep the decoder busy, ``parallel=N`` fixes it, ``parallel=1`` reads serially;
-  `to_dask` builds a dask DataFrame of such ranges, read on dask's workers (`_dask`).
+  `to_dask` builds a dask DataFrame of such ranges, read on dask's workers (`dask/`).
 """
 
 from __future__ import annotations
@@ -319,7 +319,7 @@ class AsyncTableQuery:
         >>> ddf = table.query("age > 30").to_dask(partitions=8)         # doctest: +SKIP
         >>> ddf.groupby("city").age.mean().compute()                     # doctest: +SKIP
         """
-        from .._dask import to_dask
+        from .dask import to_dask
 
         return await to_dask(
             self._requester, self._location, self._spec, partitions,

@@ -42,8 +42,8 @@ WRITE_BLOCK = 1024 * 1024
 
 
 class PayloadTooLarge(ServiceError):
-    """413: the parameters are over the limit (answered as the service's proxy does, not as
-    §1.5's pass-through list would, which has no 413)."""
+    """413: the parameters are over the limit (answered as the service's proxy does: the statuses
+    the service passes through have no 413; service interface, "Errors")."""
 
     def __init__(self, detail: str) -> None:
         message = f"{detail} Send less per request (e.g. fewer rows at a time)."

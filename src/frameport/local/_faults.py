@@ -113,7 +113,8 @@ async def _drop(send: Send) -> None:
     )
 
 
-#: Refusal status → the error type and message it is sent with (a 500 says `Server Error`, §1.5).
+#: Refusal status → the error type and message it is sent with (a 500 says `Server Error`:
+#: service interface, "Errors").
 _REFUSALS = {
     500: ("general_server_error", SERVER_ERROR_MESSAGE),
     503: ("general_server_error", "Injected fault: the service is unavailable. Try again."),

@@ -10,7 +10,6 @@ interrupted export leaves the target as it was (absent, or the previous file).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import secrets
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from ..._core._threads import in_thread_to_the_end
 
 ROW_GROUP_ROWS = 65_536
 """Rows per Parquet row group (the last one may be smaller)."""
@@ -45,7 +46,7 @@ async def write_parquet(
         # The stubs list lower-case codec names only; Arrow takes any case.
         with pq.ParquetWriter(temporary, schema, compression=compression) as writer:  # type: ignore[arg-type]
             async for group in _row_groups(batches):
-                await asyncio.to_thread(writer.write_table, group, row_group_size=group.num_rows)
+                await in_thread_to_the_end(writer.write_table, group, row_group_size=group.num_rows)
                 rows += group.num_rows
         os.replace(temporary, target)
     except BaseException:

@@ -169,7 +169,7 @@ def laid_over(
 
 def _setup(ctx: Context, terms: Terms) -> RowCall:
     """What every row route does first; a malformed `transactionId` breaks the ID rule
-    (§1.2)."""
+    (service interface, "IDs")."""
     promote_ready(ctx.store)
     transaction_id = None
     if ctx.params.has("transactionId"):

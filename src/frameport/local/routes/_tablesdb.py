@@ -1,5 +1,5 @@
 """What the database routes share: finding databases and tables as the caller may see them,
-query errors per endpoint kind (§5.7), and metadata lists.
+query errors per endpoint kind (service interface, "Query errors"), and metadata lists.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def table_or_404(conn: sqlite3.Connection, ctx: Context, terms: Terms) -> TableM
     )
 
 
-#: The first response format in which `$sequence` is a string (§9).
+#: The first response format in which `$sequence` is a string
+#: (service interface, "Response formats").
 SEQUENCE_TEXT_FROM = (1, 9, 0)
 
 

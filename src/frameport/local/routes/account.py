@@ -1,4 +1,5 @@
-"""/v1/account: sign-up, e-mail sessions, the current account, JWTs (contract §3.1, §2.2)."""
+"""/v1/account: sign-up, e-mail sessions, the current account, JWTs
+(service interface, "Accounts and sessions", "Authentication")."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def create_account(ctx: Context) -> Reply:
 def session_model(
     session_id: str, user: dict[str, Any], expire: float, ip: str, secret: str, created: str
 ) -> dict[str, Any]:
-    """The Session model (contract §4)."""
+    """The Session model (service interface, "Models")."""
     return {
         "$id": session_id,
         "$createdAt": created,
@@ -115,7 +116,8 @@ def _cookie_domain(ctx: Context) -> str | None:
 
 
 def set_session_cookies(ctx: Context, value: str, expire: float) -> None:
-    """Both cookies, as §2.2 lists their attributes."""
+    """Both cookies, with the attributes the service gives them
+    (service interface, "Authentication")."""
     secure = ctx.request.url.scheme == "https"
     modern, legacy = session_cookie_names(ctx.project)
     common: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""/v1/storage/buckets: create, get, list, update and delete buckets (contract §3.7).
+"""/v1/storage/buckets: create, get, list, update and delete buckets (service interface, "Buckets").
 
 Buckets are managed with an API key (scopes `buckets.read`/`buckets.write`, which users and
 guests lack). The local service stores every file uncompressed and unencrypted: a bucket
@@ -80,7 +80,7 @@ class Bucket:
         return caller.is_key or is_allowed(self.permissions, action, caller.roles)
 
     def model(self, total_size: int) -> dict[str, Any]:
-        """The Bucket model (contract §4)."""
+        """The Bucket model (service interface, "Models")."""
         return {
             "$id": self.id,
             "$createdAt": self.created_at,

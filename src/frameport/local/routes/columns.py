@@ -1,4 +1,5 @@
-"""Columns (legacy: attributes) of a table: create by type, get, list, delete (§3.5).
+"""Columns (legacy: attributes) of a table: create by type, get, list, delete
+(service interface, "Columns").
 
 A new column answers 202 with `status: "processing"` and becomes `available` a moment
 later; rows can use it from then on. Its SQL column exists from the start.

@@ -1,4 +1,4 @@
-"""/v1/tablesdb and the legacy /v1/databases: databases (contract §3.3).
+"""/v1/tablesdb and the legacy /v1/databases: databases (service interface, "The catalog").
 
 A database made through either form is usable through both; `type` records the form that
 made it (`tablesdb` or `legacy`).

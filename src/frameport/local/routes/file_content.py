@@ -1,4 +1,5 @@
-"""The bytes of a file: download, view and preview (contract §3.8).
+"""The bytes of a file: download, view and preview
+(service interface, "Downloads and previews").
 
 Each needs the file's read access (see `files`) and a complete upload: a file still being
 uploaded is 404 `storage_file_not_found`. Download and view answer Range requests.

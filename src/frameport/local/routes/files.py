@@ -1,5 +1,6 @@
 """/v1/storage/buckets/{bucketId}/files: chunked create, get, list, update and delete
-(contract §3.8, §6, §7); the bytes are sent by `file_content`.
+(service interface, "Files", "Chunked uploads", "Permissions"); the bytes are sent by
+`file_content`.
 
 Access for non-key callers: the bucket's `read` (or `update`, `delete`) permission covers every
 file; without it, a bucket with `fileSecurity` lets each file's own permissions decide; else
@@ -101,7 +102,7 @@ class StoredFile:
         return self.chunks_uploaded >= self.chunks_total
 
     def model(self) -> dict[str, Any]:
-        """The File model (contract §4)."""
+        """The File model (service interface, "Models")."""
         return {
             "$id": self.id,
             "bucketId": self.bucket_id,
@@ -140,7 +141,8 @@ def _unauthorized() -> ServiceError:
 
 
 def accessible_file(ctx: Context, bucket: Bucket, action: str) -> StoredFile:
-    """The path's file if the caller may `action` it, under the rules of contract §7."""
+    """The path's file if the caller may `action` it, under the permission rules
+    (service interface, "Permissions")."""
     by_bucket = bucket.allows(ctx.caller, action)
     if not by_bucket and not bucket.file_security:
         raise _unauthorized()
@@ -168,7 +170,8 @@ def _granted_permissions(ctx: Context) -> list[str] | None:
 
 
 def _chunk_rate_key(ctx: Context) -> str:
-    """The chunk index, so each chunk of an upload has its own budget (contract §8)."""
+    """The chunk index, so each chunk of an upload has its own budget
+    (service interface, "Rate limits")."""
     return str(chunk_index(ctx.header("Content-Range")))
 
 
@@ -217,7 +220,8 @@ class FileChunk:
 
 
 def _declared_chunk(ctx: Context, bucket: Bucket) -> ChunkPlan | None:
-    """What a chunk declares before its body, checked in the order of contract §6.3: the
+    """What a chunk declares before its body, checked in the service's order
+    (service interface, "Chunked uploads"): the
     bucket's `create` permission, the bucket's limit, then the Content-Range (None without
     one), its total within the bucket's maximum size, and a whole chunk."""
     if not bucket.allows(ctx.caller, "create"):

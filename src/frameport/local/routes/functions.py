@@ -1,10 +1,12 @@
-"""/v1/functions: functions and their deployments (contract §3.9). Functions are not run.
+"""/v1/functions: functions and their deployments (service interface, "Functions").
+Functions are not run.
 
-A deployment is a .tar.gz uploaded by the chunk rules of the files (§6), every chunk answered
-with 202 and the Deployment. Once the last chunk is in, the answer is sent with status
-`waiting`, and then the archive is checked in place of a build: a sound archive makes the
-deployment `ready` (and, with `activate`, the function's active deployment), anything else
-`failed` with the reason in `buildLogs`. Clients poll `GET .../deployments/{id}`.
+A deployment is a .tar.gz uploaded by the chunk rules of the files
+(service interface, "Chunked uploads"), every chunk answered with 202 and the Deployment. Once the
+last chunk is in, the answer is sent with status `waiting`, and then the archive is checked in place
+of a build: a sound archive makes the deployment `ready` (and, with `activate`, the function's
+active deployment), anything else `failed` with the reason in `buildLogs`. Clients poll `GET
+.../deployments/{id}`.
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ class StoredDeployment:
         return self.chunks_uploaded >= self.chunks_total
 
     def model(self) -> dict[str, Any]:
-        """The Deployment model (contract §4); chunk counters are not part of it."""
+        """The Deployment model, without chunk counters (service interface, "Models")."""
         provider = (
             "providerRepositoryName", "providerRepositoryOwner", "providerRepositoryUrl",
             "providerCommitHash", "providerCommitAuthorUrl", "providerCommitAuthor",

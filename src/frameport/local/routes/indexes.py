@@ -1,4 +1,5 @@
-"""Indexes of a table: key, unique and fulltext; create, get, list, delete (§3.4, §4).
+"""Indexes of a table: key, unique and fulltext; create, get, list, delete
+(service interface, "The catalog", "Models").
 
 A unique index is a real SQLite UNIQUE index on the compared form of its columns (the folded
 text for strings), so rows that clash get 409 `row_unique_constraint_violation`. A fulltext

@@ -1,4 +1,5 @@
-"""/v1/teams/{teamId}/memberships: list, get, update and delete (§3.2, the Membership model).
+"""/v1/teams/{teamId}/memberships: list, get, update and delete
+(service interface, "Users and teams", "Models").
 
 Creating a membership is in `teams`. Only members see a team's memberships; owners and keys
 change roles; owners, keys and the member themselves delete a membership.

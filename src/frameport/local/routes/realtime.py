@@ -1,4 +1,5 @@
-"""/v1/realtime: the service's realtime WebSocket, as its official web SDK speaks it (§12).
+"""/v1/realtime: the service's realtime WebSocket, as its official web SDK speaks it
+(service interface, "Realtime").
 
 Every path starting with `/v1/realtime` is the same socket. The handshake takes the project
 (`X-Service-Project`, else `?project=`), identifies the caller (`resolve_realtime_caller`),
@@ -265,7 +266,8 @@ class RealtimeConnection:
         return {"type": "pong"}
 
     async def _authentication(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Become the session's user: new roles for every subscription (§12.2)."""
+        """Become the session's user: new roles for every subscription
+        (service interface, "Realtime connections")."""
         data = message.get("data")
         if not isinstance(data, dict) or "session" not in data:
             raise _format_error("Payload is not valid. Session is required")
@@ -289,7 +291,8 @@ class RealtimeConnection:
         return {"type": "response", "data": data}
 
     async def _subscribe(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Add subscriptions; an ID in use gains the channels (§12.3). All or nothing."""
+        """Add subscriptions; an ID in use gains the channels; all or nothing
+        (service interface, "Realtime messages")."""
         items = _items(message, _subscribe_problem)
         parsed: list[tuple[str, list[str], SubscriptionQueries]] = []
         for item in items:

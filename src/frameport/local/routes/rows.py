@@ -1,4 +1,5 @@
-"""Rows (legacy: documents): create, get, list, update, upsert, delete, single and bulk (§3.6).
+"""Rows (legacy: documents): create, get, list, update, upsert, delete, single and bulk
+(service interface, "Rows").
 
 Every handler takes the `RowCall` of the shared row setup (`_row_call`). The access rules are
 the service's (`service._row_access`); lists filter by permission in SQL, so limits, cursors
@@ -279,7 +280,8 @@ def update_one(call: RowCall) -> Reply:
 
 
 def upsert_one(call: RowCall) -> Reply:
-    """Create the row, or update it when it exists; 200 either way (decision 6)."""
+    """Create the row, or update it when it exists; 200 either way
+    (service interface, "Upserts")."""
     ctx, terms = call.ctx, call.terms
     requested = ctx.params.permission_strings()
     values, meta = split_row_data(call.data, terms, honour_times=ctx.caller.is_key)

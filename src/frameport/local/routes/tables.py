@@ -1,4 +1,5 @@
-"""Tables (legacy: collections): create, get, list, update, delete (contract §3.4).
+"""Tables (legacy: collections): create, get, list, update, delete
+(service interface, "The catalog").
 
 A table may be created with its `columns` and `indexes`; those are available at once.
 """

@@ -1,4 +1,5 @@
-"""/v1/teams and memberships: enough for the `team:` and `member:` roles (§3.2)."""
+"""/v1/teams and memberships: enough for the `team:` and `member:` roles
+(service interface, "Users and teams")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""/v1/users: server-side user management, enough for roles and impersonation (§3.2)."""
+"""/v1/users: server-side user management, enough for roles and impersonation
+(service interface, "Users and teams")."""
 
 from __future__ import annotations
 
@@ -125,7 +126,8 @@ def _jwt_session(ctx: Context, user_id: str, wanted: str) -> str:
 
 def create_user_jwt(ctx: Context) -> Reply:
     """A JWT for one of the user's sessions; with no such session, a JWT naming none, which acts
-    as the user until it expires (§2.1: only a JWT whose session is gone resolves to a guest)."""
+    as the user until it expires (only a JWT whose session is gone resolves to a guest:
+    service interface, "Authentication")."""
     wanted = "recent"
     if ctx.params.has("sessionId"):
         wanted = ctx.params.uid("sessionId", allow_unique=False)

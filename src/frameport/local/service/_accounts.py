@@ -75,7 +75,7 @@ def user_row(conn: sqlite3.Connection, where: str, value: Any) -> dict[str, Any]
 _EMAIL_FACTS = (
     "emailCanonical", "emailIsFree", "emailIsDisposable", "emailIsCorporate", "emailIsCanonical",
 )  # fmt: skip
-#: Fields the response formats before 1.9.0 do not have (contract §9).
+#: Fields the response formats before 1.9.0 do not have (service interface, "Response formats").
 IMPERSONATION_FIELDS = ("impersonator", "impersonatorUserId")
 NO_IMPERSONATION_BEFORE = (1, 9, 0)
 
@@ -87,7 +87,7 @@ def user_model(
     users_api: bool = False,
     before_1_9: bool = False,
 ) -> dict[str, Any]:
-    """The Account model, or with `users_api` the User model (contract §4).
+    """The Account model, or with `users_api` the User model (service interface, "Models").
 
     Every listed field is present; optional fields without a value are null. The User
     model's `password`, `hash` and `hashOptions` stay null: hashes are never sent.
@@ -152,7 +152,8 @@ def insert_user(
 
 
 def permission_roles(conn: sqlite3.Connection, user: dict[str, Any]) -> frozenset[str]:
-    """The roles a signed-in user holds for `$permissions` checks (contract §2.5)."""
+    """The roles a signed-in user holds for `$permissions` checks
+    (service interface, "Roles and scopes")."""
     user_id = user["id"]
     verified = (
         "verified" if user["email_verification"] or user["phone_verification"] else ("unverified")

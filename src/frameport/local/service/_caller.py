@@ -1,4 +1,5 @@
-"""Who is calling: the role, the permission roles held and the scopes granted (contract §2)."""
+"""Who is calling: the role, the permission roles held and the scopes granted
+(service interface, "Roles and scopes")."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ class Caller:
         return self.role == "keys"
 
     def format_before(self, version: tuple[int, int, int]) -> bool:
-        """Whether the requested `X-Service-Response-Format` is older than `version` (§9)."""
+        """Whether the requested `X-Service-Response-Format` is older than `version`
+        (service interface, "Response formats")."""
         return self.response_format < version
 
     @property

@@ -1,9 +1,9 @@
 """Chunked uploads on disk: the Content-Range rule, part files, the streaming join, MD5, mime.
 
-The service assumes 5 MiB chunks (contract §6): chunk index = floor(start / 5 MiB) + 1 and
-chunksTotal = ceil(size / 5 MiB). Each part is copied to `<parts dir>/<index>` as it arrives
-and never rewritten; the join streams the parts into the final file while hashing them, so the
-memory an upload needs does not grow with the file.
+The service assumes 5 MiB chunks (service interface, "Chunked uploads"): chunk index =
+floor(start / 5 MiB) + 1 and chunksTotal = ceil(size / 5 MiB). Each part is copied to
+`<parts dir>/<index>` as it arrives and never rewritten; the join streams the parts into the
+final file while hashing them, so the memory an upload needs does not grow with the file.
 
 >>> plan_chunk("bytes 5242880-10485759/12000000", 5242880).index
 2
@@ -114,7 +114,7 @@ def plan_chunk(content_range: str | None, part_size: int) -> ChunkPlan:
 
 
 def ranged_chunk(content_range: str) -> ChunkPlan:
-    """The chunk a Content-Range header names (contract §6.2).
+    """The chunk a Content-Range header names (service interface, "Chunked uploads").
 
     The header must read `<unit> <start>-<end>/<size>` with `start <= end <= size` (the unit
     is not checked), else 400 `storage_invalid_content_range`. The span is `end - start + 1`
@@ -190,8 +190,9 @@ def require_same_size(upload: str, recorded_size: int, plan: ChunkPlan) -> None:
 def upload_id(header: str | None, form_value: object = None) -> str:
     """The upload's ID: `X-Service-ID`, else the form's ID (`unique()` → generated), else new.
 
-    400 `storage_invalid_service_id` when the chosen value is not a valid ID (contract §6.2,
-    decisions 3 and 7); the header is taken literally, so `unique()` there is invalid.
+    400 `storage_invalid_service_id` when the chosen value is not a valid ID
+    (service interface, "Chunked uploads"); the header is taken literally, so `unique()`
+    there is invalid.
     """
     if header:
         candidate: object = header

@@ -1,4 +1,5 @@
-"""Sending stored bytes: whole, or the span a `Range` header asks for (contract §3.8).
+"""Sending stored bytes: whole, or the span a `Range` header asks for
+(service interface, "Downloads and previews").
 
 Rules of the service: a missing end, or a span larger than 20,000,000 bytes, is cut to
 10 MiB from the start (`end = min(start + 10 MiB - 1, size - 1)`); the unit must be `bytes`,

@@ -1,5 +1,5 @@
-"""Resolving the acting identity of a request, in the service's order (contract §2.1, §2.6),
-and of a realtime connection (§12.2)."""
+"""Resolving the acting identity of a request in the service's order, and of a realtime
+connection (service interface, "Authentication", "Impersonation", "Realtime connections")."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def _session_value(request: HTTPConnection, project: str) -> tuple[str | None, b
 
 
 def _format_headers(request: Request) -> tuple[tuple[int, int, int], dict[str, str]]:
-    """The requested response format (newest when absent) and its warning, if any (§9)."""
+    """The requested response format (newest when absent) and its warning, if any
+    (service interface, "Response formats")."""
     wanted = request.headers.get("X-Service-Response-Format")
     if not wanted:
         return SERVER_FORMAT, {}
@@ -181,8 +182,9 @@ def _jwt_bearer(
 def resolve_realtime_caller(
     state: ServiceState, connection: HTTPConnection, project: str, ip: str
 ) -> Caller:
-    """The caller of a realtime handshake (§12.2), first match winning: a session (cookie,
-    `X-Service-Session`, `X-Fallback-Cookies`), then a JWT (`X-Service-JWT` or `?jwt=`).
+    """The caller of a realtime handshake (service interface, "Realtime connections"), first
+    match winning: a session (cookie, `X-Service-Session`, `X-Fallback-Cookies`), then a JWT
+    (`X-Service-JWT` or `?jwt=`).
     An API key is not recognised: its holder connects as a guest. A user's personal account
     key (`X-Service-Key` with `X-Service-User`) is refused beside a session user; the local
     service has no account keys, so otherwise it leaves the caller a guest."""
@@ -212,7 +214,8 @@ def session_caller(state: ServiceState, value: str, ip: str) -> Caller | None:
 
 
 def _impersonated(conn: sqlite3.Connection, request: HTTPConnection, caller: Caller) -> Caller:
-    """Switch to the impersonated user when the real user is an impersonator (§2.6)."""
+    """Switch to the impersonated user when the real user is an impersonator
+    (service interface, "Impersonation")."""
     assert caller.user is not None
     if not caller.user["impersonator"]:
         return caller

@@ -1,4 +1,4 @@
-"""File previews made with Pillow (contract §3.8, "Preview parameters" and "behaviour").
+"""File previews made with Pillow (service interface, "Downloads and previews").
 
 Images (jpeg, png, gif, webp, heic by mime type) are decoded and transformed in the service's
 order: crop, opacity, background, border, border radius, rotation; then encoded as `output`.

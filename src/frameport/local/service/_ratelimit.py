@@ -1,4 +1,4 @@
-"""Fixed-window rate limits with the `X-RateLimit-*` headers of contract §8."""
+"""Fixed-window rate limits and their `X-RateLimit-*` headers (service interface, "Rate limits")."""
 
 from __future__ import annotations
 

@@ -2,11 +2,13 @@
 
 The `RealtimeHub` of a running service knows every open realtime connection (a
 `Subscriber`) and its subscriptions: client-chosen IDs, each with channels and, per channel,
-the queries of contract §12.10. Writes publish through `publish_row_event`,
+the queries of realtime (service interface, "Realtime events"). Writes publish through
+`publish_row_event`,
 `publish_bulk_row_events` and `publish_file_event` once they are committed, from the worker
 thread that made them; the hub matches and queues the frames on the service's event loop,
 so subscriptions are only ever touched there. Nothing is kept for a client that is not
-connected (§12.14): with no connection open, publishing is one attribute check.
+connected (service interface, "Realtime events"): with no connection open, publishing is
+one attribute check.
 
 >>> publish_row_event(state, "create", table, row_json)  # doctest: +SKIP
 """
@@ -36,7 +38,8 @@ from ._realtime_queries import SELECT_ALL_TEXT, SubscriptionQueries
 if TYPE_CHECKING:
     from ._state import ServiceState
 
-#: Bulk update, upsert and delete send events for their first 100 rows only (§12.7).
+#: Bulk update, upsert and delete send events for their first 100 rows only
+#: (service interface, "Realtime events").
 BULK_EVENT_ROWS = 100
 
 
@@ -139,7 +142,8 @@ def publish_row_event(
 
     `action` is `create`, `update`, `upsert` or `delete`; `row` is the payload (the row as
     the route answers it, or as it was for a delete), as JSON or as a mapping; `terms` is
-    the interface of the route that wrote. Relationship columns are left out (§12.8).
+    the interface of the route that wrote. Relationship columns are left out
+    (service interface, "Realtime events").
     """
     hub = state.realtime
     if not hub.listening:
@@ -218,7 +222,8 @@ def _payload(
 
 
 def convert_channels(channels: Iterable[str], user_id: str) -> list[str]:
-    """The channels a connection listens to for the ones it asked for (§12.1): `account`
+    """The channels a connection listens to for the ones it asked for
+    (service interface, "Realtime connections"): `account`
     also as `account.<userId>`; `account.<action>` as `account.<userId>.<action>` for a
     signed-in user; any other `account.…` dropped."""
     converted: dict[str, None] = {}
@@ -252,7 +257,8 @@ def _rebind_account(channel: str, old_user: str, new_user: str) -> str:
 def url_subscriptions(
     channels: Sequence[str], slot_queries: Mapping[str, Any]
 ) -> dict[Any, tuple[list[str], list[Any]]]:
-    """The subscriptions of a handshake URL (§12.1): slot → (channels, query strings).
+    """The subscriptions of a handshake URL (service interface, "Realtime connections"):
+    slot → (channels, query strings).
 
     `slot_queries` maps a parameter name (with `.` read as `_`, as the service reads it) to
     its value: a query string, or a mapping slot → query string(s). A

@@ -1,4 +1,5 @@
-"""What a realtime event is called, where it goes and who may see it (contract §12.5–12.9).
+"""What a realtime event is called, where it goes and who may see it
+(service interface, "Realtime events").
 
 A row write publishes one event carrying 16 channels (`rows`, `documents`, the table's and
 the row's channels under `databases`, `tablesdb` and the legacy collection names, each again

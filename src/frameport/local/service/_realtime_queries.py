@@ -1,4 +1,5 @@
-"""Subscription queries of realtime (contract §12.10): which methods, and which rows match.
+"""Subscription queries of realtime: which methods, and which rows match (service interface,
+"Realtime events").
 
 A subscription's queries are JSON query strings, parsed by the query language's parser and
 then limited to the methods realtime allows. They are evaluated against each event's payload

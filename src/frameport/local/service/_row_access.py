@@ -1,5 +1,5 @@
-"""Who may do what to a table's rows (contract §7): API keys bypass every check; other callers
-need the table's permission or, with row security, the row's own.
+"""Who may do what to a table's rows (service interface, "Permissions"): API keys bypass
+every check; other callers need the table's permission or, with row security, the row's own.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def table_allows(caller: Caller, table: TableMeta, action: str) -> bool:
 
 
 def row_allows(caller: Caller, table: TableMeta, permissions: Sequence[str], action: str) -> bool:
-    """Table-level `action`, or row security and the row's own `action` (§7)."""
+    """Table-level `action`, or row security and the row's own `action`
+    (service interface, "Permissions")."""
     if table_allows(caller, table, action):
         return True
     return table.row_security and is_allowed(permissions, action, caller.roles)

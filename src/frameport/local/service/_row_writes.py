@@ -1,6 +1,6 @@
-"""The rules of writing one row (contract §3.6): new rows with their default permissions,
-updates that need update access only when they change something, the optimistic check of
-`X-Service-Timestamp`, and the members of one row of a bulk write.
+"""The rules of writing one row (service interface, "Rows"): new rows with their default
+permissions, updates that need update access only when they change something, the optimistic check
+of `X-Service-Timestamp`, and the members of one row of a bulk write.
 """
 
 from __future__ import annotations

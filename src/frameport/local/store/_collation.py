@@ -1,7 +1,7 @@
 """How the local service compares text: case- and accent-insensitive folding, and REGEXP.
 
 The service's database compares strings with a case- and accent-insensitive collation
-(contract §11, decision 8). The local service reproduces it by comparing *folded* text:
+(service interface, "Collation"). The local service reproduces it by comparing *folded* text:
 case-folded, decomposed with Unicode NFKD, combining marks dropped. Letters that are not
 decomposed stay themselves, so `đ` and `d` differ while `ờ` and `o` are equal.
 

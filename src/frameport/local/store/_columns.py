@@ -1,8 +1,8 @@
 """Column types: their create parameters, their models and the check of one row value.
 
 A column is defined once (`ColumnDef`) from the parameters of `POST …/columns/<type>` or from
-one JSON definition of a table's `columns` (contract §3.5). One value sent in row data is
-checked and converted to what the row table stores with `check_scalar`.
+one JSON definition of a table's `columns` (service interface, "Columns"). One value sent in
+row data is checked and converted to what the row table stores with `check_scalar`.
 
 >>> check_scalar(ColumnDef("age", "integer", required=False, min=0, max=150), 42)
 42
@@ -294,7 +294,7 @@ def _parse_default(column: ColumnDef, params: Params) -> Any:
 
 
 def _check_default(column: ColumnDef, terms: Terms) -> None:
-    """The rules of §3.5 on `default`, `min` and `max`."""
+    """The rules on `default`, `min` and `max` (service interface, "Columns")."""
     noun = terms.column
     value_invalid = terms.error("column", "value_invalid")
     if column.min is not None and column.max is not None and column.min > column.max:
@@ -390,7 +390,7 @@ def route_type_of(definition: dict[str, Any]) -> str | None:
 
 
 def column_model(column: ColumnDef) -> dict[str, Any]:
-    """The Column/Attribute model (contract §4), chosen by type and format."""
+    """The Column/Attribute model, chosen by type and format (service interface, "Models")."""
     model: dict[str, Any] = {
         "key": column.key,
         "type": column.type,

@@ -1,5 +1,5 @@
 """The two vocabularies of the database interface: tables/rows/columns and the legacy
-collections/documents/attributes (contract §3.3–3.6). Both serve the same data.
+collections/documents/attributes (service interface, "The catalog"). Both serve the same data.
 
 >>> TABLES.error("row", "not_found"), COLLECTIONS.error("row", "not_found")
 ('row_not_found', 'document_not_found')

@@ -1,10 +1,10 @@
 """The `queries` of the metadata lists (buckets, files, functions, deployments), run in SQL.
 
-The query language itself is the tables' (`_query` parses and validates, `_sql` compiles and
-pages); this module describes each metadata table to it. A query that fails validation is
-400 `general_argument_invalid` with ``Invalid `queries` param: Invalid query: <detail>``
-(contract §5.7). Strings compare through the service's collation, IDs exactly; `select` is
-not accepted. The `search` parameter matches items whose name contains any of its words.
+The query language itself is the tables' (`_query` parses and validates, `_sql` compiles and pages);
+this module describes each metadata table to it. A query that fails validation is 400
+`general_argument_invalid` with ``Invalid `queries` param: Invalid query: <detail>``
+(service interface, "Query errors"). Strings compare through the service's collation, IDs exactly;
+`select` is not accepted. The `search` parameter matches items whose name contains any of its words.
 
 >>> FILES = MetadataList("files", {"name": ("string", "name")}, noun="File")
 >>> query = FILES.parse(['{"method":"equal","attribute":"name","values":["a.csv"]}'])
@@ -97,7 +97,8 @@ class MetadataList:
 
 
 def queries_param_error(exc: QueryError) -> ServiceError:
-    """A metadata list's query problem as its param validator reports it (§5.7):
+    """A metadata list's query problem as its param validator reports it
+    (service interface, "Query errors"):
     ``Invalid `queries` param: Invalid query: <detail>``."""
     message = exc.message
     if not message.startswith("Invalid query:"):

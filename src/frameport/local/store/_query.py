@@ -1,5 +1,5 @@
-"""The query language of contract §5: parse the JSON query strings, validate them against a
-schema, and convert their values to what the SQL compares.
+"""The query language (service interface, "Queries"): parse the JSON query strings, validate
+them against a schema, and convert their values to what the SQL compares.
 
 Each element of `queries` is a JSON object `{"method", "column" | "attribute", "values"}`.
 `parse_queries` turns the strings of one request into a `ListQuery`: filters (a tree of
@@ -30,8 +30,8 @@ from ._regex import PatternError, compile_pattern
 MAX_VALUES = 500
 DEFAULT_LIMIT = 25
 
-#: Filter methods: the value-count rule of each (§5.3). The four comparisons take several
-#: values, OR-ed (decision 2).
+#: Filter methods: the value-count rule of each. The four comparisons take several values,
+#: OR-ed (service interface, "Queries").
 AT_LEAST_ONE = frozenset(
     {
         "equal", "contains", "containsAny", "containsAll", "notContains", "lessThan",

@@ -1,4 +1,5 @@
-"""Metadata of databases, tables, columns and indexes, and their models (contract §4).
+"""Metadata of databases, tables, columns and indexes, and their models
+(service interface, "Models").
 
 The metadata lives in the `tdb_*` tables. A table's rows live in a real SQL table of their
 own (see `_rowstore`), named after the table's internal sequence number, never its ID.

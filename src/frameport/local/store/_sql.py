@@ -5,10 +5,10 @@ Every value travels as a bound parameter; the SQL text holds only internal expre
 `notEqual`, `notBetween`, `notStartsWith`, ... never match NULL; only `isNull`/`isNotNull`
 (and `exists`/`notExists`) talk about nulls.
 
-Ordering (§5.5): the requested orders, then `$sequence` as tie-breaker unless `$id` or
-`$sequence` is already ordered on (ascending, or in the direction of a first `$createdAt` /
-`$updatedAt` key). NULL sorts first ascending and last descending; a cursor compares the
-full ordering tuple, so paging by cursor visits every row exactly once, nulls included.
+Ordering (service interface, "Ordering and cursors"): the requested orders, then `$sequence` as
+tie-breaker unless `$id` or `$sequence` is already ordered on (ascending, or in the direction of a
+first `$createdAt` / `$updatedAt` key). NULL sorts first ascending and last descending; a cursor
+compares the full ordering tuple, so paging by cursor visits every row exactly once, nulls included.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ def _placeholders(values: Sequence[Any], params: list[Any]) -> str:
 
 
 def _any_of(template: str, values: Sequence[Any], params: list[Any], joiner: str = " OR ") -> str:
-    """`template` (with one `?`) for each value, joined; several values mean OR (decision 2)."""
+    """`template` (with one `?`) for each value, joined; several values mean OR
+    (service interface, "Queries")."""
     params.extend(values)
     return "(" + joiner.join(template for _ in values) + ")"
 

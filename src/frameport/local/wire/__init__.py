@@ -1,1 +1,2 @@
-"""What the service's wire contract fixes: error bodies, parameter and ID rules, time formats."""
+"""What the service fixes on the wire: error bodies, parameter and ID rules, time formats
+(service interface, "Errors", "IDs", "Dates and lists")."""

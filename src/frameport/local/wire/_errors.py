@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 SERVER_VERSION = "1.9.6"
 
-#: Error type → HTTP status, as the contract's table lists them.
+#: Error type → HTTP status (service interface, "Error types").
 ERROR_CODES: Mapping[str, int] = {
     "general_unknown": 500,
     "general_server_error": 500,
@@ -122,12 +122,13 @@ ERROR_CODES: Mapping[str, int] = {
 }
 
 
-#: Statuses the service answers with unchanged (§1.5); any other becomes 500 "Server Error".
+#: Statuses the service answers with unchanged; any other becomes 500 "Server Error"
+#: (service interface, "Errors").
 PASS_THROUGH_STATUSES = frozenset(
     {400, 401, 402, 403, 404, 405, 408, 409, 410, 412, 416, 422, 429, 451, 501, 503}
 )
 SERVER_ERROR_MESSAGE = "Server Error"
-#: Headers every error response carries (§1.5).
+#: Headers every error response carries (service interface, "Errors").
 ERROR_HEADERS: Mapping[str, str] = {
     "Cache-Control": "no-cache, no-store, must-revalidate",
     "Expires": "0",
@@ -144,7 +145,7 @@ class ServiceError(Exception):
     """An error the service answers with; `type` selects the HTTP status from ERROR_CODES.
 
     A status outside PASS_THROUGH_STATUSES is sent as 500 with the message `Server Error`,
-    keeping the type (§1.5); `detail` keeps the original message for the log.
+    keeping the type (service interface, "Errors"); `detail` keeps the original message for the log.
 
     >>> ServiceError("row_not_found", "Row with the requested ID 'x' could not be found.").code
     404

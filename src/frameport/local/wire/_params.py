@@ -56,7 +56,8 @@ def is_uid(value: object) -> bool:
 
 
 def check_path_ids(path: Mapping[str, str]) -> None:
-    """400 `general_argument_invalid` for a path parameter that breaks the ID rule (§1.2).
+    """400 `general_argument_invalid` for a path parameter that breaks the ID rule
+    (service interface, "IDs").
 
     Every path parameter of the service names something by its ID or key (`current` and
     `recent` are valid IDs too), so every one is checked, before the handler runs.
