@@ -4,7 +4,8 @@ answer's headers and `cut_after` bytes of its body went through, `cuts` times (N
 time).
 
 It stands between a real client and the real service, like a flaky network, so the client's
-handling of a body that breaks off can be tested over real HTTP.
+handling of a body that breaks off can be tested over real HTTP. With ``cuts=0`` it only
+relays, and `request_headers` and `answer_headers` tell what went over the wire.
 
 >>> with CuttingProxy(service.endpoint, cut_after=1 << 20, cuts=2) as proxy:
 ...     Client(proxy.endpoint, service.project, key=service.key).bucket(b).download(f)
@@ -13,6 +14,7 @@ handling of a body that breaks off can be tested over real HTTP.
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 from types import TracebackType
@@ -31,6 +33,8 @@ class CuttingProxy:
         self._cuts_left = cuts
         self._lock = threading.Lock()
         self.cuts_made = 0
+        self._sent = bytearray()  # every byte relayed, each way
+        self._answered = bytearray()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._closed = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -71,6 +75,23 @@ class CuttingProxy:
             self._start(self._requests, downstream, upstream, state)
             self._start(self._answers, upstream, downstream, state)
 
+    def forget(self) -> None:
+        """Forget what was relayed so far (`request_headers` and `answer_headers` start anew)."""
+        with self._lock:
+            self._sent.clear()
+            self._answered.clear()
+
+    def request_headers(self, name: str) -> list[str]:
+        """The values of the header `name` in every request relayed so far."""
+        with self._lock:
+            return _header_values(bytes(self._sent), name)
+
+    def answer_headers(self, name: str) -> list[str]:
+        """The values of the header `name` in every answer relayed so far (found in the raw
+        stream, so a body could hold the same text: tests use headers no body holds)."""
+        with self._lock:
+            return _header_values(bytes(self._answered), name)
+
     def _take_cut(self) -> bool:
         with self._lock:
             if self._cuts_left is not None and self._cuts_left <= 0:
@@ -88,6 +109,8 @@ class CuttingProxy:
                 line = block.split(b"\r\n", 1)[0]
                 if line.startswith(b"GET ") and b"/download" in line and self._take_cut():
                     state["budget"] = -1  # armed: counted from the end of the headers
+                with self._lock:
+                    self._sent += block
                 sink.sendall(block)
         except OSError:
             pass
@@ -107,11 +130,18 @@ class CuttingProxy:
                         sink.sendall(block[:budget])
                         return
                     state["budget"] = budget - len(block)
+                with self._lock:
+                    self._answered += block
                 sink.sendall(block)
         except OSError:
             pass
         finally:
             _close(source, sink)
+
+
+def _header_values(stream: bytes, name: str) -> list[str]:
+    found = re.findall(rb"\r\n" + re.escape(name.encode()) + rb":[ \t]*([^\r\n]*)", stream, re.I)
+    return [value.decode("latin-1").strip() for value in found]
 
 
 def _close(*sockets: socket.socket) -> None:

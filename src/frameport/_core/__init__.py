@@ -31,6 +31,7 @@ from ._queries import equal_query, order_query
 from ._requester import Requester
 from ._sync import SyncFacade, async_twin, delegate, forward_property, run_sync
 from ._transport import KeyThrottle, RetryPolicy, Transport, queries_param
+from ._wire_encoding import Compression, WireEncoding, check_compression
 
 __all__ = [
     "DEFAULT_HEADER_PREFIX",
@@ -41,6 +42,7 @@ __all__ = [
     "PROJECT_ENV",
     "QUERY_MEMBERS",
     "RESPONSE_FORMAT",
+    "Compression",
     "Connection",
     "Credentials",
     "KeyThrottle",
@@ -49,7 +51,9 @@ __all__ = [
     "Secret",
     "SyncFacade",
     "Transport",
+    "WireEncoding",
     "async_twin",
+    "check_compression",
     "checked_timeout",
     "connect",
     "credentials_from_env",

@@ -24,6 +24,7 @@ from ._config import (
 )
 from ._connection import Connection
 from ._transport import KeyThrottle, RetryPolicy, Transport
+from ._wire_encoding import Compression, check_compression
 
 
 def connect(
@@ -38,6 +39,7 @@ def connect(
     query_member: str | None = None,
     header_prefix: str = DEFAULT_HEADER_PREFIX,
     headers: Mapping[str, str] | None = None,
+    compression: Compression = "auto",
 ) -> Connection:
     """A connection to `project` at `endpoint` with the options of `Client` (ValueError for
     one it cannot use); close it with `Connection.aclose`."""
@@ -58,6 +60,7 @@ def connect(
         timeout=checked_timeout(timeout),
         retry=policy,
         headers={"User-Agent": user_agent(), **(headers or {})},
+        compression=check_compression(compression),
     )
     if key is not None:
         transport.throttle = KeyThrottle()

@@ -20,6 +20,7 @@ from .._exceptions import APIError, endpoint_version_hint, jwt_hint, unknown_key
 from ._auth import Credentials, updated_session
 from ._config import checked_timeout
 from ._transport import IDEMPOTENT_METHODS, ReadBack, RetryPolicy, Transport, is_secret_param
+from ._wire_encoding import WireEncoding
 
 
 def _refused_as_guest(error: APIError) -> bool:
@@ -99,6 +100,10 @@ class Connection:
     def retry(self) -> RetryPolicy:
         """The retry policy of the transport (also followed by downloads that resume)."""
         return self.transport.retry
+
+    def wire_encoding(self) -> WireEncoding:
+        """The encoding answers are asked for now, and why (see `Transport.wire_encoding`)."""
+        return self.transport.wire_encoding()
 
     def header(self, name: str) -> str:
         """The full name of a service header: ``header("ID")`` → ``"X-Service-ID"``."""

@@ -36,6 +36,7 @@ import httpx
 
 from .._exceptions import APIError, RateLimitError, TransportError, api_error_class
 from ._config import LOCAL_SERVICE_PORT
+from ._wire_encoding import Compression, WireEncoding, choose_wire_encoding
 
 logger = logging.getLogger("frameport")
 
@@ -333,9 +334,11 @@ class TranslatedStream(httpx.AsyncByteStream):
 class Transport:
     """Sends requests to one service endpoint with retries, throttling and error translation.
 
-    The httpx client (keep-alive pool, gzip accepted, finite timeouts) is created on first use,
-    inside the event loop that uses it; if that loop has ended (a second ``asyncio.run``) or the
-    process has forked since, a new one replaces it.
+    The httpx client (keep-alive pool, finite timeouts) is created on first use, inside the
+    event loop that uses it; if that loop has ended (a second ``asyncio.run``) or the process
+    has forked since, a new one replaces it. A request that sets no ``Accept-Encoding`` (nor
+    do the client's `headers`) gets the one `wire_encoding` chooses for `compression` and the
+    fastest answer so far (`round_trip`); httpx inflates the answer.
     """
 
     def __init__(
@@ -345,8 +348,11 @@ class Transport:
         timeout: httpx.Timeout,
         retry: RetryPolicy,
         headers: Mapping[str, str],
+        compression: Compression = "auto",
     ) -> None:
         self.endpoint = endpoint
+        self.compression = compression
+        self.round_trip: float | None = None  # seconds of the fastest answer so far
         self.timeout = timeout
         self.retry = retry
         self._headers = dict(headers)
@@ -394,6 +400,10 @@ class Transport:
     def closed(self) -> bool:
         return self._closed
 
+    def wire_encoding(self) -> WireEncoding:
+        """The encoding answers are asked for now, and why."""
+        return choose_wire_encoding(self.compression, self.round_trip)
+
     async def send(
         self,
         method: str,
@@ -419,6 +429,10 @@ class Transport:
         http = self._client()
         retry = 0
         ambiguous = False  # an earlier attempt may have reached the service and acted
+        named = [*self._headers, *(headers or {})]
+        if not any(name.lower() == "accept-encoding" for name in named):
+            accept = {"Accept-Encoding": self.wire_encoding().accept_encoding}
+            headers = {**(headers or {}), **accept}
         while True:
             request = http.build_request(
                 method,
@@ -456,7 +470,10 @@ class Transport:
                     attempts=retry + 1,
                     hint=unreachable_hint(self.endpoint, refused=refused) if connecting else None,
                 ) from exc
-            self._log_attempt(request, response, time.perf_counter() - started, retry, None)
+            elapsed = time.perf_counter() - started
+            self._log_attempt(request, response, elapsed, retry, None)
+            if self.round_trip is None or elapsed < self.round_trip:
+                self.round_trip = elapsed
             self._report_service_warning(response)
             self.throttle.observe(route, response)
             status = response.status_code

@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency
@@ -290,16 +289,9 @@ os.register_at_fork(after_in_child=_forget_decoder_after_fork)
 def rows_at_most(body: bytes) -> int:
     """An upper bound of the rows in a page body: every row has an ``"$id"`` key, and that
     quoted text occurs unescaped nowhere else except as a string value or in a nested row.
-    (numpy counts it in half the time of ``bytes.count``, on the event loop's thread.)"""
-    text = np.frombuffer(body, np.uint8)
-    dollars = np.flatnonzero(text[1:-3] == ord("$")) + 1
-    quoted_id = (
-        (text[dollars - 1] == ord('"'))
-        & (text[dollars + 1] == ord("i"))
-        & (text[dollars + 2] == ord("d"))
-        & (text[dollars + 3] == ord('"'))
-    )
-    return int(np.count_nonzero(quoted_id))
+    (``bytes.count`` takes 1.1 ms for a 1.6 MB page, on the event loop's thread; counting
+    with numpy took 1.6 ms.)"""
+    return body.count(b'"$id"')
 
 
 class SeenIds:

@@ -245,6 +245,7 @@ class TableRead:
             )
         if requests:
             lines.append(self.strategy.describe())
+            lines.append(self.requester.wire_encoding().describe())
         return "\n".join(lines)
 
 
