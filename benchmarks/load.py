@@ -31,19 +31,18 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 import numpy as np
-import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import requests
 
 import frameport as fp
 from frameport._schema import ColumnRules, validate_batch
+from support.memory import PeakRss
 
 KEY = "standard_benchmark"
 PROJECT = "bench"
@@ -147,27 +146,6 @@ def reference_loop(endpoint: str, path: Path, rows_path: str) -> float:
         body = json.dumps({"rows": rows})
         session.post(endpoint + rows_path, data=body).raise_for_status()
     return time.perf_counter() - started
-
-
-class PeakRss:
-    def __init__(self) -> None:
-        self.process = psutil.Process()
-        self.start = self.process.memory_info().rss
-        self.peak = self.start
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.02):
-            self.peak = max(self.peak, self.process.memory_info().rss)
-
-    def __enter__(self) -> PeakRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 KILLED = """

@@ -16,13 +16,12 @@ import hashlib
 import random
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-import psutil
 
+from support.memory import PeakRss
 from support.served import headers, service_process
 
 CHUNK = 5 * 1024 * 1024
@@ -33,34 +32,6 @@ def chunk_bytes(index: int, size: int) -> bytes:
     """Chunk `index` of the file, generated again whenever it is needed."""
     length = min(CHUNK, size - index * CHUNK)
     return random.Random(index).randbytes(length)
-
-
-class PeakRss:
-    """Samples a process's resident memory (children included) in a background thread."""
-
-    def __init__(self, pid: int, every: float = 0.02) -> None:
-        self.process = psutil.Process(pid)
-        self.every = every
-        self.peak = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def current(self) -> int:
-        processes = [self.process, *self.process.children(recursive=True)]
-        return sum(process.memory_info().rss for process in processes)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.current())
-            time.sleep(self.every)
-
-    def __enter__(self) -> PeakRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def upload(client: httpx.Client, size: int) -> dict[str, object]:
