@@ -10,6 +10,7 @@ import pyarrow as pa
 from frameport._client import Client
 from frameport._core._ids import ID
 from frameport._tables._query import Table
+from frameport.local import LocalService
 
 #: The read dtypes of the sample people (`frameport._demo.sample_people`).
 PEOPLE_DTYPES = {
@@ -40,6 +41,11 @@ def strings_as_in_pandas_3() -> None:
     missing values (also the dtype of a frame's column labels)."""
     if int(pd.__version__.split(".", 1)[0]) < 3:
         pd.set_option("future.infer_string", True)
+
+
+def rows_served(service: LocalService, table: Table) -> int:
+    """Rows of this one table the service has sent so far: other reads do not move it."""
+    return service.rows_served_from(table.database_id, table.id)
 
 
 def new_id(prefix: str) -> str:

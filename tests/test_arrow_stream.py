@@ -3,6 +3,8 @@ read them without pandas, and get what `to_arrow()` gives, empty results include
 
 from __future__ import annotations
 
+import time
+
 import duckdb
 import polars as pl
 import pyarrow as pa
@@ -12,9 +14,10 @@ import frameport as fp
 from frameport._client import Client
 from frameport._demo import sample_people
 from frameport._tables._query import Table, TableQuery
-from frameport._tables.read._cursor import PREFETCH_PAGES
+from frameport._tables.read._ranges import PAGES_PER_RANGE
+from frameport._tables.read._strategy import READ_CAP
 from frameport.local import LocalService
-from tables_support import BOUNDS_ROWS, load, new_id
+from tables_support import BOUNDS_ROWS, load, new_id, rows_served
 
 PAGE = 10
 
@@ -81,15 +84,31 @@ def test_duckdb_aggregates_a_table_without_pandas(people: Table) -> None:
     assert got.to_dict() == expected.sort_index().to_dict()
 
 
+def settled_rows_served(service: LocalService, table: Table) -> int:
+    """The rows of `table` sent once the reads in flight have stopped asking for more."""
+    last, still = rows_served(service, table), 0
+    while still < 3:
+        time.sleep(0.2)
+        now = rows_served(service, table)
+        last, still = now, (still + 1 if now == last else 0)
+    return last
+
+
 def test_the_stream_fetches_pages_as_the_consumer_reads(
-    service: LocalService, people: Table
+    service: LocalService, key_client: Client
 ) -> None:
-    before = service.rows_served
-    reader = pa.RecordBatchReader.from_stream(people)
+    # a table no other test reads, so that what the service sent is this stream's alone
+    rows = 1000
+    loaded, _ = load(key_client, new_id("lazy"), sample_people(rows, seed=4))
+    table = key_client.table(loaded.database_id, loaded.id, page_size=PAGE)
+    reader = pa.RecordBatchReader.from_stream(table)
     first = reader.read_next_batch()
     assert first.num_rows == PAGE
-    # only the first pages have been fetched: the one read, and the pager's read-ahead
-    assert PAGE <= service.rows_served - before <= (PREFETCH_PAGES + 3) * PAGE + BOUNDS_ROWS < 150
+    # a consumer that stops after one batch has the first page and the ends fetched, and the
+    # ranges that may run ahead of it: at most READ_CAP of PAGES_PER_RANGE pages each
+    ahead = READ_CAP * PAGES_PER_RANGE * PAGE
+    assert PAGE + BOUNDS_ROWS <= settled_rows_served(service, table) <= PAGE + BOUNDS_ROWS + ahead
+    assert PAGE + BOUNDS_ROWS + ahead < rows
     rest = reader.read_all()
-    assert first.num_rows + rest.num_rows == 150
-    assert service.rows_served - before == 150 + BOUNDS_ROWS
+    assert first.num_rows + rest.num_rows == rows
+    assert rows_served(service, table) == rows + BOUNDS_ROWS

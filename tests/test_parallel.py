@@ -32,7 +32,7 @@ from frameport._expr import col
 from frameport._tables._query import Table, TableQuery
 from frameport._tables.read._ranges import PAGES_PER_RANGE, split_ranges, tapering_ranges
 from frameport.local import LocalService
-from tables_support import BOUNDS_ROWS, data_frames, load, new_id
+from tables_support import BOUNDS_ROWS, data_frames, load, new_id, rows_served
 
 PAGE = 700
 ROWS = 12_000
@@ -133,9 +133,9 @@ def test_a_read_without_a_filter_opens_beside_the_column_fetch_sending_nothing_m
     sends the result's rows and the two ends' rows, no more."""
     query = QUERIES[name](people)
     expected = serial(query)
-    before = service.rows_served
+    before = rows_served(service, people)
     pd.testing.assert_frame_equal(query.to_pandas(progress=False, page_size=PAGE), expected)
-    assert service.rows_served - before == len(expected) + BOUNDS_ROWS
+    assert rows_served(service, people) - before == len(expected) + BOUNDS_ROWS
 
 
 def test_a_read_whose_plan_fails_closes_what_it_opened(people: Table) -> None:

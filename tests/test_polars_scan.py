@@ -18,7 +18,7 @@ from frameport._client import AsyncClient, Client
 from frameport._demo import sample_people
 from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
-from tables_support import BOUNDS_ROWS, load, new_id
+from tables_support import BOUNDS_ROWS, load, new_id, rows_served
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +50,10 @@ def test_a_fully_pushed_filter_sends_only_the_matching_rows(
 ) -> None:
     predicate = (pl.col("age") > 70) & pl.col("city").is_in(["Oslo", "Bergen"])
     expected = full.filter(predicate).select("name", "age")
-    before = service.rows_served
+    before = rows_served(service, people)
     got = scan(people).filter(predicate).select("name", "age").collect()
     assert got.equals(expected)
-    assert 0 < expected.height == service.rows_served - before - BOUNDS_ROWS
+    assert 0 < expected.height == rows_served(service, people) - before - BOUNDS_ROWS
 
 
 def test_what_polars_alone_can_apply_stays_exact(
@@ -62,10 +62,13 @@ def test_what_polars_alone_can_apply_stays_exact(
     lazy = fp.scan_table(key_client, people.database_id, people.id)
     predicate = (pl.col("age") >= 60) & (pl.col("name").str.to_lowercase().str.len_chars() > 4)
     expected = full.filter(predicate)
-    before = service.rows_served
+    before = rows_served(service, people)
     got = lazy.filter(predicate).collect()
     assert by_id(got).equals(by_id(expected))
-    assert service.rows_served - before - BOUNDS_ROWS == full.filter(pl.col("age") >= 60).height
+    assert (
+        rows_served(service, people) - before - BOUNDS_ROWS
+        == full.filter(pl.col("age") >= 60).height
+    )
     report = fp.explain_scans(lazy.filter(predicate))
     assert "filter pushed to the service: age >= 60" in report
     assert "filter applied by polars only" in report and "to_lowercase" in report
@@ -80,9 +83,9 @@ def test_columns_go_into_the_select_and_a_row_limit_into_head(
     assert "columns polars needs: name, city" in report
     assert '{"method":"select","values":["name","city"]}' in report
     assert "row limit 7: applied by the service (head)" in report
-    before = service.rows_served
+    before = rows_served(service, people)
     got = lazy.collect()
-    assert service.rows_served - before == 7
+    assert rows_served(service, people) - before == 7
     assert got.equals(full.select("name", "city").head(7))
 
 

@@ -169,6 +169,10 @@ class LocalService:
         """How many rows the service has sent in row listings since it started."""
         return 0 if self._state is None else self._state.rows_served
 
+    def rows_served_from(self, database_id: str, table_id: str) -> int:
+        """How many rows of one table the service has sent in row listings since it started."""
+        return 0 if self._state is None else self._state.rows_served_by_table[database_id, table_id]
+
     def advance_clock(self, seconds: float) -> None:
         """Move the service's clock `seconds` forward: transactions expire and rows are
         stamped by it, so a test can see a transaction expire without waiting."""

@@ -190,6 +190,7 @@ def list_rows(call: RowCall) -> Reply:
         if state is not None:
             total, texts = _with_staged(call, conn, table, state, query, total, texts, extra)
     ctx.state.rows_served += len(rows)
+    ctx.state.rows_served_by_table[table.database_id, table.id] += len(rows)
     return Reply(list_body(total, terms.rows, texts))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,8 @@ class ServiceState:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled
+        self.rows_served_by_table: Counter[tuple[str, str]] = Counter()
+        """The same, by (database ID, table ID): a read's count, untouched by other reads."""
         self.page_builders = threading.BoundedSemaphore(usable_cores())
         """Row pages built at once: one per core. Building a page holds the GIL between
         SQLite steps, so more at once only take turns at it, each page slower."""
