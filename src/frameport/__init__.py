@@ -13,11 +13,13 @@ import importlib as _importlib
 from types import ModuleType as _ModuleType
 from typing import Any as _Any
 
+from ._backup import BackupReport, RestoreReport, VerifyReport
 from ._client import AsyncClient, Client
 from ._core import ID, RetryPolicy
 from ._core._permissions import Permission, Role
 from ._exceptions import (
     APIError,
+    ArchiveError,
     AuthenticationError,
     BadRequestError,
     ConflictError,
@@ -42,6 +44,7 @@ from ._exceptions import (
 )
 from ._expr import Expr, col
 from ._functions import AsyncFunction, Deployment, Function
+from ._projects import copy, verify
 from ._schema import DTYPE_TABLE
 from ._sql import scan_table, sql
 from ._storage import AsyncBucket, Bucket, File
@@ -71,12 +74,14 @@ __all__ = [
     "DTYPE_TABLE",
     "ID",
     "APIError",
+    "ArchiveError",
     "AsyncBucket",
     "AsyncClient",
     "AsyncFunction",
     "AsyncTable",
     "AsyncTableQuery",
     "AuthenticationError",
+    "BackupReport",
     "BadRequestError",
     "Bucket",
     "Client",
@@ -96,6 +101,7 @@ __all__ = [
     "Permission",
     "PermissionDeniedError",
     "RateLimitError",
+    "RestoreReport",
     "ResumeError",
     "RetryPolicy",
     "Role",
@@ -108,12 +114,15 @@ __all__ = [
     "TransportError",
     "UploadVerificationError",
     "VerificationError",
+    "VerifyReport",
     "__version__",
     "col",
+    "copy",
     "explain_scans",
     "load_ipython_extension",
     "scan_table",
     "sql",
+    "verify",
 ]
 
 

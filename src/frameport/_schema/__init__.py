@@ -36,6 +36,7 @@ from ._unmapped import UnmappedColumnWarning, is_json_text, json_text_columns, w
 from ._writing import (
     SERVICE_FIELDS,
     NewColumn,
+    batch_to_rows,
     check_column_keys,
     column_definitions,
     column_types,
@@ -59,6 +60,7 @@ __all__ = [
     "RowDecodeError",
     "UnmappedColumnWarning",
     "arrow_schema",
+    "batch_to_rows",
     "batches_to_pandas",
     "check_column_keys",
     "column_arrow_type",

@@ -82,10 +82,10 @@ async def write_rows(
     with bar:
 
         async def send(rows: list[dict[str, Any]]) -> None:
-            await _send_rows(requester, location, rows, upsert=upsert)
+            await send_rows(requester, location, rows, upsert=upsert)
             bar.update(len(rows))
 
-        await _run_bounded((send(rows) for rows in _row_batches(frame)), concurrency)
+        await run_bounded((send(rows) for rows in _row_batches(frame)), concurrency)
     return [str(row_id) for row_id in frame[_ID]]
 
 
@@ -112,9 +112,11 @@ def _row_batches(frame: pd.DataFrame) -> Iterable[list[dict[str, Any]]]:
             yield rows[first : first + MAX_ROWS_PER_REQUEST]
 
 
-async def _send_rows(
+async def send_rows(
     requester: Requester, location: TableLocation, rows: list[dict[str, Any]], *, upsert: bool
 ) -> None:
+    """One bulk create (or upsert) of `rows`, each with its ``$id``; a create retried after
+    a lost answer completes as an upsert of the same rows."""
     body = {location.items_key: rows}
 
     async def upsert_rows() -> httpx.Response:
@@ -138,7 +140,7 @@ def _joined(hint: str | None, advice: str) -> str:
     return advice if hint is None else f"{hint} {advice}"
 
 
-async def _run_bounded(jobs: Iterable[Awaitable[None]], concurrency: int) -> None:
+async def run_bounded(jobs: Iterable[Awaitable[None]], concurrency: int) -> None:
     """Run `jobs` with at most `concurrency` at once; the first failure cancels the rest and
     is raised as it is."""
     pending: set[asyncio.Task[None]] = set()
