@@ -33,6 +33,9 @@ FORMAT = 1
 
 SNAPSHOTS = "snapshots"
 
+BATCH_ROWS = 10_000
+"""Rows per batch read back from a layer (a restore records its progress batch by batch)."""
+
 _ID_SEQUENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("$id", pa.string()),
     ("$sequence", pa.int64()),
@@ -138,7 +141,7 @@ async def table_batches(
                 table = await asyncio.to_thread(reader.read_row_group, group, columns=chosen)
                 if len(hidden):
                     table = table.filter(pc.invert(pc.is_in(table.column("$id"), value_set=hidden)))
-                for batch in table.to_batches():
+                for batch in table.to_batches(max_chunksize=BATCH_ROWS):
                     if batch.num_rows:
                         yield batch
 
