@@ -35,12 +35,16 @@ def people_frame(rows: int, seed: int = 1) -> pd.DataFrame:
             "age": pd.array(generator.integers(0, 90, rows), dtype="Int64"),
             "score": generator.random(rows),
             "member": generator.random(rows) > 0.5,
-            "joined": pd.to_datetime(generator.integers(1.5e12, 1.7e12, rows), unit="ms", utc=True),
+            "joined": pd.to_datetime(
+                pd.Series(generator.integers(1_500_000_000_000, 1_700_000_000_000, rows)),
+                unit="ms",
+                utc=True,
+            ),
         }
     )
 
 
-def make_project(client: Client, tmp_path: Path, rows: int = 300, prefix: str = "p") -> Project:
+def make_project(client: Client, tmp_path: Path, rows: int = 300) -> Project:
     """A database with two tables (indexes, permissions, row security, a disabled table,
     rows with their own permissions), a bucket with three files and a function with code."""
     database = fp.ID.unique()
@@ -61,11 +65,10 @@ def make_project(client: Client, tmp_path: Path, rows: int = 300, prefix: str = 
         f"/tablesdb/{database}/tables/people/indexes",
         json={"key": "one_name", "type": "unique", "columns": ["name"]},
     )
-    frame = people_frame(rows).assign(
-        email=[f"p{i}@example.com" if i % 3 else None for i in range(rows)],
-        kind=["a" if i % 2 else "b" for i in range(rows)],
-        tags=[[f"t{i % 5}", "x"] if i % 4 else [] for i in range(rows)],
-    )
+    frame = people_frame(rows)
+    frame["email"] = pd.Series([f"p{i}@example.com" if i % 3 else None for i in range(rows)])
+    frame["kind"] = pd.Series(["a" if i % 2 else "b" for i in range(rows)])
+    frame["tags"] = pd.Series([[f"t{i % 5}", "x"] if i % 4 else [] for i in range(rows)])
     frame["$permissions"] = [
         (Permission.read(Role.user(f"u{i}")),) if i % 7 == 0 else () for i in range(rows)
     ]
@@ -140,3 +143,14 @@ def assert_same_project(source: Client, copy: Client, project: Project) -> None:
                  "latestDeploymentCreatedAt"):  # fmt: skip
         function.pop(made), copied_function.pop(made)
     assert function == copied_function
+
+
+def assert_same_code(source: Client, copy: Client, function_id: str, tmp_path: Path) -> None:
+    """The active deployments of the function hold the same code archive, byte for byte."""
+    paths = []
+    for number, client in enumerate((source, copy)):
+        active = client._request_json("GET", f"/functions/{function_id}")["deploymentId"]
+        path = tmp_path / f"code-{number}.tar.gz"
+        client.function(function_id).download_deployment(active, path, progress=False)
+        paths.append(path)
+    assert paths[0].read_bytes() == paths[1].read_bytes()

@@ -456,6 +456,7 @@ class AsyncClient:
         databases: Sequence[str] | None = None,
         buckets: Sequence[str] | None = None,
         functions: Sequence[str] | None = None,
+        lag: float = 5.0,
         progress: bool | None = None,
     ) -> BackupReport:
         """Back up the project into the archive at `target` (a folder, or any fsspec URL
@@ -464,16 +465,17 @@ class AsyncClient:
         with their active code; or only the `databases`, `buckets` and `functions` named
         (by ID). Each table is read up to the ``$sequence`` it had when the backup started,
         and every file written is checked before the manifest is. A second backup into the
-        same target stores only what changed, as a new snapshot; a backup killed part-way
-        continues when run again. Users and sessions are not backed up (their secrets
-        cannot be read).
+        same target stores only what changed, as a new snapshot (the rows updated since the
+        last snapshot started, less `lag` seconds for writes in flight then, and the rows and
+        files gone or added); a backup killed part-way continues when run again. Users and
+        sessions are not backed up (their secrets cannot be read).
 
         >>> client.backup("backups/crm").summary()                      # doctest: +SKIP
         'full snapshot 20260102T030405Z-1a2b3c of 2 table(s) (1,200 rows, ...'
         """
         return await backup_project(
             self._connection, target, databases=databases, buckets=buckets,
-            functions=functions, progress=progress,
+            functions=functions, lag=lag, progress=progress,
         )  # fmt: skip
 
     async def restore(

@@ -11,7 +11,8 @@ indexes it lacks), and a dry run only says what would happen.
 
 A restore records each step it completes, and each batch of rows, in a checkpoint in
 frameport's cache directory; run again after a crash, it goes on from there (the batch that
-was being written when it stopped is written again with ``overwrite``: the same rows).
+was being written when it stopped is written again, its rows already there skipped when
+`on_conflict` is ``"fail"``: they are the same rows).
 """
 
 from __future__ import annotations
@@ -376,8 +377,7 @@ async def _rows(
     if step in checkpoint.done:
         return
     after = checkpoint.batches.get(key, -1)
-    # The batch being written when a killed run stopped may be partly there: the same rows
-    # are written again over them.
+    # The batch being written when a run stopped may be partly there.
     interrupted = f"{step} started" in checkpoint.done
     checkpoint.mark(f"{step} started")
     counts = WriteCounts()
@@ -388,7 +388,9 @@ async def _rows(
             outcome.rows += batch.num_rows
             if index <= after:
                 continue
-            rule: OnConflict = "overwrite" if interrupted and index == after + 1 else on_conflict
+            # The rows this restore wrote are the archive's: "skip" keeps them as they are.
+            again = interrupted and index == after + 1 and on_conflict == "fail"
+            rule: OnConflict = "skip" if again else on_conflict
             counts.add(await write_batches(requester, location, _one(batch), on_conflict=rule))
             checkpoint.batch(key, index)
     outcome.written, outcome.overwritten, outcome.skipped = (

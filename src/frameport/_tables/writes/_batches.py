@@ -6,9 +6,9 @@ service keeps the two times from API keys); ``$sequence`` and the table's place 
 service's own. Rows go in bulk creates of at most 100, several at once. A create that finds
 some of its IDs taken asks which ones, writes the others, and applies `on_conflict` to the
 taken ones: ``"skip"`` leaves them as they are, ``"overwrite"`` replaces them (bulk upsert),
-``"fail"`` raises `ConflictError` naming them. A bulk request the service refuses as bad is
-sent again row by row, so that each refused row is named (`WriteCounts.rejected`) and the
-others are written.
+``"fail"`` raises `ConflictError` naming them. A bulk create the service refuses for what a
+row holds (a bad value, a clash with a unique index) is sent again row by row, so that each
+refused row is named (`WriteCounts.rejected`) and the others are written.
 
 >>> counts = await write_batches(requester, location, batches, on_conflict="skip")
 ... # doctest: +SKIP
@@ -37,6 +37,7 @@ ON_CONFLICT: tuple[str, ...] = get_args(OnConflict)
 
 _NOT_WRITTEN = SERVICE_FIELDS - {"$id", "$permissions", "$createdAt", "$updatedAt"}
 _ROW_EXISTS = frozenset({"row_already_exists", "document_already_exists"})
+_UNIQUE_CLASH = "row_unique_constraint_violation"
 
 
 @dataclass
@@ -105,10 +106,11 @@ async def _write_chunk(
     counts: WriteCounts,
 ) -> None:
     try:
-        await _create(requester, location, rows, counts)
+        await send_rows(requester, location, rows, upsert=False)
+        counts.written += len(rows)
         return
-    except ConflictError as exc:
-        if exc.type not in _ROW_EXISTS:
+    except (BadRequestError, ConflictError) as exc:
+        if not (_refused(exc) or exc.type in _ROW_EXISTS):
             raise
     taken = await existing_ids(requester, location, [str(row["$id"]) for row in rows])
     fresh = [row for row in rows if row["$id"] not in taken]
@@ -139,15 +141,22 @@ async def _create(
         await send_rows(requester, location, rows, upsert=False)
         counts.written += len(rows)
         return
-    except BadRequestError:
-        if len(rows) == 1:
+    except (BadRequestError, ConflictError) as exc:
+        if not _refused(exc) or len(rows) == 1:
             raise
     for row in rows:
         try:
             await send_rows(requester, location, [row], upsert=False)
             counts.written += 1
-        except BadRequestError as exc:
+        except (BadRequestError, ConflictError) as exc:
+            if not _refused(exc):
+                raise
             counts.rejected.append((str(row["$id"]), str(exc)))
+
+
+def _refused(error: BadRequestError | ConflictError) -> bool:
+    """Whether `error` refuses a row for what it holds (bad values, a unique index's clash)."""
+    return isinstance(error, BadRequestError) or error.type == _UNIQUE_CLASH
 
 
 async def existing_ids(requester: Requester, location: TableLocation, ids: list[str]) -> set[str]:
