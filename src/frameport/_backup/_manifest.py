@@ -33,7 +33,7 @@ FORMAT = 1
 
 SNAPSHOTS = "snapshots"
 
-BATCH_ROWS = 10_000
+BATCH_ROWS = 5_000
 """Rows per batch read back from a layer (a restore records its progress batch by batch)."""
 
 _ID_SEQUENCE_FIELDS: list[tuple[str, pa.DataType]] = [

@@ -317,6 +317,8 @@ def batch_to_rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
 
 
 def _arrow_json_column(key: str, values: pa.Array[Any]) -> list[Any]:
+    if values.offset:  # a slice: list offsets are rebuilt from an unsliced copy
+        values = pa.concat_arrays([values])
     try:
         try:
             return _jsonable(values).to_pylist()
