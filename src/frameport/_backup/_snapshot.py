@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,7 @@ from .._transfer._download import ResumableDownload
 from ._archive import Archive
 from ._manifest import (
     FORMAT,
+    SNAPSHOTS,
     code_name,
     file_name,
     load_manifest,
@@ -154,7 +154,8 @@ async def _plan(
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     plan = {
         "format": FORMAT,
-        "snapshot": f"{stamp}-{secrets.token_hex(3)}",
+        # Numbered first, so that names sort in the order the snapshots were taken.
+        "snapshot": f"{len(archive.folders(SNAPSHOTS)) + 1:05d}-{stamp}",
         "base": complete[-1] if complete else None,
         "time": moment,
         "service": {
