@@ -158,6 +158,29 @@ def test_a_restore_into_a_project_holding_some_rows_follows_on_conflict(
             assert len(kept) == 4
 
 
+def test_the_report_lists_each_row_the_destination_rejects_and_restores_the_rest(
+    source: tuple[Client, Project], archive: Path, destination: Client
+) -> None:
+    client, project = source
+    destination.restore(archive, progress=False)
+    people = destination.table(project.database, "people")
+    taken = people.where(fp.col("name") == "person 5").to_pandas(progress=False)["$id"].iloc[0]
+    rows_path = f"/tablesdb/{project.database}/tables/people/rows"
+    destination._request("DELETE", f"{rows_path}/{taken}")
+    people.insert(pd.DataFrame({"$id": ["clash"], "name": ["person 5"]}), progress=False)
+
+    report = destination.restore(archive, on_conflict="skip", progress=False)
+    ((item, reason),) = report.rejected
+    assert item == f"row {project.database}/people/{taken}"
+    assert "row_unique_constraint_violation" in reason
+    outcome = next(t for t in report.tables if t.table.endswith("/people"))
+    assert (outcome.written, outcome.skipped) == (0, 299)
+    assert f"rejected row {project.database}/people/{taken}" in report.summary()
+    restored = set(table_rows(destination, project.database, "people")["$id"])
+    assert set(table_rows(client, project.database, "people")["$id"]) - restored == {taken}
+    assert people.count() == 300
+
+
 def test_an_incremental_backup_stores_what_changed_and_each_snapshot_restores_alone(
     tmp_path: Path,
 ) -> None:

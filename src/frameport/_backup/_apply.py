@@ -144,27 +144,34 @@ class Destination:
 
     async def read(self, project: dict[str, Any]) -> None:
         requester = self.requester
-        self.databases = {
-            str(r["$id"]) for r in await list_records(requester, "/tablesdb", "databases")
-        }
-        for database in project["databases"]:
-            database_id = database["record"]["$id"]
-            if database_id in self.databases:
-                path = f"/tablesdb/{ID.custom(database_id)}/tables"
-                for record in await list_records(requester, path, "tables"):
-                    self.tables[f"{database_id}/{record['$id']}"] = record
-        self.buckets = {
-            str(r["$id"]) for r in await list_records(requester, "/storage/buckets", "buckets")
-        }
-        for bucket in project["buckets"]:
-            bucket_id = bucket["record"]["$id"]
-            if bucket_id in self.buckets:
-                path = f"/storage/buckets/{ID.custom(bucket_id)}/files"
-                for record in await list_records(requester, path, "files"):
-                    self.files[f"{bucket_id}/{record['$id']}"] = record
-        self.functions = {
-            str(r["$id"]) for r in await list_records(requester, "/functions", "functions")
-        }
+        self.databases = await _ids(requester, "/tablesdb", "databases")
+        databases = [database["record"]["$id"] for database in project["databases"]]
+        self.tables = await _children(
+            requester, databases, self.databases, "/tablesdb/{}/tables", "tables"
+        )
+        self.buckets = await _ids(requester, "/storage/buckets", "buckets")
+        buckets = [bucket["record"]["$id"] for bucket in project["buckets"]]
+        self.files = await _children(
+            requester, buckets, self.buckets, "/storage/buckets/{}/files", "files"
+        )
+        self.functions = await _ids(requester, "/functions", "functions")
+
+
+async def _ids(requester: Requester, path: str, key: str) -> set[str]:
+    return {str(record["$id"]) for record in await list_records(requester, path, key)}
+
+
+async def _children(
+    requester: Requester, parents: list[str], existing: set[str], path: str, key: str
+) -> dict[str, dict[str, Any]]:
+    """The records listed at `path` (``{}``: the parent's ID) of each of `parents` that
+    exists, by ``parent/child`` ID."""
+    found = {}
+    for parent in parents:
+        if parent in existing:
+            for record in await list_records(requester, path.format(ID.custom(parent)), key):
+                found[f"{parent}/{record['$id']}"] = record
+    return found
 
 
 async def apply_project(

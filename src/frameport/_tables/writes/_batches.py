@@ -142,8 +142,11 @@ async def _create(
         counts.written += len(rows)
         return
     except (BadRequestError, ConflictError) as exc:
-        if not _refused(exc) or len(rows) == 1:
+        if not _refused(exc):
             raise
+        if len(rows) == 1:
+            counts.rejected.append((str(rows[0]["$id"]), str(exc)))
+            return
     for row in rows:
         try:
             await send_rows(requester, location, [row], upsert=False)
