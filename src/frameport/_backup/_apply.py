@@ -22,7 +22,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -388,18 +388,32 @@ async def _rows(
     interrupted = f"{step} started" in checkpoint.done
     checkpoint.mark(f"{step} started")
     counts = WriteCounts()
-    index = -1
-    async with aclosing(source.rows(location.database_id, location.table_id)) as batches:
-        async for batch in batches:
-            index += 1
-            outcome.rows += batch.num_rows
-            if index <= after:
-                continue
+
+    async def remaining() -> AsyncGenerator[pa.RecordBatch]:
+        index = -1
+        async with aclosing(source.rows(location.database_id, location.table_id)) as batches:
+            async for batch in batches:
+                index += 1
+                outcome.rows += batch.num_rows
+                if index > after:
+                    yield batch
+
+    def written(first: int) -> Callable[[int], None]:
+        return lambda index: checkpoint.batch(key, first + index)
+
+    async with aclosing(remaining()) as batches:
+        start = after + 1  # the index of the next batch to write
+        if interrupted and on_conflict == "fail":
             # The rows this restore wrote are the archive's: "skip" keeps them as they are.
-            again = interrupted and index == after + 1 and on_conflict == "fail"
-            rule: OnConflict = "skip" if again else on_conflict
-            counts.add(await write_batches(requester, location, _one(batch), on_conflict=rule))
-            checkpoint.batch(key, index)
+            batch = await anext(batches, None)
+            if batch is not None:
+                again = write_batches(requester, location, _one(batch), on_conflict="skip",
+                                      on_batch=written(start))  # fmt: skip
+                counts.add(await again)
+                start += 1
+        rest = write_batches(requester, location, batches, on_conflict=on_conflict,
+                             on_batch=written(start))  # fmt: skip
+        counts.add(await rest)
     outcome.written, outcome.overwritten, outcome.skipped = (
         counts.written, counts.overwritten, counts.skipped,
     )  # fmt: skip

@@ -283,9 +283,10 @@ async def _write_layer(
     if earlier is not None:
         before = await table_ids(archive, earlier["layers"])
         new = await asyncio.to_thread(_ids_and_sequences, archive, name)
-        known = before.column("$id").combine_chunks()
-        fresh = new.filter(pc.invert(pc.is_in(new.column("$id"), value_set=known)))
-        holding = pa.concat_tables([before, fresh.cast(before.schema)])
+        # The rows as they are now: the earlier ones, and the ones read now where they moved.
+        read_now = new.column("$id").combine_chunks()
+        kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
+        holding = pa.concat_tables([kept, new.cast(before.schema)])
         gone, _ = await gone_ids(bounded.ids_only(), holding)
         total = holding.num_rows - len(gone)
         if len(gone):

@@ -16,7 +16,7 @@ refused row is named (`WriteCounts.rejected`) and the others are written.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -76,25 +76,44 @@ async def write_batches(
     on_batch: Callable[[int], None] | None = None,
 ) -> WriteCounts:
     """Write every row of `batches` (each with an ``$id`` column) into the table at
-    `location`; see the module docstring. `on_batch(index)` is called once each batch is
-    completely written, in order (a resumed write starts after the last one it saw)."""
+    `location`; see the module docstring. The bulk requests of one batch and the next follow
+    each other without a pause, `concurrency` at a time; `on_batch(index)` is called once a
+    batch and every batch before it are completely written (a resumed write starts after
+    the last one it was told of)."""
     check_on_conflict(on_conflict)
     counts = WriteCounts()
-    index = 0
-    async for batch in batches:
-        rows = batch_to_rows(
-            batch.drop_columns([n for n in batch.schema.names if n in _NOT_WRITTEN])
-        )
-        chunks = (
-            rows[i : i + MAX_ROWS_PER_REQUEST] for i in range(0, len(rows), MAX_ROWS_PER_REQUEST)
-        )
-        await run_bounded(
-            (_write_chunk(requester, location, chunk, on_conflict, counts) for chunk in chunks),
-            concurrency,
-        )
-        if on_batch is not None:
-            on_batch(index)
-        index += 1
+    left: list[int] = []  # bulk requests still unwritten, per batch
+    sealed: list[bool] = []  # whether each batch's requests are all made
+    told = 0  # batches reported to on_batch
+
+    def finished(index: int) -> None:
+        nonlocal told
+        left[index] -= 1
+        while told < len(left) and left[told] == 0 and sealed[told]:
+            if on_batch is not None:
+                on_batch(told)
+            told += 1
+
+    async def write(index: int, rows: list[dict[str, Any]]) -> None:
+        await _write_chunk(requester, location, rows, on_conflict, counts)
+        finished(index)
+
+    async def jobs() -> AsyncIterator[Awaitable[None]]:
+        index = 0
+        async for batch in batches:
+            kept = batch.drop_columns([name for name in batch.schema.names if name in _NOT_WRITTEN])
+            rows = batch_to_rows(kept)
+            left.append(0)
+            sealed.append(False)
+            for first in range(0, len(rows), MAX_ROWS_PER_REQUEST):
+                left[index] += 1
+                yield write(index, rows[first : first + MAX_ROWS_PER_REQUEST])
+            sealed[index] = True
+            left[index] += 1
+            finished(index)  # an empty batch is written at once
+            index += 1
+
+    await run_bounded(jobs(), concurrency)
     return counts
 
 

@@ -21,7 +21,7 @@ at once:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -140,9 +140,11 @@ def _joined(hint: str | None, advice: str) -> str:
     return advice if hint is None else f"{hint} {advice}"
 
 
-async def run_bounded(jobs: Iterable[Awaitable[None]], concurrency: int) -> None:
-    """Run `jobs` with at most `concurrency` at once; the first failure cancels the rest and
-    is raised as it is."""
+async def run_bounded(
+    jobs: Iterable[Awaitable[None]] | AsyncIterator[Awaitable[None]], concurrency: int
+) -> None:
+    """Run `jobs` (made one at a time, only once there is room for them) with at most
+    `concurrency` at once; the first failure cancels the rest and is raised as it is."""
     pending: set[asyncio.Task[None]] = set()
 
     async def settle(until: int) -> None:
@@ -152,11 +154,11 @@ async def run_bounded(jobs: Iterable[Awaitable[None]], concurrency: int) -> None
             for task in done:
                 task.result()
 
-    remaining = iter(jobs)  # a job is made only once there is room for it
+    remaining = jobs if isinstance(jobs, AsyncIterator) else _one_by_one(jobs)
     try:
         while True:
             await settle(concurrency - 1)
-            job = next(remaining, None)
+            job = await anext(remaining, None)
             if job is None:
                 break
             pending.add(asyncio.ensure_future(job))
@@ -165,3 +167,10 @@ async def run_bounded(jobs: Iterable[Awaitable[None]], concurrency: int) -> None
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        if isinstance(remaining, AsyncGenerator):
+            await remaining.aclose()
+
+
+async def _one_by_one(jobs: Iterable[Awaitable[None]]) -> AsyncGenerator[Awaitable[None]]:
+    for job in jobs:
+        yield job
