@@ -78,7 +78,6 @@ def change(endpoint: str) -> None:
 def measure(kind: str, endpoint: str, target: str) -> dict[str, Any]:
     """One measurement in this process: its seconds and peak RSS (absolute and growth)."""
     import psutil
-
     import pyarrow.parquet as pq
 
     from frameport._client import Client

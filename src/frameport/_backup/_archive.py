@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pyarrow.fs as pafs
 
@@ -30,6 +31,14 @@ from .._exceptions import ArchiveError
 from .._transfer._checkpoint import default_cache_dir
 
 HASH_BLOCK = 4 * 1024 * 1024
+
+
+def _without_secret(url: str) -> str:
+    """`url` as it may be shown: a user and password in it are masked."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=f"***@{parts.netloc.rsplit('@', 1)[1]}"))
 
 
 class Archive:
@@ -58,10 +67,10 @@ class Archive:
                     f"cannot open {text!r} ({exc}); install fsspec (and its package for this "
                     "kind of URL) or give a local folder."
                 ) from exc
-            return cls(filesystem, base, text, local=False)
+            return cls(filesystem, base, _without_secret(text), local=False)
         fs, base = fsspec.core.url_to_fs(text)
         handler = pafs.FSSpecHandler(fs)  # type: ignore[abstract]  # the stubs miss its methods
-        return cls(pafs.PyFileSystem(handler), base, text, local=False)
+        return cls(pafs.PyFileSystem(handler), base, _without_secret(text), local=False)
 
     def path(self, name: str) -> str:
         return f"{self.base}/{name}"

@@ -54,7 +54,14 @@ async def list_records(requester: Requester, path: str, key: str) -> list[dict[s
     return records
 
 
-def _chosen(records: list[dict[str, Any]], ids: Sequence[str] | None, what: str) -> list[Any]:
+async def _chosen(
+    requester: Requester, path: str, key: str, ids: Sequence[str] | None, what: str
+) -> list[Any]:
+    """The records of the list at `path` whose IDs are `ids` (None: all); none at all, and
+    no request, for an empty `ids`."""
+    if ids is not None and not ids:
+        return []
+    records = await list_records(requester, path, key)
     if ids is None:
         return records
     found = {str(record["$id"]): record for record in records}
@@ -70,15 +77,13 @@ def _chosen(records: list[dict[str, Any]], ids: Sequence[str] | None, what: str)
 async def describe_project(requester: Requester, selection: Selection) -> dict[str, Any]:
     """The records of the chosen part of the project (see the module docstring)."""
     databases = []
-    chosen = _chosen(await list_records(requester, "/tablesdb", "databases"),
-                     selection.databases, "database")  # fmt: skip
+    chosen = await _chosen(requester, "/tablesdb", "databases", selection.databases, "database")
     for database in chosen:
         path = f"/tablesdb/{ID.custom(database['$id'])}/tables"
         tables = await list_records(requester, path, "tables")
         databases.append({"record": database, "tables": tables})
     buckets = []
-    chosen = _chosen(await list_records(requester, "/storage/buckets", "buckets"),
-                     selection.buckets, "bucket")  # fmt: skip
+    chosen = await _chosen(requester, "/storage/buckets", "buckets", selection.buckets, "bucket")
     for bucket in chosen:
         path = f"/storage/buckets/{ID.custom(bucket['$id'])}/files"
         files = [
@@ -88,8 +93,7 @@ async def describe_project(requester: Requester, selection: Selection) -> dict[s
         ]
         buckets.append({"record": bucket, "files": files})
     functions = []
-    chosen = _chosen(await list_records(requester, "/functions", "functions"),
-                     selection.functions, "function")  # fmt: skip
+    chosen = await _chosen(requester, "/functions", "functions", selection.functions, "function")
     for function in chosen:
         deployment = None
         if function.get("deploymentId"):

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from .._core._ids import ID
 from .._core._queries import limit_query
-from .._exceptions import ArchiveError
+from .._exceptions import ArchiveError, FrameportError
 from .._tables import TableLocation
 from .._tables.changes import gone_ids, minus_seconds, service_now, service_text, updated_since
 from .._tables.export import export_resumable
@@ -176,7 +176,7 @@ async def _service_version(requester: Requester) -> str | None:
     """The service's version (``GET /health/version``), or None where it is not told."""
     try:
         answer = await requester.request_json("GET", "/health/version")
-    except Exception:  # an older service without the route still gets its backup
+    except FrameportError:  # a service without the route still gets its backup
         return None
     version = answer.get("version") if isinstance(answer, dict) else None
     return str(version) if version else None

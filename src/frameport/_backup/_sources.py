@@ -18,7 +18,7 @@ from .._storage import AsyncBucket
 from .._tables import TableLocation
 from .._tables.read import QuerySpec, SequenceRange, TableRead
 from ._archive import Archive
-from ._manifest import code_name, table_batches, table_ids
+from ._manifest import table_batches, table_ids
 from ._project import Selection, describe_project
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class ArchiveSource:
     @asynccontextmanager
     async def code(self, function_id: str) -> AsyncIterator[Path]:
         function = next(f for f in self.manifest["functions"] if f["record"]["$id"] == function_id)
-        with self.archive.fetched(function["path"] or code_name(function_id, "")) as path:
+        with self.archive.fetched(function["path"]) as path:
             yield path
 
 
