@@ -30,6 +30,7 @@ class BackupReport:
     seconds: float
 
     def summary(self) -> str:
+        """The report as a line for people (what ``frameport backup`` prints)."""
         kind = "full snapshot" if self.base is None else f"incremental snapshot (on {self.base})"
         resumed = " (resumed)" if self.resumed else ""
         return (
@@ -52,6 +53,7 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
+        """Whether every file is there, as its manifest recorded it."""
         return not self.missing and not self.altered
 
     @property
@@ -62,6 +64,7 @@ class VerifyReport:
         ]
 
     def summary(self) -> str:
+        """The report as lines for people (what ``frameport verify`` prints)."""
         found = f"{len(self.missing)} missing, {len(self.altered)} altered"
         head = (
             f"{self.target}: {len(self.snapshots)} snapshot(s), {self.files} file(s) checked: "
@@ -105,17 +108,22 @@ class RestoreReport:
 
     @property
     def written(self) -> int:
+        """Rows written new, in every table."""
         return sum(table.written for table in self.tables)
 
     @property
     def overwritten(self) -> int:
+        """Rows that replaced the destination's (``on_conflict="overwrite"``)."""
         return sum(table.overwritten for table in self.tables)
 
     @property
     def skipped(self) -> int:
+        """Rows left as the destination had them (``on_conflict="skip"``)."""
         return sum(table.skipped for table in self.tables)
 
     def summary(self) -> str:
+        """The report as lines for people: the plan of a dry run, else what was done, each
+        item rejected and what could not be kept."""
         if self.dry_run:
             return "\n".join([f"plan for {self.source} (nothing written):", *self.plan])
         lines = [
