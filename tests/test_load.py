@@ -332,3 +332,26 @@ def test_report_rejected_rows_carry_their_values(key_client: Client, database: s
     ]
     assert rejected["name"].tolist() == ["x" * 30, "y" * 21]
     assert rejected["message"].iloc[0] == "longer than 20 characters"
+
+
+def test_a_row_a_unique_index_refuses_is_rejected_and_named_after_a_conflict_too(
+    key_client: Client, database: str
+) -> None:
+    table = new_table(key_client, database)
+    key_client._request(
+        "POST",
+        f"/tablesdb/{database}/tables/{table.id}/indexes",
+        json={"key": "one_name", "type": "unique", "columns": ["name"]},
+    )
+    frame = people(30)
+    first = table.load(frame.iloc[:10], id_from=["email"], progress=False)
+    assert first.written == 10
+    # row 17 takes the name of row 3, which is there: the index refuses it, and only it
+    clashing = frame.assign(name=frame["name"].where(frame.index != 17, "name 3"))
+    report = table.load(clashing, id_from=["email"], progress=False)
+    assert (report.written, report.skipped) == (19, 10)
+    assert report.rejected[["row", "rule"]].values.tolist() == [[17, "service"]]
+    assert report.rejected["email"].tolist() == ["user17@example.com"]
+    assert "unique" in report.rejected["message"].iloc[0]
+    assert table.count() == 29
+    assert set(rows_of(table)["name"]) == set(frame["name"]) - {"name 17"}

@@ -13,11 +13,13 @@ import importlib as _importlib
 from types import ModuleType as _ModuleType
 from typing import Any as _Any
 
+from ._backup import BackupReport, RestoreReport, VerifyReport
 from ._client import AsyncClient, Client
 from ._core import ID, RetryPolicy
 from ._core._permissions import Permission, Role
 from ._exceptions import (
     APIError,
+    ArchiveError,
     AuthenticationError,
     BadRequestError,
     ConflictError,
@@ -44,6 +46,7 @@ from ._exceptions import (
 )
 from ._expr import Expr, col
 from ._functions import AsyncFunction, Deployment, Function
+from ._projects import copy, verify
 from ._schema import DTYPE_TABLE
 from ._sql import scan_table, sql
 from ._storage import AsyncBucket, Bucket, File
@@ -88,12 +91,14 @@ __all__ = [
     "DTYPE_TABLE",
     "ID",
     "APIError",
+    "ArchiveError",
     "AsyncBucket",
     "AsyncClient",
     "AsyncFunction",
     "AsyncTable",
     "AsyncTableQuery",
     "AuthenticationError",
+    "BackupReport",
     "BadRequestError",
     "Bucket",
     "ChangeReport",
@@ -115,6 +120,7 @@ __all__ = [
     "Permission",
     "PermissionDeniedError",
     "RateLimitError",
+    "RestoreReport",
     "ResumeError",
     "RetryPolicy",
     "Role",
@@ -129,11 +135,13 @@ __all__ = [
     "UpdateOperator",
     "UploadVerificationError",
     "VerificationError",
+    "VerifyReport",
     "WriteReport",
     "__version__",
     "append",
     "col",
     "concat",
+    "copy",
     "decrement",
     "divide",
     "explain_scans",
@@ -146,6 +154,7 @@ __all__ = [
     "scan_table",
     "sql",
     "toggle",
+    "verify",
 ]
 
 

@@ -23,7 +23,7 @@ Usage mistakes (wrong argument types or combinations) raise plain `TypeError` / 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
@@ -345,6 +345,19 @@ class UploadVerificationError(VerificationError):
 class DownloadVerificationError(VerificationError):
     """Raised when a downloaded file's size or MD5 differs from the service's record of it.
     The partial download has been removed; download again."""
+
+
+class ArchiveError(FrameportError, ValueError):
+    """Raised when a backup archive cannot be used as asked: no snapshot there (or not the
+    one named), a file of the snapshot missing or altered (`problems` names each file and
+    what is wrong with it), or an unfinished backup there started with other choices."""
+
+    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (type(self), str(self), {"problems": self.problems}))
 
 
 class FrameportWarning(UserWarning):

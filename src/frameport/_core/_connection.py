@@ -92,6 +92,11 @@ class Connection:
         return self._prefix
 
     @property
+    def response_format(self) -> str:
+        """The service version whose answer format every request asks for."""
+        return self._base_headers[f"{self._prefix}Response-Format"]
+
+    @property
     def query_member(self) -> str | None:
         """The member name forced for query objects, or None for each path's default."""
         return self._query_member

@@ -303,6 +303,33 @@ def frame_to_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
+def batch_to_rows(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
+    """The rows of an Arrow batch as JSON-ready dicts, column by column (datetimes as the
+    service's text, lists as lists); the values Arrow cannot hand over as JSON go through
+    `to_json_value`.
+
+    >>> batch_to_rows(pa.record_batch({"n": [1, None]}))
+    [{'n': 1}, {'n': None}]
+    """
+    keys = batch.schema.names
+    columns = [_arrow_json_column(key, batch.column(i)) for i, key in enumerate(keys)]
+    return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
+def _arrow_json_column(key: str, values: pa.Array[Any] | pa.ChunkedArray[Any]) -> list[Any]:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if values.offset:  # a slice: list offsets are rebuilt from an unsliced copy
+        values = pa.concat_arrays([values])
+    try:
+        try:
+            return _jsonable(values).to_pylist()
+        except _NotJsonable:
+            return [to_json_value(value) for value in values.to_pylist()]
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"column {key!r}: {exc}") from exc
+
+
 def _json_column(key: str, series: pd.Series) -> list[Any]:
     try:
         try:
@@ -351,27 +378,3 @@ def with_list_values(lists: ListArray, values: pa.Array[Any]) -> pa.Array[Any]:
     if isinstance(lists, pa.LargeListArray):
         return pa.LargeListArray.from_arrays(lists.offsets, values, mask=lists.is_null())
     return pa.ListArray.from_arrays(lists.offsets, values, mask=lists.is_null())
-
-
-def batch_to_rows(batch: pa.RecordBatch | pa.Table) -> list[dict[str, Any]]:
-    """The rows of an Arrow batch as JSON-ready dicts (`to_json_value` rules), converted
-    column by column.
-
-    >>> batch_to_rows(pa.record_batch({"n": [1, None]}))
-    [{'n': 1}, {'n': None}]
-    """
-    keys = batch.schema.names
-    columns = [_json_arrow_column(key, batch.column(i)) for i, key in enumerate(keys)]
-    return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
-
-
-def _json_arrow_column(key: str, values: pa.Array[Any] | pa.ChunkedArray[Any]) -> list[Any]:
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    try:
-        try:
-            return _jsonable(values).to_pylist()
-        except _NotJsonable:
-            return [to_json_value(value) for value in values.to_pylist()]
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"column {key!r}: {exc}") from exc

@@ -1,6 +1,6 @@
 """The `frameport` command: the local service (serve, demo), the catalog and the rows (ls,
-head, count, drop), and the jobs built on the client (export, import, sync, upload, login,
-logout)."""
+head, count, drop), and the jobs built on the client (export, import, sync, backup, restore,
+verify, copy, upload, login, logout)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ._export import add_export_command
 from ._import import add_import_command
 from ._local import add_demo_command, add_serve_command
 from ._login import add_login_commands
+from ._projects import add_project_commands
 from ._sync import add_sync_command
 from ._upload import add_upload_command
 
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_command(commands)
     add_import_command(commands)
     add_sync_command(commands)
+    add_project_commands(commands)
     add_upload_command(commands)
     add_login_commands(commands)
     add_demo_command(commands)

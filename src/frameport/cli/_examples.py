@@ -39,6 +39,21 @@ example:
 example:
   frameport sync crm people ./people_delta --where "age > 30" --columns name,age
   # run it again later: only the rows changed since are read and merged""",
+    "backup": """\
+example:
+  frameport backup ./backups/crm                  # a full snapshot, then only what changed
+  frameport backup s3://backups/crm --databases crm --buckets reports""",
+    "restore": """\
+example:
+  frameport restore ./backups/crm --dry-run       # the plan: what it creates, what conflicts
+  frameport restore ./backups/crm --on-conflict skip""",
+    "verify": """\
+example:
+  frameport verify ./backups/crm                  # names every file missing or altered""",
+    "copy": """\
+example:
+  FRAMEPORT_TO_KEY=... frameport copy --to-endpoint https://other.example/v1 \\
+    --to-project crm --databases crm --on-conflict skip""",
     "upload": """\
 example:
   frameport upload reports big.csv photos/*.png --permission 'read("any")' --resume""",

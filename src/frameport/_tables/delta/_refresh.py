@@ -8,7 +8,7 @@
   but not finished then. The changed rows are held in memory for the merge.
 * ``deletes="scan"`` also finds the rows that are gone and removes them: it compares the
   service's count of the view per range of ``$sequence`` with the Delta table's and reads the
-  ``$id``s of the ranges that differ (`_gone_rows`); ``deletes="ignore"`` skips that.
+  ``$id``s of the ranges that differ (`changes.gone_ids`); ``deletes="ignore"`` skips that.
 * Each run is one Delta commit (merge, write, or an empty append when nothing changed) with
   the watermark and the run's figures in its metadata, so a reader sees a table before or
   after a run; a run that fails commits nothing, and the next one reads from the previous
@@ -34,12 +34,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
-from ..._core._queries import ServiceQuery, check_member, render_query
 from ..._exceptions import FrameportError, ResumeError
 from .._location import TableLocation
+from ..changes import gone_ids, minus_seconds, service_now, service_text, updated_since
 from ..read import ALL_SYSTEM, QuerySpec, TableRead
-from ._clock import minus_seconds, service_now, service_text
-from ._gone_rows import gone_ids
 from ._state import LastSync, changed_columns, commit_metadata, delta_type, last_sync
 
 if TYPE_CHECKING:
@@ -107,7 +105,7 @@ async def sync_delta(
             "sync needs the table's column types, which this client may not read; "
             "use an API key with tables.read."
         )
-    now = await service_now(requester, location)
+    now = await service_now(requester, location.rows_path)
     view = json.dumps({"table": str(location), "requests": read.plan.requests})
     state = await asyncio.to_thread(last_sync, target)
     if state is not None and state.view != view:
@@ -124,7 +122,7 @@ async def sync_delta(
     if state is None or state.watermark is None or changed_columns(state.schema, output):
         return await _snapshot(read, output, target, state, view, watermark, started, progress)
     since = minus_seconds(state.watermark, lag)
-    changed = await _collect(_updated_since(read, since), output, progress)
+    changed = await _collect(updated_since(read, since), output, progress)
     gone: pa.Array[Any] = pa.array([], pa.string())
     ids_read = 0
     if deletes == "scan":
@@ -202,12 +200,6 @@ async def _snapshot(
     )
 
 
-def _updated_since(read: TableRead, since: str) -> TableRead:
-    """`read` restricted to the rows with ``$updatedAt >= since``."""
-    recent = ServiceQuery("greaterThanEqual", "$updatedAt", (since,))
-    return read.narrowed(render_query(recent, check_member(read.member)))
-
-
 async def _collect(read: TableRead, output: pa.Schema, progress: bool | None) -> pa.Table:
     batches, _ = await read.collect(progress)
     return pa.Table.from_batches(batches, schema=output)
@@ -217,7 +209,7 @@ async def _gone_ids(
     read: TableRead, table: DeltaTable, changed: pa.Table
 ) -> tuple[pa.Array[Any], int]:
     """The ``$id``s in the Delta table that the view no longer has, and how many ``$id``s
-    were read to find them (see `_gone_rows`)."""
+    were read to find them (see `changes.gone_ids`)."""
     synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id", "$sequence"]))
     new = changed.select(["$id", "$sequence"])
     known = synced.column("$id").combine_chunks()

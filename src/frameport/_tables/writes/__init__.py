@@ -1,7 +1,9 @@
 """Writes to tables: any source loaded into a table (`load_rows`: sources, validation, IDs,
 batches, checkpoint, transaction, report), and changes by filter (`change_rows`) with
-update operators."""
+update operators; and a stream of Arrow batches written as a restore
+writes it (`write_batches`), through the same sender."""
 
+from ._batches import WriteCounts, check_on_conflict, write_batches
 from ._changes import ChangeReport, change_rows
 from ._load import (
     DEFAULT_ON_CONFLICT,
@@ -34,9 +36,11 @@ __all__ = [
     "LoadOptions",
     "OnConflict",
     "UpdateOperator",
+    "WriteCounts",
     "WriteReport",
     "append",
     "change_rows",
+    "check_on_conflict",
     "concat",
     "decrement",
     "divide",
@@ -49,4 +53,5 @@ __all__ = [
     "rows_rejected",
     "toggle",
     "update_data",
+    "write_batches",
 ]

@@ -13,7 +13,9 @@ bulk create, the one request a batch costs when its IDs are new:
   are found, not as conflicts (under ``replace`` they are upserted again, which leaves them
   equal to the source). A bulk create is all or nothing, so a batch is either wholly there
   or not at all.
-* **Refusals.** The service fails a whole bulk request on one bad row (400). The batch is
+* **Refusals.** The service fails a whole bulk request on one bad row (400, or 409 for a
+  value a unique index already holds: the batch's IDs are looked up first, as that is also
+  what a row already there gives). The batch is
   then split in halves, each sent on its own, down to the single rows the service refuses,
   which are returned with its message; the others are written.
 """
@@ -43,6 +45,7 @@ OnConflict = Literal["fail", "skip", "replace"]
 ON_CONFLICT: tuple[OnConflict, ...] = ("fail", "skip", "replace")
 ID = "$id"
 ROW_EXISTS = frozenset({"row_already_exists", "document_already_exists"})
+UNIQUE_CLASH = "row_unique_constraint_violation"
 JSON_HEADERS = {"Content-Type": "application/json"}
 _COLUMN_IN_MESSAGE = re.compile(r'(?:[Aa]ttribute|[Cc]olumn) "([^"]+)"')
 
@@ -71,12 +74,13 @@ class Outcome:
     retries: int = 0
     refused: list[Refusal] = field(default_factory=list)
 
-    def add(self, other: Outcome, offset: int) -> None:
+    def add(self, other: Outcome, places: Sequence[int]) -> None:
+        """Add the outcome of a part of the batch, whose rows are at `places` in it."""
         self.written += other.written
         self.skipped += other.skipped
         self.replaced += other.replaced
         self.retries += other.retries
-        self.refused += [Refusal(r.index + offset, r.message, r.column) for r in other.refused]
+        self.refused += [Refusal(places[r.index], r.message, r.column) for r in other.refused]
 
 
 def encoded(rows: Sequence[dict[str, Any]], key: str) -> bytes:
@@ -108,41 +112,53 @@ class RowSender:
         return outcome
 
     async def _create(
-        self, rows: list[dict[str, Any]], outcome: Outcome, *, maybe_written: bool
+        self,
+        rows: list[dict[str, Any]],
+        outcome: Outcome,
+        *,
+        maybe_written: bool,
+        absent: bool = False,
     ) -> None:
+        """Create `rows`; `absent`: their IDs were looked up and are not there, so a clash
+        with a unique index refuses a row (before, it may be the row itself, there)."""
         try:
-            await self._bulk("POST", rows, outcome)
+            await self._bulk("POST", rows, outcome, absent=absent)
         except _PossiblyWritten:
             await self._settle(rows, outcome, ours=True)
         except ConflictError as exc:
-            if exc.type not in ROW_EXISTS:
+            if exc.type not in ROW_EXISTS and exc.type != UNIQUE_CLASH:
                 raise
             await self._settle(rows, outcome, ours=maybe_written, conflict=exc)
         else:
             outcome.written += len(rows)
 
-    async def _bulk(self, method: str, rows: list[dict[str, Any]], outcome: Outcome) -> None:
+    async def _bulk(
+        self, method: str, rows: list[dict[str, Any]], outcome: Outcome, *, absent: bool = True
+    ) -> None:
         """Send `rows` in one bulk request; on a refusal (400), in halves, down to the rows
         refused (added to `outcome`, which the caller counts as not written)."""
         try:
             await self._request(method, rows)
-        except BadRequestError as exc:
+        except (BadRequestError, ConflictError) as exc:
+            if isinstance(exc, ConflictError) and (exc.type != UNIQUE_CLASH or not absent):
+                raise
             if len(rows) == 1:
                 outcome.refused.append(Refusal(0, exc.message, _named_column(exc.message)))
                 raise _Refused from exc
             outcome.retries += 1
             middle = len(rows) // 2
-            for offset, half in ((0, rows[:middle]), (middle, rows[middle:])):
+            for places in (range(middle), range(middle, len(rows))):
+                half = rows[places.start : places.stop]
                 part = Outcome()
                 try:
                     if method == "POST":
-                        await self._create(half, part, maybe_written=False)
+                        await self._create(half, part, maybe_written=False, absent=absent)
                     else:
                         await self._bulk(method, half, part)
                         part.replaced += len(half)
                 except (_Refused, _Split):
                     pass
-                outcome.add(part, offset)
+                outcome.add(part, places)
             raise _Split from exc
 
     async def _request(self, method: str, rows: list[dict[str, Any]]) -> None:
@@ -173,29 +189,31 @@ class RowSender:
     ) -> None:
         outcome.retries += 1 if ours else 0
         there = await existing_ids(self._requester, self._location, [row[ID] for row in rows])
-        missing = [row for row in rows if row[ID] not in there]
-        found = [row for row in rows if row[ID] in there]
-        if missing:
-            await self._create(missing, outcome, maybe_written=False)
-        if not found:
-            return
-        if self._on_conflict == "fail" and not ours and conflict is not None:
+        missing = [place for place, row in enumerate(rows) if row[ID] not in there]
+        found = [place for place, row in enumerate(rows) if row[ID] in there]
+        if found and self._on_conflict == "fail" and not ours and conflict is not None:
             conflict.hint = (
-                f"{len(found)} of the batch's IDs exist already, e.g. {found[0][ID]!r}. To "
-                "replace those rows, write with table.upsert(df) (or table.load(df, "
+                f"{len(found)} of the batch's IDs exist already, e.g. {rows[found[0]][ID]!r}. "
+                "To replace those rows, write with table.upsert(df) (or table.load(df, "
                 'on_conflict="replace")); to keep them, table.load(df, on_conflict="skip").'
             )
             raise conflict
+        if missing:
+            part = Outcome()
+            with contextlib.suppress(_Refused, _Split):
+                await self._create([rows[p] for p in missing], part, maybe_written=False,
+                                   absent=True)  # fmt: skip
+            outcome.add(part, missing)
+        if not found:
+            return
         if self._on_conflict == "replace":
             part = Outcome()
-            try:
-                await self._bulk("PUT", found, part)
+            with contextlib.suppress(_Refused, _Split):
+                await self._bulk("PUT", [rows[p] for p in found], part)
                 part.replaced += len(found)
-            except (_Refused, _Split):
-                pass
             if ours:
                 part.written, part.replaced = part.replaced, 0
-            outcome.add(part, 0)
+            outcome.add(part, found)
         elif ours:
             outcome.written += len(found)
         else:

@@ -5,24 +5,26 @@ rounded down, so the time it gives is never later than the service's."""
 from __future__ import annotations
 
 import email.utils
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ..._core._queries import limit_query, select_query
 from ..._core._transport import queries_param
-from .._location import TableLocation
 
 if TYPE_CHECKING:
     from ..._core import Requester
 
 
-async def service_now(requester: Requester, location: TableLocation) -> datetime | None:
-    """The service's time now (UTC), from its answer to a one-row list of the table; None
-    when the answer has no valid ``Date`` header."""
-    params = queries_param([select_query(["$id"]), limit_query(1)])
-    response = await requester.request(
-        "GET", location.rows_path, params={**params, "total": "false"}
-    )
+async def service_now(
+    requester: Requester, path: str, queries: Sequence[str] | None = None
+) -> datetime | None:
+    """The service's time now (UTC), from its answer to a one-item list at `path`: a table's
+    rows (`queries` default to a select of ``$id`` and a limit of 1), or another list with
+    its own `queries` (the databases: a limit of 1). None when the answer has no valid
+    ``Date`` header."""
+    params = queries_param(queries or [select_query(["$id"]), limit_query(1)])
+    response = await requester.request("GET", path, params={**params, "total": "false"})
     header = response.headers.get("date")
     if header is None:
         return None

@@ -1,9 +1,10 @@
-"""Which synced rows are gone from the view, reading as few ``$id``s as the counts allow.
+"""Which rows of a copy (a Delta table, a backup) are gone from the view, reading as few
+``$id``s as the counts allow.
 
-The service counts exactly below 5,000 rows, so the Delta table's ``$sequence`` range is cut
-into ranges of `COUNT_SPAN` values, and the service's count of the view in each range (a
-one-row request) is compared with the rows the Delta table will hold there after this run's
-merge (its rows plus the changed rows read in the run). Only the ranges whose counts differ
+The service counts exactly below 5,000 rows, so the copy's ``$sequence`` range is cut into
+ranges of `COUNT_SPAN` values, and the service's count of the view in each range (a one-row
+request) is compared with the rows the copy will hold there after this run (its rows plus
+the changed rows read in the run). Only the ranges whose counts differ
 have their ``$id``s read; the rows of those ranges the service no longer lists are gone.
 Deletes clustered in a few ranges (old rows purged) cost a few pages; deletes spread evenly
 read the ``$id``s of most ranges, as a full scan does.

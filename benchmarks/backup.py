@@ -1,0 +1,187 @@
+"""Whole projects, measured: a full backup against exporting each table to Parquet and
+downloading each file, an incremental backup after a few changes, a restore against the
+bulk insert path, and the peak RSS of each.
+
+Printed, in one run, against local services in their own processes (``frameport serve``,
+rate limits off). The project is scaled down from the goal's (3 tables of 1,000,000 rows in
+all and 200 MiB of files) so that the run takes a few minutes on two cores: by default 3
+tables of 60,000 rows in all and 24 MiB of files (``--rows``, ``--mib``). Each measurement
+runs in a fresh process:
+
+1. a full backup against the baseline, each table's ``to_parquet`` plus each file's
+   ``download`` to disk (goal ≤ 1.1×);
+2. after updating 1 % of the rows and adding 2 files: an incremental backup (goal ≤ 5 % of
+   the full backup's time);
+3. a restore of the rows (a snapshot of the databases alone) into an empty service against
+   ``Table.insert`` of the same rows into another (goal ≥ 0.9× its rows per second);
+4. the peak RSS of every measurement (goal ≤ 200 MB).
+
+    .venv/bin/python benchmarks/backup.py [--rows 60000] [--mib 24]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from support.memory import PeakRss
+from support.served import KEY, PROJECT, local_service
+
+DATABASE = "backup_bench"
+BUCKET = "backup_bench"
+SHARES = {"people": 0.5, "visits": 0.3, "notes": 0.2}
+FILES = 12
+GOAL_RSS_MB = 200
+
+
+def load(endpoint: str, rows: int, mib: int) -> None:
+    from frameport._client import Client
+    from frameport._demo import sample_people
+
+    with Client(endpoint, PROJECT, key=KEY) as client:
+        for seed, (table, share) in enumerate(SHARES.items()):
+            frame = sample_people(int(rows * share), seed=seed)
+            client.create_table(DATABASE, table, schema=frame).insert(frame, progress=False)
+        bucket = client.create_bucket(BUCKET, "files", exist_ok=True)
+        size = mib * 1024 * 1024 // FILES
+        for number in range(FILES):
+            bucket.upload_bytes(random.Random(number).randbytes(size), f"f{number}.bin",
+                                file_id=f"f{number}", progress=False)  # fmt: skip
+
+
+def change(endpoint: str) -> None:
+    """Update 1 % of each table's rows and add 2 files."""
+    import pandas as pd
+
+    from frameport._client import Client
+
+    with Client(endpoint, PROJECT, key=KEY) as client:
+        for table_id in SHARES:
+            table = client.table(DATABASE, table_id)
+            ids = table.select("name").to_pandas(progress=False)["$id"].tolist()
+            chosen = random.Random(7).sample(ids, max(1, len(ids) // 100))
+            names = [f"renamed {n}" for n in range(len(chosen))]
+            table.upsert(pd.DataFrame({"$id": chosen, "name": names}), progress=False)
+        bucket = client.bucket(BUCKET)
+        for number in range(2):
+            bucket.upload_bytes(b"new file %d" % number, f"new{number}.txt", progress=False)
+
+
+def measure(kind: str, endpoint: str, target: str) -> dict[str, Any]:
+    """One measurement in this process: its seconds and peak RSS (absolute and growth)."""
+    import pyarrow.parquet as pq
+
+    from frameport._client import Client
+
+    with Client(endpoint, PROJECT, key=KEY) as client:
+        client.databases()  # imports, connections and the loop are warm
+        out = Path(target)
+
+        def run() -> Any:
+            if kind == "baseline":
+                out.mkdir(parents=True, exist_ok=True)
+                for table_id in SHARES:
+                    client.table(DATABASE, table_id).to_parquet(out / f"{table_id}.parquet",
+                                                                system=True,
+                                                                progress=False)  # fmt: skip
+                bucket = client.bucket(BUCKET)
+                for file_id in bucket.list_files()["$id"]:
+                    bucket.download(file_id, out / file_id, progress=False)
+                return None
+            if kind == "backup":
+                return client.backup(out, databases=[DATABASE], buckets=[BUCKET], functions=[],
+                                     progress=False)  # fmt: skip
+            if kind == "rows-backup":
+                return client.backup(out, databases=[DATABASE], buckets=[], functions=[],
+                                     progress=False)  # fmt: skip
+            if kind == "restore":
+                return client.restore(out, progress=False)
+            if kind == "insert":
+                rows = 0
+                for file in sorted(out.glob("snapshots/*/tables/*/*/rows.parquet")):
+                    frame = pq.read_table(file).to_pandas()
+                    table = file.parent.name
+                    schema = frame.drop(columns=[c for c in frame.columns if c.startswith("$")])
+                    client.create_table(DATABASE, table, schema=schema).insert(
+                        frame.drop(columns=["$sequence", "$createdAt", "$updatedAt"]),
+                        progress=False,
+                    )
+                    rows += len(frame)
+                return rows
+            raise ValueError(kind)
+
+        started = time.perf_counter()
+        with PeakRss(every=0.001) as rss:
+            result = run()
+        seconds = time.perf_counter() - started
+        growth, peak = float(rss.peak - rss.start), rss.peak
+    rows = result.written if kind == "restore" else result if kind == "insert" else None
+    return {"seconds": seconds, "growth": growth, "rss": max(peak, growth), "rows": rows}
+
+
+def run_measure(kind: str, endpoint: str, target: Path) -> dict[str, Any]:
+    output = subprocess.run(
+        [sys.executable, __file__, "measure", kind, endpoint, str(target)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    return dict(json.loads(output.strip().splitlines()[-1]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=60_000)
+    parser.add_argument("--mib", type=int, default=24)
+    args = parser.parse_args()
+    mb = 1024 * 1024
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="frameport-bench-") as scratch:
+        work = Path(scratch)
+        with local_service(work / "source") as source:
+            load(source, args.rows, args.mib)
+            # An incremental backup reads again the writes of the `lag` (5 s) before the last
+            # backup began; the project is loaded well before, as a project in use would be.
+            time.sleep(6)
+            results["baseline"] = run_measure("baseline", source, work / "baseline")
+            results["backup"] = run_measure("backup", source, work / "archive")
+            change(source)
+            results["incremental"] = run_measure("backup", source, work / "archive")
+            run_measure("rows-backup", source, work / "rows")
+        with local_service(work / "restored") as destination:
+            results["restore"] = run_measure("restore", destination, work / "rows")
+        with local_service(work / "inserted") as destination:
+            results["insert"] = run_measure("insert", destination, work / "rows")
+    full = results["backup"]["seconds"]
+    ratio = full / results["baseline"]["seconds"]
+    incremental = results["incremental"]["seconds"] / full
+    restore_rate = results["restore"]["rows"] / results["restore"]["seconds"]
+    insert_rate = results["insert"]["rows"] / results["insert"]["seconds"]
+    peak = max(result["rss"] for result in results.values()) / mb
+    print(f"project: 3 tables, {args.rows:,} rows; {FILES} files, {args.mib} MiB")
+    print(f"full backup {full:.1f} s vs export + downloads {results['baseline']['seconds']:.1f} s:"
+          f" {ratio:.2f}x (goal <= 1.1x)")  # fmt: skip
+    print(f"incremental backup after 1 % of rows and 2 files changed: "
+          f"{results['incremental']['seconds']:.2f} s = {incremental:.1%} of the full backup "
+          f"(goal <= 5 %)")  # fmt: skip
+    print(f"restore {restore_rate:,.0f} rows/s vs insert {insert_rate:,.0f} rows/s: "
+          f"{restore_rate / insert_rate:.2f}x (goal >= 0.9x)")  # fmt: skip
+    for name, result in results.items():
+        print(f"  {name}: {result['seconds']:.2f} s, peak RSS {result['rss'] / mb:.0f} MB "
+              f"(growth {result['growth'] / mb:.0f} MB)")  # fmt: skip
+    print(f"peak RSS {peak:.0f} MB (goal <= {GOAL_RSS_MB} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "measure":
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        print(json.dumps(measure(sys.argv[2], sys.argv[3], sys.argv[4])))
+        sys.exit(0)
+    sys.exit(main())

@@ -1,0 +1,553 @@
+"""Putting a project into a destination: the one engine of `restore` (from an archive) and
+`copy` (from another project), in the service's order.
+
+Databases, then tables (their columns, then waiting until every column is available, then
+their indexes), then each table's rows (`write_batches`, with the `on_conflict` rule), then
+buckets and their files, then functions and their active code. IDs, permissions, row
+security and the enabled flags are kept; rows keep ``$createdAt`` and ``$updatedAt`` (the
+service takes them from API keys), while the service numbers rows itself (``$sequence``) and
+sets the times of everything else. What already exists is kept (a table gets the columns and
+indexes it lacks), and a dry run only says what would happen.
+
+A restore records each step it completes, and each batch of rows, in a checkpoint in
+frameport's cache directory; run again after a crash, it goes on from there (the batch that
+was being written when it stopped is written again, its rows already there skipped when
+`on_conflict` is ``"fail"``: they are the same rows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import time
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, aclosing
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._core._config import default_cache_dir
+from .._core._ids import ID
+from .._exceptions import APIError, ConflictError, FrameportError
+from .._functions import AsyncFunction, create_function
+from .._storage import AsyncBucket, create_bucket
+from .._tables import TableLocation, create_database
+from .._tables._admin import wait_for_columns
+from .._tables.read import ALL_SYSTEM, QuerySpec, TableRead
+from .._tables.writes import OnConflict, write_batches
+from ._project import list_records
+from ._report import RestoreReport, TableOutcome
+
+if TYPE_CHECKING:
+    from .._core import Requester
+
+COLUMN_WAIT_SECONDS = 300.0
+
+_MODEL_ONLY = frozenset({"status", "error", "$createdAt", "$updatedAt"})
+
+NOT_KEPT = [
+    "$sequence of rows: the destination numbers its rows itself",
+    "$createdAt/$updatedAt of databases, tables, columns, indexes, buckets, files, functions "
+    "and deployments: the destination sets them when it creates them",
+]
+
+
+class ProjectSource(Protocol):
+    """What a restore or a copy reads from: the project's records (as `describe_project`
+    gives them), each table's rows, and the files' and functions' contents."""
+
+    label: str
+    snapshot: str | None
+    project: dict[str, Any]
+
+    def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]: ...
+    async def row_ids(self, database_id: str, table_id: str) -> pa.Array[Any]: ...
+    def content(self, bucket_id: str, file_id: str) -> AbstractAsyncContextManager[Path]: ...
+    def code(self, function_id: str) -> AbstractAsyncContextManager[Path]: ...
+
+
+class Checkpoint:
+    """The steps a restore completed, kept in a file that is replaced atomically (None: a
+    copy, which keeps none)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.done: set[str] = set()
+        self.batches: dict[str, int] = {}  # per table: the last batch wholly written
+        self.sent: dict[str, int] = {}  # per table: the last batch whose rows were sent
+        self.resumed = False
+        if path is not None and path.exists():
+            data = json.loads(path.read_text())
+            self.done, self.batches, self.resumed = set(data["done"]), data["batches"], True
+            self.sent = data.get("sent", {})
+
+    @classmethod
+    def for_restore(cls, destination: Requester, source: str, snapshot: str) -> Checkpoint:
+        identity = json.dumps([destination.endpoint, destination.project, source, snapshot])
+        key = hashlib.sha256(identity.encode()).hexdigest()[:32]
+        return cls(default_cache_dir() / "restores" / f"{key}.json")
+
+    def mark(self, step: str) -> None:
+        self.done.add(step)
+        self._save()
+
+    def batch(self, table: str, index: int) -> None:
+        self.batches[table] = index
+        self._save()
+
+    def sending(self, table: str, index: int) -> None:
+        self.sent[table] = index
+        self._save()
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
+        state = {"done": sorted(self.done), "batches": self.batches, "sent": self.sent}
+        temporary.write_text(json.dumps(state))
+        os.replace(temporary, self.path)
+
+    def finish(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+def column_definition(model: dict[str, Any]) -> dict[str, Any]:
+    """The create body of a column from its model (what the service says of it)."""
+    return {
+        key: value
+        for key, value in model.items()
+        if key not in _MODEL_ONLY and not (key == "default" and value is None)
+    }
+
+
+def index_definition(model: dict[str, Any], columns_key: str) -> dict[str, Any]:
+    """The create body of an index from its model."""
+    columns = model.get(columns_key) or model.get("columns") or model.get("attributes") or []
+    return {
+        "key": model["key"],
+        "type": model["type"],
+        columns_key: list(columns),
+        "orders": list(model.get("orders") or []),
+        "lengths": list(model.get("lengths") or []),
+    }
+
+
+class Destination:
+    """The destination's catalog as it was before the restore (what exists)."""
+
+    def __init__(self, requester: Requester) -> None:
+        self.requester = requester
+        self.databases: set[str] = set()
+        self.tables: dict[str, dict[str, Any]] = {}
+        self.buckets: set[str] = set()
+        self.files: dict[str, dict[str, Any]] = {}
+        self.functions: set[str] = set()
+
+    async def read(self, project: dict[str, Any]) -> None:
+        requester = self.requester
+        self.databases = await _ids(requester, "/tablesdb", "databases")
+        databases = [database["record"]["$id"] for database in project["databases"]]
+        self.tables = await _children(
+            requester, databases, self.databases, "/tablesdb/{}/tables", "tables"
+        )
+        self.buckets = await _ids(requester, "/storage/buckets", "buckets")
+        buckets = [bucket["record"]["$id"] for bucket in project["buckets"]]
+        self.files = await _children(
+            requester, buckets, self.buckets, "/storage/buckets/{}/files", "files"
+        )
+        self.functions = await _ids(requester, "/functions", "functions")
+
+
+async def _ids(requester: Requester, path: str, key: str) -> set[str]:
+    return {str(record["$id"]) for record in await list_records(requester, path, key)}
+
+
+async def _children(
+    requester: Requester, parents: list[str], existing: set[str], path: str, key: str
+) -> dict[str, dict[str, Any]]:
+    """The records listed at `path` (``{}``: the parent's ID) of each of `parents` that
+    exists, by ``parent/child`` ID."""
+    found = {}
+    for parent in parents:
+        if parent in existing:
+            for record in await list_records(requester, path.format(ID.custom(parent)), key):
+                found[f"{parent}/{record['$id']}"] = record
+    return found
+
+
+async def apply_project(
+    destination: Requester,
+    source: ProjectSource,
+    *,
+    on_conflict: OnConflict,
+    dry_run: bool,
+    checkpoint: Checkpoint,
+    progress: bool | None = None,
+) -> RestoreReport:
+    """Put `source`'s project into `destination`; see the module docstring."""
+    started = time.perf_counter()
+    report = RestoreReport(source.label, source.snapshot, dry_run, resumed=checkpoint.resumed)
+    existing = Destination(destination)
+    await existing.read(source.project)
+    report.plan = await _plan(existing, source)
+    if dry_run:
+        return report
+    for database in source.project["databases"]:
+        await _database(destination, database["record"], existing, checkpoint, report)
+        for table in database["tables"]:
+            location = TableLocation(database["record"]["$id"], table["$id"])
+            await _table(destination, location, table, existing, checkpoint, report)
+            await _rows(destination, location, source, on_conflict, checkpoint, report, progress)
+    for bucket in source.project["buckets"]:
+        await _bucket(
+            destination, bucket, source, existing, on_conflict, checkpoint, report, progress
+        )
+    for function in source.project["functions"]:
+        await _function(destination, function, source, existing, checkpoint, report, progress)
+    report.not_kept = list(NOT_KEPT)
+    report.seconds = time.perf_counter() - started
+    checkpoint.finish()
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+
+
+async def _plan(existing: Destination, source: ProjectSource) -> list[str]:
+    lines = []
+    for database in source.project["databases"]:
+        database_id = database["record"]["$id"]
+        there = database_id in existing.databases
+        lines.append(f"database {database_id}: {'exists' if there else 'create'}")
+        for table in database["tables"]:
+            key = f"{database_id}/{table['$id']}"
+            current = existing.tables.get(key)
+            columns = [c["key"] for c in table.get("columns", [])]
+            indexes = [i["key"] for i in table.get("indexes", [])]
+            rows = await source.row_ids(database_id, table["$id"])
+            if current is None:
+                lines.append(
+                    f"table {key}: create with {len(columns)} column(s) and "
+                    f"{len(indexes)} index(es); {len(rows):,} row(s) to write"
+                )
+                continue
+            have = {c["key"] for c in current.get("columns", [])}
+            have_indexes = {i["key"] for i in current.get("indexes", [])}
+            add = [c for c in columns if c not in have]
+            add_indexes = [i for i in indexes if i not in have_indexes]
+            taken = await _taken_ids(
+                existing.requester, TableLocation(database_id, table["$id"]), rows
+            )
+            lines.append(
+                f"table {key}: exists; add column(s) {add or 'none'}, index(es) "
+                f"{add_indexes or 'none'}; {len(rows) - taken:,} new row(s), "
+                f"{taken:,} in conflict (IDs already there)"
+            )
+    for bucket in source.project["buckets"]:
+        bucket_id = bucket["record"]["$id"]
+        there = bucket_id in existing.buckets
+        same = changed = 0
+        for record in bucket["files"]:
+            current = existing.files.get(f"{bucket_id}/{record['$id']}")
+            if current is not None:
+                same += current.get("signature") == record.get("signature")
+                changed += current.get("signature") != record.get("signature")
+        fresh = len(bucket["files"]) - same - changed
+        lines.append(
+            f"bucket {bucket_id}: {'exists' if there else 'create'}; {fresh} new file(s), "
+            f"{same} already there, {changed} in conflict (other content)"
+        )
+    for function in source.project["functions"]:
+        function_id = function["record"]["$id"]
+        there = function_id in existing.functions
+        code = "deploy its active code" if function["deployment"] else "no code to deploy"
+        lines.append(f"function {function_id}: {'exists' if there else 'create'}; {code}")
+    return lines
+
+
+async def _taken_ids(requester: Requester, location: TableLocation, ids: pa.Array[Any]) -> int:
+    """How many of `ids` are rows of the table at `location`."""
+    read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+    count = 0
+    async with aclosing(read.ids_only().pages(collect=False)) as pages:
+        async for batch in pages:
+            count += int(
+                pc.sum(pc.is_in(batch.column("$id"), value_set=ids).cast(pa.int64())).as_py() or 0
+            )
+    return count
+
+
+# ---------------------------------------------------------------------------------------------
+# Databases and tables
+
+
+async def _database(
+    requester: Requester,
+    record: dict[str, Any],
+    existing: Destination,
+    checkpoint: Checkpoint,
+    report: RestoreReport,
+) -> None:
+    step = f"database {record['$id']}"
+    if step in checkpoint.done:
+        return
+    if record["$id"] not in existing.databases:
+        await create_database(requester, record["$id"], record.get("name"), exist_ok=True)
+        if record.get("enabled") is False:
+            await requester.request(
+                "PUT", f"/tablesdb/{ID.custom(record['$id'])}",
+                json={"name": record.get("name") or record["$id"], "enabled": False},
+            )  # fmt: skip
+        report.created.append(step)
+    checkpoint.mark(step)
+
+
+async def _table(
+    requester: Requester,
+    location: TableLocation,
+    record: dict[str, Any],
+    existing: Destination,
+    checkpoint: Checkpoint,
+    report: RestoreReport,
+) -> None:
+    step = f"table {location.database_id}/{location.table_id}"
+    if step in checkpoint.done:
+        return
+    current = existing.tables.get(f"{location.database_id}/{location.table_id}")
+    columns = record.get(location.columns_key, [])
+    if current is None:
+        body = {
+            location.id_param: location.table_id,
+            "name": record.get("name") or location.table_id,
+            "permissions": list(record.get("$permissions") or []),
+            location.security_param: bool(record.get(location.security_param)),
+            "enabled": record.get("enabled", True),
+            location.columns_key: [column_definition(column) for column in columns],
+        }
+        await requester.request("POST", location.container_path, json=body, idempotent=True,
+                                read_back=location.path)  # fmt: skip
+        report.created.append(step)
+        have: set[str] = {c["key"] for c in columns}
+        have_indexes: set[str] = set()
+    else:
+        have = {c["key"] for c in current.get(location.columns_key, [])}
+        have_indexes = {i["key"] for i in current.get("indexes", [])}
+        for column in columns:
+            if column["key"] in have:
+                continue
+            definition = column_definition(column)
+            route = (
+                definition.get("format")
+                if definition.get("format") in ("email", "enum", "ip", "url")
+                else definition["type"]
+            )
+            try:
+                await requester.request(
+                    "POST", f"{location.path}/{location.columns_key}/{route}", json=definition
+                )
+                have.add(column["key"])
+                report.created.append(f"column {location}/{column['key']}")
+            except APIError as exc:
+                report.rejected.append((f"column {location}/{column['key']}", str(exc)))
+    try:
+        await wait_for_columns(requester, location, have, timeout=COLUMN_WAIT_SECONDS)
+    except FrameportError as exc:
+        report.rejected.append((f"columns of {location}", str(exc)))
+    for index in record.get("indexes", []):
+        if index["key"] in have_indexes:
+            continue
+        try:
+            await requester.request("POST", f"{location.path}/indexes",
+                                    json=index_definition(index, location.columns_key))  # fmt: skip
+            report.created.append(f"index {location}/{index['key']}")
+        except ConflictError as exc:
+            if exc.type != "index_already_exists":
+                report.rejected.append((f"index {location}/{index['key']}", str(exc)))
+        except APIError as exc:
+            report.rejected.append((f"index {location}/{index['key']}", str(exc)))
+    checkpoint.mark(step)
+
+
+async def _rows(
+    requester: Requester,
+    location: TableLocation,
+    source: ProjectSource,
+    on_conflict: OnConflict,
+    checkpoint: Checkpoint,
+    report: RestoreReport,
+    progress: bool | None,
+) -> None:
+    key = f"{location.database_id}/{location.table_id}"
+    step = f"rows {key}"
+    outcome = TableOutcome(key)
+    report.tables.append(outcome)
+    if step in checkpoint.done:
+        return
+    after = checkpoint.batches.get(key, -1)
+    # The batches a stopped run had sent past its last whole one may be partly there.
+    maybe_written = max(0, checkpoint.sent.get(key, -1) - after)
+
+    async def remaining() -> AsyncGenerator[pa.RecordBatch]:
+        index = -1
+        async with aclosing(source.rows(location.database_id, location.table_id)) as batches:
+            async for batch in batches:
+                index += 1
+                outcome.rows += batch.num_rows
+                if index > after:
+                    yield batch
+
+    async with aclosing(remaining()) as batches:
+        try:
+            counts = await write_batches(
+                requester,
+                location,
+                batches,
+                on_conflict=on_conflict,
+                maybe_written=maybe_written,
+                on_send=lambda index: checkpoint.sending(key, after + 1 + index),
+                on_batch=lambda index: checkpoint.batch(key, after + 1 + index),
+            )
+        except ConflictError:
+            # The rows found were the destination's own: a run again counts them as such.
+            checkpoint.sending(key, checkpoint.batches.get(key, -1))
+            raise
+    outcome.written, outcome.replaced, outcome.skipped = (
+        counts.written, counts.replaced, counts.skipped,
+    )  # fmt: skip
+    report.rejected.extend((f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected)
+    checkpoint.mark(step)
+
+
+# ---------------------------------------------------------------------------------------------
+# Buckets, files and functions
+
+
+_BUCKET_SETTINGS = {
+    "fileSecurity": "file_security",
+    "enabled": "enabled",
+    "maximumFileSize": "maximum_file_size",
+    "allowedFileExtensions": "allowed_file_extensions",
+    "compression": "compression",
+    "encryption": "encryption",
+    "antivirus": "antivirus",
+    "transformations": "transformations",
+}
+
+
+async def _bucket(
+    requester: Requester,
+    bucket: dict[str, Any],
+    source: ProjectSource,
+    existing: Destination,
+    on_conflict: OnConflict,
+    checkpoint: Checkpoint,
+    report: RestoreReport,
+    progress: bool | None,
+) -> None:
+    record = bucket["record"]
+    bucket_id = record["$id"]
+    step = f"bucket {bucket_id}"
+    if step not in checkpoint.done:
+        if bucket_id not in existing.buckets:
+            settings = {
+                name: record[key] for key, name in _BUCKET_SETTINGS.items() if key in record
+            }
+            permissions = list(record.get("$permissions") or [])
+            await create_bucket(
+                requester, bucket_id, record.get("name"), exist_ok=True,
+                permissions=permissions, **settings,
+            )  # fmt: skip
+            report.created.append(step)
+        checkpoint.mark(step)
+    target = AsyncBucket(requester, bucket_id)
+    for file in bucket["files"]:
+        file_step = f"file {bucket_id}/{file['$id']}"
+        if file_step in checkpoint.done:
+            continue
+        current = existing.files.get(f"{bucket_id}/{file['$id']}")
+        if current is not None and not file_step_resumed(checkpoint, file_step):
+            if current.get("signature") == file.get("signature") or on_conflict == "skip":
+                report.files_skipped += 1
+                checkpoint.mark(file_step)
+                continue
+            if on_conflict == "fail":
+                raise ConflictError(
+                    f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
+                    'on_conflict="skip" to keep it or "replace" to replace it.',
+                    status=409, type="storage_file_already_exists", method="POST",
+                    url=f"/storage/buckets/{bucket_id}/files",
+                )  # fmt: skip
+            await target.delete(file["$id"])
+            report.files_replaced += 1
+        else:
+            report.files_uploaded += 1
+        checkpoint.mark(f"{file_step} started")
+        try:
+            async with source.content(bucket_id, file["$id"]) as path:
+                await target.upload_file(
+                    path, name=file.get("name") or file["$id"], file_id=file["$id"],
+                    permissions=list(file.get("$permissions") or []) or None,
+                    resume=True, progress=progress,
+                )  # fmt: skip
+        except ConflictError as exc:
+            if not await _same_file(target, file):
+                report.rejected.append((file_step, str(exc)))
+        except APIError as exc:
+            report.rejected.append((file_step, str(exc)))
+        checkpoint.mark(file_step)
+
+
+def file_step_resumed(checkpoint: Checkpoint, step: str) -> bool:
+    """Whether a killed run had started uploading this file (it is then this restore's)."""
+    return f"{step} started" in checkpoint.done
+
+
+async def _same_file(bucket: AsyncBucket, record: dict[str, Any]) -> bool:
+    try:
+        there = await bucket.get(record["$id"])
+    except APIError:
+        return False
+    return there.complete and there.signature == record.get("signature")
+
+
+async def _function(
+    requester: Requester,
+    function: dict[str, Any],
+    source: ProjectSource,
+    existing: Destination,
+    checkpoint: Checkpoint,
+    report: RestoreReport,
+    progress: bool | None,
+) -> None:
+    record = function["record"]
+    function_id = record["$id"]
+    step = f"function {function_id}"
+    if step in checkpoint.done:
+        return
+    if function_id not in existing.functions:
+        await create_function(
+            requester, function_id, record.get("name") or function_id, record["runtime"],
+            entrypoint=record.get("entrypoint") or None, commands=record.get("commands") or None,
+            exist_ok=True,
+        )  # fmt: skip
+        report.created.append(step)
+    deployment = function["deployment"]
+    if deployment is not None:
+        target = AsyncFunction(requester, function_id)
+        async with source.code(function_id) as path:
+            made = await target.deploy(
+                path, entrypoint=deployment.get("entrypoint") or None,
+                commands=deployment.get("commands") or None, activate=True, progress=progress,
+            )  # fmt: skip
+        try:
+            await target.wait(made.id)
+        except FrameportError as exc:
+            report.rejected.append((f"deployment of function {function_id}", str(exc)))
+    checkpoint.mark(step)

@@ -1,0 +1,165 @@
+"""Where an archive's files live: a local folder, or any URL fsspec (or, without it, pyarrow)
+can open, seen through one pyarrow file system.
+
+Every file of an archive is written whole under a temporary name and then moved into place
+(object stores write an object whole anyway), so a run killed at any moment leaves a file
+complete or absent. Files are made on the local disk first (Parquet exports, downloads):
+for a local archive in place, for a remote one in a staging folder of frameport's cache that
+survives a crash, from which they are copied up (`commit`).
+
+>>> archive = Archive.open("backups/crm")                             # doctest: +SKIP
+>>> archive.write_json("snapshots/x/plan.json", {"format": 1})        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pyarrow.fs as pafs
+
+from .._core._config import default_cache_dir
+from .._exceptions import ArchiveError
+
+HASH_BLOCK = 4 * 1024 * 1024
+
+
+def _without_secret(url: str) -> str:
+    """`url` as it may be shown: a user and password in it are masked."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=f"***@{parts.netloc.rsplit('@', 1)[1]}"))
+
+
+class Archive:
+    """The files of one archive: names are ``/``-separated paths inside it."""
+
+    def __init__(self, filesystem: pafs.FileSystem, base: str, label: str, local: bool) -> None:
+        self.filesystem = filesystem
+        self.base = base.rstrip("/")
+        self.label = label
+        self.local = local
+
+    @classmethod
+    def open(cls, target: str | os.PathLike[str]) -> Archive:
+        """The archive at `target`: a folder path, or a URL (``s3://...``, ``memory://...``)."""
+        text = os.fspath(target)
+        if "://" not in text or text.startswith("file://"):
+            folder = Path(text.removeprefix("file://")).expanduser().resolve()
+            return cls(pafs.LocalFileSystem(), folder.as_posix(), text, local=True)
+        try:
+            import fsspec
+        except ImportError:
+            try:
+                filesystem, base = pafs.FileSystem.from_uri(text)
+            except (ValueError, OSError) as exc:
+                raise ArchiveError(
+                    f"cannot open {text!r} ({exc}); install fsspec (and its package for this "
+                    "kind of URL) or give a local folder."
+                ) from exc
+            return cls(filesystem, base, _without_secret(text), local=False)
+        fs, base = fsspec.core.url_to_fs(text)
+        handler = pafs.FSSpecHandler(fs)  # type: ignore[abstract]  # the stubs miss its methods
+        return cls(pafs.PyFileSystem(handler), base, _without_secret(text), local=False)
+
+    def path(self, name: str) -> str:
+        return f"{self.base}/{name}"
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def exists(self, name: str) -> bool:
+        return self.filesystem.get_file_info(self.path(name)).type == pafs.FileType.File
+
+    def size(self, name: str) -> int | None:
+        """The size of the file `name` in bytes, or None when it is missing."""
+        info = self.filesystem.get_file_info(self.path(name))
+        return info.size if info.type == pafs.FileType.File else None
+
+    def folders(self, name: str) -> list[str]:
+        """The names of the folders directly inside the folder `name` (none if it is missing)."""
+        selector = pafs.FileSelector(self.path(name), allow_not_found=True)
+        infos = self.filesystem.get_file_info(selector)
+        return sorted(info.base_name for info in infos if info.type == pafs.FileType.Directory)
+
+    def read_json(self, name: str) -> Any:
+        with self.filesystem.open_input_stream(self.path(name)) as stream:
+            return json.loads(stream.read().decode("utf-8"))
+
+    def sha256(self, name: str) -> str:
+        """The SHA-256 of the file `name`, read in blocks."""
+        digest = hashlib.sha256()
+        with self.filesystem.open_input_stream(self.path(name)) as stream:
+            while block := stream.read(HASH_BLOCK):
+                digest.update(block)
+        return digest.hexdigest()
+
+    @contextmanager
+    def fetched(self, name: str) -> Iterator[Path]:
+        """The file `name` as a local path: itself in a local archive, else a temporary copy."""
+        if self.local:
+            yield Path(self.path(name))
+            return
+        with tempfile.TemporaryDirectory(prefix="frameport-archive-") as folder:
+            copy = Path(folder) / Path(name).name
+            with (
+                self.filesystem.open_input_stream(self.path(name)) as source,
+                copy.open("wb") as out,
+            ):
+                shutil.copyfileobj(source, out, HASH_BLOCK)
+            yield copy
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def write_json(self, name: str, data: Any) -> None:
+        """Write `data` as the JSON file `name`, whole or not at all."""
+        text = json.dumps(data, indent=1, sort_keys=True).encode("utf-8")
+        if not self.local:
+            self.filesystem.create_dir(self.path(name).rsplit("/", 1)[0], recursive=True)
+            with self.filesystem.open_output_stream(self.path(name)) as stream:
+                stream.write(text)
+            return
+        target = Path(self.path(name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        temporary.write_bytes(text)
+        os.replace(temporary, target)
+
+    def staging(self, name: str) -> Path:
+        """Where the file `name` is made on the local disk before `commit` (its folder
+        exists)."""
+        if self.local:
+            path = Path(self.path(name))
+        else:
+            key = hashlib.sha256(self.label.encode()).hexdigest()[:24]
+            path = default_cache_dir() / "backup-staging" / key / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def commit(self, name: str) -> None:
+        """Put the file made at `staging(name)` into the archive (a remote one gets a copy,
+        and the staged file goes)."""
+        if self.local:
+            return
+        staged = self.staging(name)
+        self.filesystem.create_dir(self.path(name).rsplit("/", 1)[0], recursive=True)
+        with (
+            staged.open("rb") as source,
+            self.filesystem.open_output_stream(self.path(name)) as out,
+        ):
+            shutil.copyfileobj(source, out, HASH_BLOCK)
+        staged.unlink()
+
+    def delete(self, name: str) -> None:
+        """Remove the file `name` (nothing when it is missing)."""
+        if self.exists(name):
+            self.filesystem.delete_file(self.path(name))

@@ -1,0 +1,139 @@
+"""What a backup, a verification and a restore (or copy) did, returned to the caller and
+printed by the command line.
+
+>>> report = BackupReport("crm", "s1", None, False, 1, 3, 3, 0, 0, 0.5)
+>>> report.summary()
+'full snapshot s1 of 1 table(s) (3 rows, 3 read) and 0 file(s) (0 downloaded) in crm in 0.5 s'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class BackupReport:
+    """One backup: the `snapshot` written into `target` (incremental on `base`, or full when
+    None), whether it `resumed` a killed run, the `tables` and the `rows` they hold, the
+    rows this run read (`rows_read`), the `files` and how many were downloaded, and the
+    `seconds` it took."""
+
+    target: str
+    snapshot: str
+    base: str | None
+    resumed: bool
+    tables: int
+    rows: int
+    rows_read: int
+    files: int
+    files_downloaded: int
+    seconds: float
+
+    def summary(self) -> str:
+        """The report as a line for people (what ``frameport backup`` prints)."""
+        kind = "full snapshot" if self.base is None else f"incremental snapshot (on {self.base})"
+        resumed = " (resumed)" if self.resumed else ""
+        return (
+            f"{kind} {self.snapshot}{resumed} of {self.tables} table(s) ({self.rows:,} rows, "
+            f"{self.rows_read:,} read) and {self.files} file(s) ({self.files_downloaded} "
+            f"downloaded) in {self.target} in {self.seconds:.1f} s"
+        )
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """An archive checked again: the `snapshots` checked, the `files` they need, and each
+    file `missing` or `altered` (a size or SHA-256 other than the manifest's)."""
+
+    target: str
+    snapshots: list[str]
+    files: int
+    missing: list[str]
+    altered: list[str]
+
+    @property
+    def ok(self) -> bool:
+        """Whether every file is there, as its manifest recorded it."""
+        return not self.missing and not self.altered
+
+    @property
+    def problems(self) -> list[str]:
+        """One line per bad file: ``<path>: missing`` or ``<path>: altered``."""
+        return [f"{name}: missing" for name in self.missing] + [
+            f"{name}: altered" for name in self.altered
+        ]
+
+    def summary(self) -> str:
+        """The report as lines for people (what ``frameport verify`` prints)."""
+        found = f"{len(self.missing)} missing, {len(self.altered)} altered"
+        head = (
+            f"{self.target}: {len(self.snapshots)} snapshot(s), {self.files} file(s) checked: "
+            f"{'all intact' if self.ok else found}"
+        )
+        return "\n".join([head, *self.problems])
+
+
+@dataclass
+class TableOutcome:
+    """What a restore did to one table's rows."""
+
+    table: str
+    rows: int = 0
+    written: int = 0
+    replaced: int = 0
+    skipped: int = 0
+
+
+@dataclass
+class RestoreReport:
+    """One restore (or copy): the `plan` it followed (what it creates, changes and finds in
+    conflict: all a dry run does), what it `created`, the rows of each table (`tables`),
+    the `files` uploaded, skipped and replaced, every item the destination `rejected`
+    (``(item, reason)``), what it could not keep (`not_kept`: e.g. times the service sets
+    itself), whether it `resumed` a killed run, and whether it was a `dry_run`."""
+
+    source: str
+    snapshot: str | None
+    dry_run: bool
+    plan: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    tables: list[TableOutcome] = field(default_factory=list)
+    files_uploaded: int = 0
+    files_skipped: int = 0
+    files_replaced: int = 0
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+    not_kept: list[str] = field(default_factory=list)
+    resumed: bool = False
+    seconds: float = 0.0
+
+    @property
+    def written(self) -> int:
+        """Rows written new, in every table."""
+        return sum(table.written for table in self.tables)
+
+    @property
+    def replaced(self) -> int:
+        """Rows that replaced the destination's (``on_conflict="replace"``)."""
+        return sum(table.replaced for table in self.tables)
+
+    @property
+    def skipped(self) -> int:
+        """Rows left as the destination had them (``on_conflict="skip"``)."""
+        return sum(table.skipped for table in self.tables)
+
+    def summary(self) -> str:
+        """The report as lines for people: the plan of a dry run, else what was done, each
+        item rejected and what could not be kept."""
+        if self.dry_run:
+            return "\n".join([f"plan for {self.source} (nothing written):", *self.plan])
+        lines = [
+            f"restored {self.source}{'' if self.snapshot is None else f' ({self.snapshot})'}"
+            f"{' (resumed)' if self.resumed else ''} in {self.seconds:.1f} s: "
+            f"{len(self.created)} created; rows: {self.written:,} written, "
+            f"{self.replaced:,} replaced, {self.skipped:,} skipped; files: "
+            f"{self.files_uploaded} uploaded, {self.files_replaced} replaced, "
+            f"{self.files_skipped} skipped; {len(self.rejected)} rejected"
+        ]
+        lines.extend(f"rejected {item}: {reason}" for item, reason in self.rejected)
+        lines.extend(f"not kept: {note}" for note in self.not_kept)
+        return "\n".join(lines)

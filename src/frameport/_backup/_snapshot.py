@@ -1,0 +1,414 @@
+"""One backup: a snapshot of the project written into an archive, checked as it is written,
+resumable after a crash, and incremental when the archive already holds a snapshot.
+
+1. The plan is fixed first (``plan.json``): the service's time, the records of the chosen
+   databases, tables, buckets, files and functions, and each table's last ``$sequence``.
+   Each table is read up to that bound, so rows created during the backup wait for the next.
+2. Each table's rows go to Parquet through the resumable export (``$sequence`` segments,
+   every ``$`` field kept). With an earlier snapshot of the same table (same columns), only
+   the rows updated since its time (less `lag` seconds) are read, and the rows gone since
+   are found by counted ranges (`changes.gone_ids`); the table's layers then refer to the
+   earlier snapshot's files.
+3. Files (their content, checked against the service's size and MD5) and the code of each
+   function's active deployment are downloaded once: a file whose signature an earlier
+   snapshot holds is not read again.
+4. Every file written is read back from the archive for its SHA-256 and, for rows, its row
+   count, which must equal the rows the export listed; the manifest is written last, with
+   those figures. A run killed at any point continues where it stopped when run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .._core._ids import ID
+from .._core._queries import limit_query
+from .._exceptions import ArchiveError, FrameportError
+from .._tables import TableLocation
+from .._tables.changes import gone_ids, minus_seconds, service_now, service_text, updated_since
+from .._tables.export import export_resumable
+from .._tables.read import ALL_SYSTEM, QuerySpec, SequenceRange, TableRead
+from .._transfer._download import ResumableDownload
+from ._archive import Archive
+from ._manifest import (
+    FORMAT,
+    SNAPSHOTS,
+    code_name,
+    file_name,
+    load_manifest,
+    manifest_name,
+    plan_name,
+    snapshot_ids,
+    table_folder,
+    table_ids,
+    tables_of,
+    unfinished_snapshot,
+)
+from ._project import Selection, describe_project
+from ._report import BackupReport
+
+if TYPE_CHECKING:
+    from .._core import Requester
+
+DEFAULT_LAG = 5.0
+"""Seconds before the earlier snapshot's time an incremental backup starts reading (writes
+the service had begun but not finished then)."""
+
+CONCURRENT_DOWNLOADS = 4
+
+
+async def run_backup(
+    requester: Requester,
+    target: str,
+    selection: Selection,
+    *,
+    lag: float = DEFAULT_LAG,
+    progress: bool | None = None,
+) -> BackupReport:
+    """Back up the chosen part of the project into the archive at `target`."""
+    started = time.perf_counter()
+    archive = Archive.open(target)
+    plan, resumed = await _plan(requester, archive, selection)
+    base = None if plan["base"] is None else load_manifest(archive, plan["base"])
+    snapshot = plan["snapshot"]
+    files: dict[str, dict[str, Any]] = {}
+    databases = []
+    rows_read = 0
+    for database in plan["project"]["databases"]:
+        tables = []
+        for record in database["tables"]:
+            entry, read = await _back_up_table(
+                requester, archive, plan, base, database["record"], record, files, lag, progress
+            )
+            tables.append(entry)
+            rows_read += read
+        databases.append({"record": database["record"], "tables": tables})
+    buckets, downloaded = await _back_up_files(requester, archive, plan, base, files, progress)
+    functions = await _back_up_code(requester, archive, plan, base, files, progress)
+    manifest = {
+        "format": FORMAT,
+        "snapshot": snapshot,
+        "base": plan["base"],
+        "time": plan["time"],
+        "service": plan["service"],
+        "selection": plan["selection"],
+        "databases": databases,
+        "buckets": buckets,
+        "functions": functions,
+        "files": files,
+    }
+    archive.write_json(manifest_name(snapshot), manifest)
+    entries = [table for _, table in tables_of(manifest)]
+    return BackupReport(
+        target=archive.label,
+        snapshot=snapshot,
+        base=plan["base"],
+        resumed=resumed,
+        tables=len(entries),
+        rows=sum(int(table["rows"]) for table in entries),
+        rows_read=rows_read,
+        files=sum(len(bucket["files"]) for bucket in buckets),
+        files_downloaded=downloaded,
+        seconds=time.perf_counter() - started,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+
+
+async def _plan(
+    requester: Requester, archive: Archive, selection: Selection
+) -> tuple[dict[str, Any], bool]:
+    """The plan of the unfinished backup in the archive (same selection), or a new one."""
+    unfinished = unfinished_snapshot(archive)
+    if unfinished is not None:
+        plan: dict[str, Any] = archive.read_json(plan_name(unfinished))
+        if plan.get("format") == FORMAT and plan["selection"] == selection.to_json():
+            return plan, True
+        raise ArchiveError(
+            f"{archive.label} holds an unfinished backup ({unfinished}) of other databases, "
+            "buckets or functions; finish it with the same choices, or delete "
+            f"snapshots/{unfinished} from the archive."
+        )
+    complete = snapshot_ids(archive)
+    now = await service_now(requester, "/tablesdb", [limit_query(1)])
+    moment = service_text(now) if now is not None else None
+    project = await describe_project(requester, selection)
+    bounds: dict[str, int | None] = {}
+    for database in project["databases"]:
+        for table in database["tables"]:
+            location = TableLocation(database["record"]["$id"], table["$id"])
+            read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+            ranges = await read.ranges(parts=1)
+            bounds[f"{location.database_id}/{location.table_id}"] = (
+                ranges[-1].upto if ranges else None
+            )
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    plan = {
+        "format": FORMAT,
+        # Numbered first, so that names sort in the order the snapshots were taken.
+        "snapshot": f"{len(archive.folders(SNAPSHOTS)) + 1:05d}-{stamp}",
+        "base": complete[-1] if complete else None,
+        "time": moment,
+        "service": {
+            "endpoint": requester.endpoint,
+            "project": requester.project,
+            "response_format": requester.response_format,
+            "version": await _service_version(requester),
+        },
+        "selection": selection.to_json(),
+        "project": project,
+        "bounds": bounds,
+    }
+    archive.write_json(plan_name(plan["snapshot"]), plan)
+    return plan, False
+
+
+async def _service_version(requester: Requester) -> str | None:
+    """The service's version (``GET /health/version``), or None where it is not told."""
+    try:
+        answer = await requester.request_json("GET", "/health/version")
+    except FrameportError:  # a service without the route still gets its backup
+        return None
+    version = answer.get("version") if isinstance(answer, dict) else None
+    return str(version) if version else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+
+
+def _column_shape(record: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(c.get("key"), c.get("type"), c.get("format"), bool(c.get("array")))
+            for c in record.get("columns", [])]  # fmt: skip
+
+
+def _base_entry(
+    base: dict[str, Any] | None, database_id: str, record: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The earlier snapshot's entry of the same table, if its columns are the same."""
+    if base is None:
+        return None
+    for database, table in tables_of(base):
+        if database["$id"] == database_id and table["record"]["$id"] == record["$id"]:
+            same = _column_shape(table["record"]) == _column_shape(record)
+            return table if same and table.get("time") else None
+    return None
+
+
+async def _back_up_table(
+    requester: Requester,
+    archive: Archive,
+    plan: dict[str, Any],
+    base: dict[str, Any] | None,
+    database: dict[str, Any],
+    record: dict[str, Any],
+    files: dict[str, dict[str, Any]],
+    lag: float,
+    progress: bool | None,
+) -> tuple[dict[str, Any], int]:
+    """The table's manifest entry (its rows written and checked first), and the rows read."""
+    location = TableLocation(database["$id"], record["$id"])
+    folder = table_folder(plan["snapshot"], location.database_id, location.table_id)
+    bound = plan["bounds"][f"{location.database_id}/{location.table_id}"]
+    earlier = _base_entry(base, location.database_id, record)
+    done_name = f"{folder}/layer.json"
+    if archive.exists(done_name):
+        done: dict[str, Any] = archive.read_json(done_name)
+    else:
+        done = await _write_layer(requester, archive, plan, location, folder, bound, earlier,
+                                  lag, progress)  # fmt: skip
+        archive.write_json(done_name, done)
+    layer = done["layer"]
+    layers = [*(earlier["layers"] if earlier else []), layer]
+    for part in ("rows", "gone"):
+        if layer.get(part):
+            files[layer[part]["path"]] = {"sha256": layer[part]["sha256"],
+                                          "bytes": layer[part]["bytes"]}  # fmt: skip
+    for older in layers[:-1]:
+        for part in ("rows", "gone"):
+            if older.get(part):
+                files[older[part]["path"]] = base["files"][older[part]["path"]]  # type: ignore[index]
+    content = hashlib.sha256()
+    for item in layers:
+        for part in ("rows", "gone"):
+            content.update((item.get(part) or {}).get("sha256", "-").encode())
+    entry = {
+        "record": record,
+        "rows": done["rows"],
+        "bound": bound,
+        "time": plan["time"],
+        "layers": layers,
+        "content_hash": content.hexdigest(),
+    }
+    return entry, int(layer["rows"]["rows"])
+
+
+async def _write_layer(
+    requester: Requester,
+    archive: Archive,
+    plan: dict[str, Any],
+    location: TableLocation,
+    folder: str,
+    bound: int | None,
+    earlier: dict[str, Any] | None,
+    lag: float,
+    progress: bool | None,
+) -> dict[str, Any]:
+    """Read the table's rows for this snapshot into Parquet; its layer and row count."""
+    read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+    bounded = read.narrowed(*SequenceRange(0, bound or 0).queries(read.member))
+    changed = (
+        bounded if earlier is None else updated_since(bounded, minus_seconds(earlier["time"], lag))
+    )
+    name = f"{folder}/rows.parquet"
+    report = await export_resumable(changed, archive.staging(name), progress=progress)
+    if not report.ok:
+        raise ArchiveError(
+            f"the rows of {location} did not pass the export's checks ({report.summary()}); "
+            "back up again.",
+        )
+    archive.commit(name)
+    rows = await _checked_part(archive, name, report.rows)
+    layer: dict[str, Any] = {"snapshot": plan["snapshot"], "rows": rows, "gone": None}
+    total = report.rows
+    if earlier is not None:
+        before = await table_ids(archive, earlier["layers"])
+        new = await asyncio.to_thread(_ids_and_sequences, archive, name)
+        # The rows as they are now: the earlier ones, and the ones read now where they moved.
+        read_now = new.column("$id").combine_chunks()
+        kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
+        holding = pa.concat_tables([kept, new.cast(before.schema)])
+        gone, _ = await gone_ids(bounded.ids_only(), holding)
+        total = holding.num_rows - len(gone)
+        if len(gone):
+            gone_name = f"{folder}/gone.parquet"
+            await asyncio.to_thread(
+                pq.write_table, pa.table({"$id": gone}), archive.staging(gone_name)
+            )
+            archive.commit(gone_name)
+            layer["gone"] = await _checked_part(archive, gone_name, len(gone))
+    return {"layer": layer, "rows": total}
+
+
+def _ids_and_sequences(archive: Archive, name: str) -> pa.Table:
+    with archive.fetched(name) as path:
+        return pq.read_table(path, columns=["$id", "$sequence"])
+
+
+async def _checked_part(archive: Archive, name: str, rows: int) -> dict[str, Any]:
+    """The archive's copy of `name` read back: its SHA-256 and size, and its row count, which
+    must be `rows`."""
+
+    def check() -> dict[str, Any]:
+        with archive.fetched(name) as path:
+            counted = pq.ParquetFile(path).metadata.num_rows
+        if counted != rows:
+            raise ArchiveError(
+                f"{name} in {archive.label} holds {counted} rows, not the {rows} written; "
+                "back up again.",
+                problems=[f"{name}: altered"],
+            )
+        return {"path": name, "rows": rows, "sha256": archive.sha256(name),
+                "bytes": archive.size(name)}  # fmt: skip
+
+    return await asyncio.to_thread(check)
+
+
+# ---------------------------------------------------------------------------------------------
+# Files and code
+
+
+async def _stored(
+    requester: Requester,
+    archive: Archive,
+    base: dict[str, Any] | None,
+    name: str,
+    source_path: str,
+    size: int,
+    md5: str | None,
+    label: str,
+    progress: bool | None,
+) -> tuple[dict[str, Any], bool]:
+    """The archive's entry of the content `name`, downloaded from `source_path` unless an
+    earlier snapshot or a killed run already stored it; whether it was downloaded."""
+    if base is not None and name in base["files"] and archive.size(name) == size:
+        return base["files"][name], False
+    downloaded = False
+    if archive.size(name) != size:
+        download = ResumableDownload(
+            requester, source_path, archive.staging(name), size=size, md5=md5 or None,
+            label=label, progress=progress,
+        )  # fmt: skip
+        await download.run()
+        archive.commit(name)
+        downloaded = True
+    digest = await asyncio.to_thread(archive.sha256, name)
+    return {"sha256": digest, "bytes": archive.size(name)}, downloaded
+
+
+async def _back_up_files(
+    requester: Requester,
+    archive: Archive,
+    plan: dict[str, Any],
+    base: dict[str, Any] | None,
+    files: dict[str, dict[str, Any]],
+    progress: bool | None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Every bucket with its files' entries (contents stored); the files downloaded."""
+    limit = asyncio.Semaphore(CONCURRENT_DOWNLOADS)
+    buckets = []
+    downloads = 0
+
+    async def one(bucket_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        nonlocal downloads
+        name = file_name(bucket_id, record["$id"], str(record.get("signature") or ""))
+        path = f"/storage/buckets/{ID.custom(bucket_id)}/files/{ID.custom(record['$id'])}/download"
+        async with limit:
+            entry, downloaded = await _stored(
+                requester, archive, base, name, path, int(record.get("sizeOriginal") or 0),
+                record.get("signature"), str(record.get("name") or record["$id"]), progress,
+            )  # fmt: skip
+        files[name] = entry
+        downloads += downloaded
+        return {"record": record, "path": name}
+
+    for bucket in plan["project"]["buckets"]:
+        bucket_id = bucket["record"]["$id"]
+        entries = await asyncio.gather(*(one(bucket_id, record) for record in bucket["files"]))
+        buckets.append({"record": bucket["record"], "files": list(entries)})
+    return buckets, downloads
+
+
+async def _back_up_code(
+    requester: Requester,
+    archive: Archive,
+    plan: dict[str, Any],
+    base: dict[str, Any] | None,
+    files: dict[str, dict[str, Any]],
+    progress: bool | None,
+) -> list[dict[str, Any]]:
+    """Every function with the code of its active deployment stored."""
+    functions = []
+    for function in plan["project"]["functions"]:
+        record, deployment = function["record"], function["deployment"]
+        path = None
+        if deployment is not None:
+            path = code_name(record["$id"], deployment["$id"])
+            source = (f"/functions/{ID.custom(record['$id'])}/deployments/"
+                      f"{ID.custom(deployment['$id'])}/download")  # fmt: skip
+            size = int(deployment.get("sourceSize") or 0)
+            files[path], _ = await _stored(
+                requester, archive, base, path, source, size, None,
+                f"deployment {deployment['$id']}", progress,
+            )  # fmt: skip
+        functions.append({"record": record, "deployment": deployment, "path": path})
+    return functions

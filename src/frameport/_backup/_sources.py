@@ -1,0 +1,143 @@
+"""The two sources a project is put into a destination from: a snapshot of an archive
+(`ArchiveSource`, for restore) and a live project (`ServiceSource`, for copy: each table read
+up to the ``$sequence`` bound fixed when the copy starts, files streamed through a temporary
+file one at a time)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from .._functions import AsyncFunction
+from .._storage import AsyncBucket
+from .._tables import TableLocation
+from .._tables.read import ALL_SYSTEM, QuerySpec, SequenceRange, TableRead
+from ._archive import Archive
+from ._manifest import table_batches, table_ids
+from ._project import Selection, describe_project
+
+if TYPE_CHECKING:
+    from .._core import Requester
+
+
+class ArchiveSource:
+    """A snapshot of an archive: its manifest's records, its tables' layers and its files."""
+
+    def __init__(self, archive: Archive, manifest: dict[str, Any]) -> None:
+        self.archive = archive
+        self.manifest = manifest
+        self.label = archive.label
+        self.snapshot: str | None = manifest["snapshot"]
+        self.project = {
+            "databases": [
+                {"record": db["record"], "tables": [table["record"] for table in db["tables"]]}
+                for db in manifest["databases"]
+            ],
+            "buckets": [
+                {"record": b["record"], "files": [f["record"] for f in b["files"]]}
+                for b in manifest["buckets"]
+            ],
+            "functions": [
+                {"record": f["record"], "deployment": f["deployment"]}
+                for f in manifest["functions"]
+            ],
+        }
+        self._layers = {
+            (db["record"]["$id"], table["record"]["$id"]): table["layers"]
+            for db in manifest["databases"]
+            for table in db["tables"]
+        }
+        self._files = {
+            (b["record"]["$id"], f["record"]["$id"]): f["path"]
+            for b in manifest["buckets"]
+            for f in b["files"]
+        }
+
+    async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
+        batches = table_batches(self.archive, self._layers[(database_id, table_id)])
+        async with aclosing(batches):
+            async for batch in batches:
+                yield batch
+
+    async def row_ids(self, database_id: str, table_id: str) -> pa.Array[Any]:
+        ids = await table_ids(self.archive, self._layers[(database_id, table_id)])
+        return ids.column("$id").combine_chunks()
+
+    @asynccontextmanager
+    async def content(self, bucket_id: str, file_id: str) -> AsyncIterator[Path]:
+        with self.archive.fetched(self._files[(bucket_id, file_id)]) as path:
+            yield path
+
+    @asynccontextmanager
+    async def code(self, function_id: str) -> AsyncIterator[Path]:
+        function = next(f for f in self.manifest["functions"] if f["record"]["$id"] == function_id)
+        with self.archive.fetched(function["path"]) as path:
+            yield path
+
+
+class ServiceSource:
+    """A live project, read as a backup reads it (`make` fixes the bounds)."""
+
+    def __init__(
+        self, requester: Requester, project: dict[str, Any], bounds: dict[tuple[str, str], int]
+    ) -> None:
+        self.requester = requester
+        self.project = project
+        self.label = f"{requester.endpoint} (project {requester.project})"
+        self.snapshot: str | None = None
+        self._bounds = bounds
+
+    @classmethod
+    async def make(cls, requester: Requester, selection: Selection) -> ServiceSource:
+        project = await describe_project(requester, selection)
+        bounds = {}
+        for database in project["databases"]:
+            for table in database["tables"]:
+                key = (database["record"]["$id"], table["$id"])
+                read = await TableRead.make(
+                    requester, TableLocation(*key), QuerySpec(system=ALL_SYSTEM)
+                )
+                ranges = await read.ranges(parts=1)
+                bounds[key] = ranges[-1].upto if ranges else 0
+        return cls(requester, project, bounds)
+
+    async def _read(self, database_id: str, table_id: str) -> TableRead:
+        read = await TableRead.make(
+            self.requester, TableLocation(database_id, table_id), QuerySpec(system=ALL_SYSTEM)
+        )
+        bound = self._bounds[(database_id, table_id)]
+        return read.narrowed(*SequenceRange(0, bound).queries(read.member))
+
+    async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
+        read = await self._read(database_id, table_id)
+        async with aclosing(read.pages(collect=False)) as pages:
+            async for batch in pages:
+                if batch.num_rows:
+                    yield batch
+
+    async def row_ids(self, database_id: str, table_id: str) -> pa.Array[Any]:
+        read = (await self._read(database_id, table_id)).ids_only()
+        async with aclosing(read.pages(collect=True)) as pages:
+            parts = [batch.column("$id") async for batch in pages]
+        return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+
+    @asynccontextmanager
+    async def content(self, bucket_id: str, file_id: str) -> AsyncIterator[Path]:
+        with tempfile.TemporaryDirectory(prefix="frameport-copy-") as folder:
+            path = Path(folder) / "content"
+            await AsyncBucket(self.requester, bucket_id).download(file_id, path, progress=False)
+            yield path
+
+    @asynccontextmanager
+    async def code(self, function_id: str) -> AsyncIterator[Path]:
+        function = next(f for f in self.project["functions"] if f["record"]["$id"] == function_id)
+        with tempfile.TemporaryDirectory(prefix="frameport-copy-") as folder:
+            path = Path(folder) / "code.tar.gz"
+            source = AsyncFunction(self.requester, function_id)
+            await source.download_deployment(function["deployment"]["$id"], path, progress=False)
+            yield path

@@ -1,0 +1,10 @@
+"""What changed in a table since an earlier read: the service's clock (the watermark of the
+next read), the rows updated since a watermark (`updated_since`) and the rows gone, found by
+counted ranges of ``$sequence`` (`gone_ids`). The Delta sync and the incremental backups
+stand on it."""
+
+from ._clock import minus_seconds, service_now, service_text
+from ._gone_rows import gone_ids
+from ._updated import updated_since
+
+__all__ = ["gone_ids", "minus_seconds", "service_now", "service_text", "updated_since"]

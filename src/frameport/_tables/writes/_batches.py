@@ -1,0 +1,141 @@
+"""A stream of Arrow batches written into a table as a restore or a copy writes them: the
+rows keep their ``$id``, ``$permissions``, ``$createdAt`` and ``$updatedAt`` (the service
+takes the two times from API keys), and every row is counted.
+
+Each batch is cut into bulk requests sent by the load's `RowSender` (`_sending`: conflicts
+settled by `on_conflict`, refused rows split off and named, lost answers read back), as many
+at once as the shared controller says, the requests of one batch following those of the
+one before without a pause. `on_batch(index)` is told when a batch and every batch before
+it are wholly written, so that a resumed write can start after the last batch it was told
+of, with the batches the stopped run had sent (`on_send`) as `maybe_written`: the rows
+found there are its own, counted as written whatever `on_conflict` says.
+
+>>> counts = await write_batches(requester, location, batches, on_conflict="skip")
+... # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from ..._core._adaptive import AdaptiveConcurrency, AdaptiveSlots
+from ..._schema import SERVICE_FIELDS, batch_to_rows
+from ._sending import ID, ON_CONFLICT, OnConflict, Outcome, RowSender
+
+if TYPE_CHECKING:
+    from ..._core import Requester
+    from .._location import TableLocation
+
+ROWS_PER_REQUEST = 100
+"""The service's limit of rows in one bulk request."""
+
+MAX_CONCURRENCY = 8
+_KEPT_FIELDS = frozenset({"$id", "$permissions", "$createdAt", "$updatedAt"})
+_NOT_WRITTEN = SERVICE_FIELDS - _KEPT_FIELDS
+
+
+@dataclass
+class WriteCounts:
+    """What a write did with each row: `written` new, `replaced`, `skipped` (taken IDs left as
+    they were), and `rejected`: ``($id, the service's reason)`` of each row refused."""
+
+    written: int = 0
+    replaced: int = 0
+    skipped: int = 0
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+
+def check_on_conflict(on_conflict: str) -> OnConflict:
+    """`on_conflict`, or ValueError naming the choices."""
+    if on_conflict not in ON_CONFLICT:
+        raise ValueError(
+            f"on_conflict must be one of {', '.join(map(repr, ON_CONFLICT))} (got {on_conflict!r})"
+        )
+    return on_conflict
+
+
+async def write_batches(
+    requester: Requester,
+    location: TableLocation,
+    batches: AsyncIterable[pa.RecordBatch],
+    *,
+    on_conflict: OnConflict,
+    maybe_written: int = 0,
+    on_send: Callable[[int], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> WriteCounts:
+    """Write every row of `batches` (each with an ``$id`` column) into the table at
+    `location`; the first `maybe_written` batches may be there already. `on_send(index)` is
+    told before a batch's first request goes out, `on_batch` as the module docstring says."""
+    check_on_conflict(on_conflict)
+    concurrency = AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
+    sender = RowSender(requester, location, on_conflict, concurrency)
+    slots = AdaptiveSlots(concurrency)
+    counts = WriteCounts()
+    left: list[int] = []  # per batch: its requests not yet answered, plus one until it is cut
+    told = 0
+    tasks: set[asyncio.Task[None]] = set()
+    failures: list[BaseException] = []
+
+    def finished(index: int) -> None:
+        nonlocal told
+        left[index] -= 1
+        while told < len(left) and left[told] == 0:
+            if on_batch is not None:
+                on_batch(told)
+            told += 1
+
+    async def send(index: int, rows: list[dict[str, object]]) -> None:
+        try:
+            outcome = await sender.send(rows, maybe_written=index < maybe_written)
+        finally:
+            slots.release()
+        _count(counts, outcome, rows)
+        finished(index)
+
+    def settled(task: asyncio.Task[None]) -> None:
+        tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            failures.append(task.exception())  # type: ignore[arg-type]
+
+    try:
+        index = 0
+        async for batch in batches:
+            names = [name for name in batch.schema.names if name in _NOT_WRITTEN]
+            rows = batch_to_rows(batch.drop_columns(names))
+            left.append(1)
+            if on_send is not None and rows:
+                on_send(index)
+            for first in range(0, len(rows), ROWS_PER_REQUEST):
+                await slots.acquire()
+                if failures:
+                    slots.release()
+                    raise failures[0]
+                left[index] += 1
+                task = asyncio.ensure_future(send(index, rows[first : first + ROWS_PER_REQUEST]))
+                tasks.add(task)
+                task.add_done_callback(settled)
+            finished(index)  # cut: an empty batch is written at once
+            index += 1
+        while tasks:
+            await asyncio.wait(set(tasks))
+        if failures:
+            raise failures[0]
+    finally:
+        for task in list(tasks):
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+    return counts
+
+
+def _count(counts: WriteCounts, outcome: Outcome, rows: list[dict[str, object]]) -> None:
+    counts.written += outcome.written
+    counts.replaced += outcome.replaced
+    counts.skipped += outcome.skipped
+    counts.rejected += [(str(rows[r.index][ID]), r.message) for r in outcome.refused]

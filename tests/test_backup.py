@@ -1,0 +1,246 @@
+"""Backups, restores and copies of whole projects, between two local services over HTTP: a
+restore gives an equal project (schema, indexes, permissions, rows with every `$` field,
+files byte for byte, function code), also into a service answering in an older response
+format and through an fsspec URL; verify and restore name a missing or altered file; a
+restore into a project holding some of the rows follows on_conflict and counts each case;
+incremental snapshots store only what changed and each restores on its own."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import frameport as fp
+from backup_support import (
+    Project,
+    assert_same_code,
+    assert_same_project,
+    make_project,
+    people_frame,
+    table_rows,
+)
+from frameport import ArchiveError, Client, ConflictError
+from frameport.cli import main
+from frameport.local import LocalService
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Client, Project]]:
+    with LocalService() as service, service.client() as client:
+        yield client, make_project(client, tmp_path_factory.mktemp("source"))
+
+
+@pytest.fixture(scope="module")
+def archive(source: tuple[Client, Project], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    client, _ = source
+    target = tmp_path_factory.mktemp("archive") / "crm"
+    report = client.backup(target, progress=False)
+    assert report.base is None and report.tables == 2 and report.rows == 303
+    assert report.files == 3 and report.files_downloaded == 3
+    return target
+
+
+@pytest.fixture
+def destination() -> Iterator[Client]:
+    with LocalService() as service, service.client() as client:
+        yield client
+
+
+def test_a_restore_into_another_service_gives_an_equal_project(
+    source: tuple[Client, Project], archive: Path, destination: Client, tmp_path: Path
+) -> None:
+    client, project = source
+    report = destination.restore(archive, progress=False)
+    assert report.written == 303 and report.skipped == report.replaced == 0
+    assert report.files_uploaded == 3 and not report.rejected
+    assert_same_project(client, destination, project)
+    assert_same_code(client, destination, project.function, tmp_path)
+    rows = table_rows(destination, project.database, "people")
+    assert {"$id", "$createdAt", "$updatedAt", "$permissions"} <= set(rows.columns)
+
+
+def test_a_restore_into_a_service_answering_an_older_format_through_a_url_is_equal(
+    source: tuple[Client, Project], tmp_path: Path
+) -> None:
+    client, project = source
+    url = f"memory://backups/{fp.ID.unique()}"
+    client.backup(url, progress=False)
+    assert fp.verify(url).ok
+    with LocalService() as service:
+        with Client(service.endpoint, service.project, key=service.key,
+                    response_format="1.8.0") as older:  # fmt: skip
+            report = older.restore(url, progress=False)
+            assert report.written == 303
+            listed = older._request_json("GET", f"/tablesdb/{project.database}/tables/notes/rows")[
+                "rows"
+            ]
+            assert isinstance(listed[0]["$sequence"], int)  # the older format, indeed
+        with service.client() as newer:
+            assert_same_project(client, newer, project)
+
+
+def test_the_manifest_records_the_service_the_bounds_and_the_hashes(
+    source: tuple[Client, Project], archive: Path
+) -> None:
+    (snapshot,) = (path.name for path in (archive / "snapshots").iterdir())
+    manifest = json.loads((archive / "snapshots" / snapshot / "manifest.json").read_text())
+    assert manifest["format"] == 1 and manifest["service"]["version"] == "1.9.6"
+    assert manifest["service"]["response_format"] == "1.9.5"
+    people = next(t for t in manifest["databases"][0]["tables"] if t["record"]["$id"] == "people")
+    assert people["rows"] == 300 and people["bound"] >= 300 and len(people["content_hash"]) == 64
+    part = people["layers"][0]["rows"]
+    assert pq.ParquetFile(archive / part["path"]).metadata.num_rows == 300
+    assert manifest["files"][part["path"]]["bytes"] == (archive / part["path"]).stat().st_size
+    written = pq.read_table(archive / part["path"])
+    assert {"$id", "$sequence", "$createdAt", "$updatedAt", "$permissions"} <= set(
+        written.column_names
+    )
+
+
+def test_verify_and_restore_name_an_altered_parquet_file_and_a_missing_file(
+    source: tuple[Client, Project], tmp_path: Path, destination: Client
+) -> None:
+    client, _ = source
+    target = tmp_path / "damaged"
+    client.backup(target, progress=False)
+    (rows,) = target.glob("snapshots/*/tables/*/people/rows.parquet")
+    data = bytearray(rows.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    rows.write_bytes(bytes(data))
+    (picture,) = target.glob("files/*/picture/*")
+    picture.unlink()
+    altered = str(rows.relative_to(target))
+    missing = str(picture.relative_to(target))
+
+    report = fp.verify(target)
+    assert not report.ok
+    assert report.altered == [altered] and report.missing == [missing]
+    assert main(["verify", str(target)]) == 1
+
+    with pytest.raises(ArchiveError) as refused:
+        destination.restore(target, progress=False)
+    assert refused.value.problems == [f"{missing}: missing", f"{altered}: altered"]
+    assert altered in str(refused.value) and missing in str(refused.value)
+    assert destination.databases().empty and destination.buckets().empty  # nothing written
+
+
+def test_a_restore_into_a_project_holding_some_rows_follows_on_conflict(
+    source: tuple[Client, Project], archive: Path, tmp_path: Path
+) -> None:
+    client, project = source
+    original = table_rows(client, project.database, "notes")
+    for rule, expected_text in (("skip", "changed"), ("replace", "one")):
+        with LocalService() as service, service.client() as other:
+            notes = other.create_table(project.database, "notes", schema={"text": "string(200)"})
+            first_id = original["$id"].iloc[0]
+            notes.insert(pd.DataFrame({"$id": [first_id, "extra"], "text": ["changed", "x"]}),
+                         progress=False)  # fmt: skip
+            plan = other.restore(archive, dry_run=True)
+            assert any("notes: exists" in line and "1 in conflict" in line for line in plan.plan)
+            assert other.table(project.database, "notes").count() == 2  # a dry run writes nothing
+            if rule == "skip":
+                with pytest.raises(ConflictError, match="already exist"):
+                    other.restore(archive, progress=False)  # fail: the default
+            report = other.restore(archive, on_conflict=rule, progress=False)
+            outcome = next(t for t in report.tables if t.table.endswith("/notes"))
+            assert outcome.rows == 3
+            assert (outcome.written, outcome.skipped, outcome.replaced) == (
+                (2, 1, 0) if rule == "skip" else (2, 0, 1)
+            )
+            kept = other.table(project.database, "notes").to_pandas(progress=False)
+            assert kept.set_index("$id").loc[first_id, "text"] == expected_text
+            assert len(kept) == 4
+
+
+def test_the_report_lists_each_row_the_destination_rejects_and_restores_the_rest(
+    source: tuple[Client, Project], archive: Path, destination: Client
+) -> None:
+    client, project = source
+    destination.restore(archive, progress=False)
+    people = destination.table(project.database, "people")
+    taken = people.where(fp.col("name") == "person 5").to_pandas(progress=False)["$id"].iloc[0]
+    rows_path = f"/tablesdb/{project.database}/tables/people/rows"
+    destination._request("DELETE", f"{rows_path}/{taken}")
+    people.insert(pd.DataFrame({"$id": ["clash"], "name": ["person 5"]}), progress=False)
+
+    report = destination.restore(archive, on_conflict="skip", progress=False)
+    ((item, reason),) = report.rejected
+    assert item == f"row {project.database}/people/{taken}"
+    assert "unique columns already exist" in reason
+    outcome = next(t for t in report.tables if t.table.endswith("/people"))
+    assert (outcome.written, outcome.skipped) == (0, 299)
+    assert f"rejected row {project.database}/people/{taken}" in report.summary()
+    restored = set(table_rows(destination, project.database, "people")["$id"])
+    assert set(table_rows(client, project.database, "people")["$id"]) - restored == {taken}
+    assert people.count() == 300
+
+
+def test_an_incremental_backup_stores_what_changed_and_each_snapshot_restores_alone(
+    tmp_path: Path,
+) -> None:
+    with LocalService() as service, service.client() as client:
+        project = make_project(client, tmp_path, rows=500)
+        target = tmp_path / "archive"
+        time.sleep(1.1)  # the service's clock counts whole seconds: the rows made are older
+        first = client.backup(target, progress=False)
+        with LocalService() as service_1, service_1.client() as at_first:
+            at_first.restore(target, progress=False)
+            assert_same_project(client, at_first, project)
+
+            people = client.table(project.database, "people")
+            rows = people.to_pandas(progress=False)
+            changed = rows.iloc[:5][["$id", "name"]].assign(name=lambda f: f["name"] + "!")
+            people.upsert(changed, progress=False)
+            for row_id in rows["$id"].iloc[10:13]:
+                client._request(
+                    "DELETE", f"/tablesdb/{project.database}/tables/people/rows/{row_id}"
+                )
+            people.insert(people_frame(4, seed=9).assign(name=[f"new {i}" for i in range(4)]),
+                          progress=False)  # fmt: skip
+            bucket = client.bucket(project.bucket)
+            bucket.upload_bytes(b"added one", "added-1.txt", file_id="added1")
+            bucket.upload_bytes(b"added two", "added-2.txt", file_id="added2")
+
+            second = client.backup(target, progress=False, lag=0)
+            assert second.base == first.snapshot
+            assert second.rows_read < 20 and second.files_downloaded == 2
+            assert second.rows == 503 - 3 + 4
+            assert fp.verify(target).ok
+            with LocalService() as service_2, service_2.client() as at_second:
+                at_second.restore(target, progress=False)
+                assert_same_project(client, at_second, project)
+            with LocalService() as service_3, service_3.client() as again:
+                again.restore(target, snapshot=first.snapshot, progress=False)
+                assert_same_project(at_first, again, project)
+
+
+def test_a_copy_streams_a_project_into_another(
+    source: tuple[Client, Project], destination: Client
+) -> None:
+    client, project = source
+    report = fp.copy(client, destination, on_conflict="skip", progress=False)
+    assert report.written == 303 and report.files_uploaded == 3
+    assert_same_project(client, destination, project)
+    again = fp.copy(client, destination, on_conflict="skip", progress=False)
+    assert again.skipped == 303 and again.written == 0 and again.files_skipped == 3
+
+
+def test_bad_choices_are_refused_before_anything_is_written(
+    source: tuple[Client, Project], archive: Path, destination: Client, tmp_path: Path
+) -> None:
+    client, _ = source
+    with pytest.raises(ValueError, match="on_conflict must be one of"):
+        destination.restore(archive, on_conflict="overwrite")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="has no database 'nope'"):
+        client.backup(tmp_path / "x", databases=["nope"], progress=False)
+    with pytest.raises(ArchiveError, match="no complete snapshot"):
+        destination.restore(tmp_path / "empty", progress=False)
+    with pytest.raises(ArchiveError, match="no complete snapshot 'nope'"):
+        destination.restore(archive, snapshot="nope", progress=False)
+    assert destination.databases().empty
