@@ -164,15 +164,24 @@ RULED = {
 }
 
 
+BOUNDED = {"small": (-5, 5), "share": (0.0, 1.0)}  # integer and float columns: min, max
+
+
 @pytest.fixture(scope="module")
 def ruled(key_client: Client, database: str) -> Table:
-    return key_client.create_table(database, new_id("ruled"), schema=RULED)
+    table = key_client.create_table(database, new_id("ruled"), schema=RULED)
+    table.add_column("small", "integer", minimum=-5, maximum=5)
+    table.add_column("share", "float", minimum=0.0, maximum=1.0)
+    return table
 
 
 def breaks(column: str, value: object) -> bool:
     """The oracle: whether `value` breaks `column`'s rule (plain Python)."""
     if value is None:
         return False
+    if column in BOUNDED:
+        low, high = BOUNDED[column]
+        return not low <= value <= high  # type: ignore[operator]
     text = str(value)
     if column == "size":
         return len(text) > 5
@@ -197,6 +206,8 @@ rows_strategy = st.lists(
         {
             "size": st.none() | texts,
             "level": st.none() | st.integers(-20, 20),
+            "small": st.none() | st.integers(-8, 8),
+            "share": st.none() | st.sampled_from([-0.5, -0.0, 0.0, 0.25, 1.0, 1.0000001, 7.5]),
             "kind": st.none() | texts,
             "site": st.none() | texts,
             "when": st.none()
@@ -215,9 +226,12 @@ def test_the_rejected_rows_are_exactly_those_that_break_a_rule(
 ) -> None:
     table = ruled
     table.delete()
-    frame = pd.DataFrame(rows, columns=list(RULED)).astype({"level": "Int64"})
+    columns = [*RULED, *BOUNDED]
+    frame = pd.DataFrame(rows, columns=columns).astype(
+        {"level": "Int64", "small": "Int64", "share": "Float64"}
+    )
     report = table.load(frame, progress=False)
-    bad = [i for i, row in enumerate(rows) if any(breaks(c, row[c]) for c in RULED)]
+    bad = [i for i, row in enumerate(rows) if any(breaks(c, row[c]) for c in columns)]
     assert sorted(report.rejected["row"]) == bad
     assert report.written == len(rows) - len(bad) == table.count()
     for _, rejection in report.rejected.iterrows():

@@ -223,14 +223,17 @@ async def add_column(
     *,
     required: bool = False,
     default: Any = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
     wait: float = COLUMN_WAIT_SECONDS,
     progress: bool | None = None,
 ) -> None:
     """Create `column` in the table at `location` and return once it is available."""
     body = {key: value for key, value in column.definition().items() if key != "type"}
     body["required"] = required
-    if default is not None:
-        body["default"] = default
+    for name, value in (("default", default), ("min", minimum), ("max", maximum)):
+        if value is not None:
+            body[name] = value
     path = f"{location.path}/{location.columns_key}/{column.type}"
     await requester.request("POST", path, json=body)
     await wait_for_columns(requester, location, [column.key], timeout=wait, progress=progress)

@@ -500,6 +500,8 @@ class AsyncTable(AsyncTableQuery):
         elements: Sequence[str] | None = None,
         required: bool = False,
         default: Any = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
         progress: bool | None = None,
     ) -> None:
         """Add the column `key` of the service's type `type` and return once rows can use
@@ -507,16 +509,20 @@ class AsyncTable(AsyncTableQuery):
         ``"text"``, ``"mediumtext"``, ``"longtext"``, ``"integer"``, ``"bigint"``,
         ``"float"``, ``"boolean"``, ``"datetime"``, ``"email"``, ``"ip"``, ``"url"``,
         ``"enum"`` (with its `elements`), ``"point"``, ``"line"``, ``"polygon"``; ``[]``
-        after a type makes an array (``"string[]"``). A bar shows the wait when it is long.
+        after a type makes an array (``"string[]"``). `minimum` and `maximum` bound an
+        ``"integer"`` or ``"float"`` column (the service refuses values outside them). A bar
+        shows the wait when it is long.
 
         >>> people.add_column("email", "email")                        # doctest: +SKIP
         >>> people.add_column("level", "enum", elements=["low", "high"], default="low")
         ... # doctest: +SKIP
+        >>> people.add_column("age", "integer", minimum=0, maximum=150)  # doctest: +SKIP
         """
         column = column_of_type(key, type, elements=elements)
         await add_column(
             self._requester, self._location, column,
-            required=required, default=default, progress=progress,
+            required=required, default=default, minimum=minimum, maximum=maximum,
+            progress=progress,
         )  # fmt: skip
 
     async def drop(self) -> None:
