@@ -32,8 +32,8 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Coroutine
+from typing import Any, Literal
 
 Auto = Literal["auto"]
 AUTO: Auto = "auto"
@@ -174,3 +174,51 @@ class AdaptiveSlots:
     def release(self) -> None:
         self._taken -= 1
         self._freed.set()
+
+
+class TaskWindow:
+    """Jobs run as tasks, as many at once as `window` says (`AdaptiveSlots`). `start` waits
+    for a slot and raises the first failure of an earlier job; `drain` waits for every job
+    and raises the first failure; leaving the ``async with`` cancels the jobs still running.
+
+    >>> async with TaskWindow(concurrency) as jobs:
+    ...     for batch in batches:
+    ...         await jobs.start(send(batch))
+    ...     await jobs.drain()                                   # doctest: +SKIP
+    """
+
+    def __init__(self, window: Callable[[], int]) -> None:
+        self._slots = AdaptiveSlots(window)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._failures: list[BaseException] = []
+
+    async def start(self, job: Coroutine[Any, Any, None]) -> None:
+        await self._slots.acquire()
+        if self._failures:
+            self._slots.release()
+            job.close()
+            raise self._failures[0]
+        task = asyncio.ensure_future(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._slots.release()
+        if not task.cancelled() and task.exception() is not None:
+            self._failures.append(task.exception())  # type: ignore[arg-type]
+
+    async def drain(self) -> None:
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
+        if self._failures:
+            raise self._failures[0]
+
+    async def __aenter__(self) -> TaskWindow:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -16,14 +16,13 @@ found there are its own, counted as written whatever `on_conflict` says.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..._core._adaptive import AdaptiveConcurrency, AdaptiveSlots
+from ..._core._adaptive import AdaptiveConcurrency, TaskWindow
 from ..._schema import SERVICE_FIELDS, batch_to_rows
 from ._sending import ID, ON_CONFLICT, OnConflict, Outcome, RowSender
 
@@ -75,12 +74,9 @@ async def write_batches(
     check_on_conflict(on_conflict)
     concurrency = AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
     sender = RowSender(requester, location, on_conflict, concurrency)
-    slots = AdaptiveSlots(concurrency)
     counts = WriteCounts()
     left: list[int] = []  # per batch: its requests not yet answered, plus one until it is cut
     told = 0
-    tasks: set[asyncio.Task[None]] = set()
-    failures: list[BaseException] = []
 
     def finished(index: int) -> None:
         nonlocal told
@@ -91,19 +87,11 @@ async def write_batches(
             told += 1
 
     async def send(index: int, rows: list[dict[str, object]]) -> None:
-        try:
-            outcome = await sender.send(rows, maybe_written=index < maybe_written)
-        finally:
-            slots.release()
+        outcome = await sender.send(rows, maybe_written=index < maybe_written)
         _count(counts, outcome, rows)
         finished(index)
 
-    def settled(task: asyncio.Task[None]) -> None:
-        tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            failures.append(task.exception())  # type: ignore[arg-type]
-
-    try:
+    async with TaskWindow(concurrency) as jobs:
         index = 0
         async for batch in batches:
             names = [name for name in batch.schema.names if name in _NOT_WRITTEN]
@@ -112,25 +100,11 @@ async def write_batches(
             if on_send is not None and rows:
                 on_send(index)
             for first in range(0, len(rows), ROWS_PER_REQUEST):
-                await slots.acquire()
-                if failures:
-                    slots.release()
-                    raise failures[0]
                 left[index] += 1
-                task = asyncio.ensure_future(send(index, rows[first : first + ROWS_PER_REQUEST]))
-                tasks.add(task)
-                task.add_done_callback(settled)
+                await jobs.start(send(index, rows[first : first + ROWS_PER_REQUEST]))
             finished(index)  # cut: an empty batch is written at once
             index += 1
-        while tasks:
-            await asyncio.wait(set(tasks))
-        if failures:
-            raise failures[0]
-    finally:
-        for task in list(tasks):
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await jobs.drain()
     return counts
 
 

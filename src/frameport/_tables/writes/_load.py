@@ -17,7 +17,6 @@ transaction instead (`_atomic`).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..._core._adaptive import AUTO, AdaptiveConcurrency, AdaptiveSlots, Auto
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, TaskWindow
 from ..._core._progress import progress_bar
 from ..._exceptions import LoadError, RowsRejectedError
 from ..._schema import ColumnRules
@@ -258,9 +257,6 @@ class _Stream:
     async def run(self, opened: Source, preparer: RowPreparer) -> LoadResult:
         options = self._options
         ids: list[str | None] | None = [] if options.keep_ids else None
-        slots = AdaptiveSlots(self._concurrency)
-        tasks: set[asyncio.Task[None]] = set()
-        failures: list[BaseException] = []
         done = self._checkpoint.done
         verb = _VERBS[options.on_conflict] if options.keep_ids else "loading"
         bar = progress_bar(
@@ -271,13 +267,7 @@ class _Stream:
         )
         bar.update(done)
 
-        def finished(task: asyncio.Task[None]) -> None:
-            tasks.discard(task)
-            slots.release()
-            if not task.cancelled() and task.exception() is not None:
-                failures.append(task.exception())  # type: ignore[arg-type]
-
-        try:
+        async with TaskWindow(self._concurrency) as jobs:
             with bar:
                 position = 0
                 for batch in opened.batches():
@@ -302,23 +292,9 @@ class _Stream:
                     per_batch = (time.perf_counter() - worked) / max(1, len(batches))
                     for item in batches:
                         self._concurrency.worked(per_batch)
-                        await slots.acquire()
-                        if failures:
-                            slots.release()
-                            raise failures[0]
                         self._pending.append(item)
-                        task = asyncio.ensure_future(self._send(item, bar))
-                        tasks.add(task)
-                        task.add_done_callback(finished)
-                while tasks:
-                    await asyncio.wait(set(tasks))
-                if failures:
-                    raise failures[0]
-        finally:
-            for task in list(tasks):
-                task.cancel()
-            if tasks:
-                await asyncio.gather(*tasks, return_exceptions=True)
+                        await jobs.start(self._send(item, bar))
+                await jobs.drain()
         self._report.rejected = _rejected(self._rejected)
         if self._stored_at is not None:
             self._stored_at.unlink(missing_ok=True)
