@@ -12,9 +12,9 @@ import pytest
 
 import frameport as fp
 from frameport._client import Client
+from frameport._core._fan_in import ITEMS_AHEAD
 from frameport._demo import sample_people
 from frameport._tables._query import Table, TableQuery
-from frameport._tables.read._ranges import PAGES_PER_RANGE
 from frameport._tables.read._strategy import READ_CAP
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, load, new_id, rows_served
@@ -105,8 +105,9 @@ def test_the_stream_fetches_pages_as_the_consumer_reads(
     first = reader.read_next_batch()
     assert first.num_rows == PAGE
     # a consumer that stops after one batch has the first page and the ends fetched, and the
-    # ranges that may run ahead of it: at most READ_CAP of PAGES_PER_RANGE pages each
-    ahead = READ_CAP * PAGES_PER_RANGE * PAGE
+    # ranges running (the one being read and READ_CAP ahead of it), each paused with
+    # ITEMS_AHEAD pages waiting, one decoded and held back, and the next one fetched
+    ahead = (READ_CAP + 1) * (ITEMS_AHEAD + 2) * PAGE
     assert PAGE + BOUNDS_ROWS <= settled_rows_served(service, table) <= PAGE + BOUNDS_ROWS + ahead
     assert PAGE + BOUNDS_ROWS + ahead < rows
     rest = reader.read_all()

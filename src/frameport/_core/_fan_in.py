@@ -21,6 +21,11 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+ITEMS_AHEAD = 1
+"""Items a source may have waiting for the consumer (unless `keep_all`) before it pauses: a
+paused source holds those and the one it made next (and a range read, the page it fetched
+for it), so memory holds a few items per source running."""
+
 
 class Slot:
     """A source's place among the sources `in_order` runs at once. The source calls
@@ -72,19 +77,21 @@ async def in_order(
     keep_all: bool = False,
 ) -> AsyncGenerator[T, None]:
     """Every item of every source, source after source; up to `window` sources run at once (a
-    number, or asked again whenever a source could start), and the items of sources ahead of
-    the current one wait in memory. Sources start within `window` of the current one, which
-    bounds what waits; with `keep_all` (the caller keeps every item anyway) a source starts
-    whenever fewer than `window` run, so that one slow source holds none of the others back,
-    and a source whose slot was released (its requests are done, its items still coming) no
-    longer counts as running. `sources` is drawn from as sources start. A failure in any
-    running source is raised at once; leaving early cancels the sources still running.
+    number, or asked again whenever a source could start), and the items of sources ahead of the
+    current one wait in memory. Sources start within `window` of the current one, and each
+    pauses with `ITEMS_AHEAD` items waiting, which bounds what waits; with `keep_all` (the
+    caller keeps every item anyway) a source starts whenever fewer than `window` run and never
+    pauses, so that one slow source holds none of the others back, and a source whose slot was
+    released (its requests are done, its items still coming) no longer counts as running.
+    `sources` is drawn from as sources start. A failure in any running source is raised at once;
+    leaving early cancels the sources still running.
     """
     events: asyncio.Queue[_Event] = asyncio.Queue()
     waiting: dict[int, collections.deque[T]] = {}
     finished: set[int] = set()
     released: set[int] = set()
     running: dict[int, asyncio.Task[None]] = {}
+    room: dict[int, asyncio.Semaphore] = {}  # per source: items it may still put (not keep_all)
     pending = iter(sources)
     exhausted = False
     started = 0
@@ -107,7 +114,10 @@ async def in_order(
             slot, items = source
             waiting[started] = collections.deque()
             slot._give_up = functools.partial(events.put_nowait, _Released(started))
-            running[started] = asyncio.create_task(_run_source(started, items, events))
+            limit = None if keep_all else asyncio.Semaphore(ITEMS_AHEAD)
+            if limit is not None:
+                room[started] = limit
+            running[started] = asyncio.create_task(_run_source(started, items, events, limit))
             started += 1
 
     try:
@@ -118,10 +128,14 @@ async def in_order(
                 return
             queued = waiting[current]
             if queued:
-                yield queued.popleft()
+                item = queued.popleft()
+                if current in room:
+                    room[current].release()
+                yield item
                 continue
             if current in finished:
                 del waiting[current]
+                room.pop(current, None)
                 running.pop(current, None)
                 finished.discard(current)
                 released.discard(current)
@@ -144,11 +158,16 @@ async def in_order(
 
 
 async def _run_source(
-    index: int, items: AsyncGenerator[Any, None], events: asyncio.Queue[_Event]
+    index: int,
+    items: AsyncGenerator[Any, None],
+    events: asyncio.Queue[_Event],
+    room: asyncio.Semaphore | None,
 ) -> None:
     try:
         async with aclosing(items):
             async for item in items:
+                if room is not None:
+                    await room.acquire()
                 events.put_nowait(_Item(index, item))
     except Exception as exc:  # raised by the reader, in the caller's task
         events.put_nowait(_Failed(exc))

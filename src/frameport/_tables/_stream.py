@@ -7,9 +7,10 @@ Any engine that reads Arrow streams takes a query as it is, without pandas:
 >>> duckdb.sql("select city, count(*) from query group by city")      # doctest: +SKIP
 
 The batches come from the query's read (`TableRead.pages`, streaming), driven step by step on
-frameport's loop thread (`iterate_sync`). A consumer that pauses pauses the read, past the
-ranges already running: memory holds at most those, the read's window of ranges (`READ_CAP`
-ranges of `PAGES_PER_RANGE` pages, fewer when pages are large: `READ_BUDGET`). The schema
+frameport's loop thread (`iterate_sync`). A consumer that pauses pauses the read: each range
+running ahead of it stops with a page waiting (`_core._fan_in.ITEMS_AHEAD`), one decoded and
+the next one fetched, so memory holds about three pages per range, in a window of at most
+`READ_CAP` ranges (fewer when pages are large: `READ_BUDGET`). The schema
 is the query's result schema; with types inferred from the rows it is the first batch's (the
 read already holds pages back until every column has a type).
 """
