@@ -27,7 +27,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,9 +42,8 @@ import requests
 import frameport as fp
 from frameport._schema import ColumnRules, validate_batch
 from support.memory import PeakRss
+from support.served import KEY, PROJECT, local_service
 
-KEY = "standard_benchmark"
-PROJECT = "bench"
 COLUMNS = {
     "name": "string",
     "email": "email",
@@ -60,12 +58,6 @@ COLUMNS = {
     "note": "string",
     "site": "url",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def write_source(path: Path, rows: int) -> None:
@@ -196,26 +188,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=100_000)
     rows = parser.parse_args().rows
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}/v1"
     with tempfile.TemporaryDirectory() as work:
         source = Path(work) / "source.parquet"
         write_source(source, rows)
-        command = [
-            sys.executable, "-m", "frameport.cli", "serve", "--port", str(port),
-            "--data", str(Path(work) / "data"), "--key", KEY, "--project", PROJECT,
-            "--no-rate-limits",
-        ]  # fmt: skip
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.environ["FRAMEPORT_CACHE_DIR"] = str(Path(work) / "cache")
-        try:
+        with local_service(Path(work) / "data") as endpoint:
             client = fp.Client(endpoint, PROJECT, key=KEY)
-            for _ in range(200):
-                try:
-                    client.create_database("bench")
-                    break
-                except fp.TransportError:
-                    time.sleep(0.1)
+            client.create_database("bench")
             raw = {}
             for concurrency in (1, 2, 4):
                 table = client.create_table("bench", f"raw{concurrency}", schema=COLUMNS)
@@ -232,9 +211,6 @@ def main() -> None:
             table = client.create_table("bench", "reference", schema=COLUMNS)
             reference = reference_loop(endpoint, source, table.location.rows_path)
             client.close()
-        finally:
-            server.terminate()
-            server.wait()
     print(f"{rows:,} rows, 12 columns, from Parquet")
     for concurrency, seconds in raw.items():
         print(f"  raw bulk loop, {concurrency} at once: {rows / seconds:,.0f} rows/s")
