@@ -100,3 +100,45 @@ def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
             assert not list((tmp_path / "cache" / "loads").glob("*.json"))
     finally:
         os.environ.pop("FRAMEPORT_CACHE_DIR", None)
+
+
+def test_a_resumed_load_reports_the_rows_rejected_before_the_kill(
+    service: LocalService, key_client: Client, source: Path, tmp_path: Path
+) -> None:
+    environment = {
+        **os.environ,
+        "FRAMEPORT_ENDPOINT": service.endpoint,
+        "FRAMEPORT_PROJECT": service.project,
+        "FRAMEPORT_KEY": service.key,
+        "FRAMEPORT_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    os.environ["FRAMEPORT_CACHE_DIR"] = environment["FRAMEPORT_CACHE_DIR"]
+    database = new_id("rejects")
+    key_client.create_database(database)
+    table = key_client.create_table(database, "t", schema={"word": "string"})
+    table.add_column("n", "integer")
+    table.add_column("x", "float", maximum=0.99)  # a rule the client checks
+    key_client._request(
+        "POST",
+        f"/tablesdb/{database}/tables/t/indexes",
+        json={"key": "one_n", "type": "unique", "columns": ["n"]},
+    )
+    table.insert(pd.DataFrame({"n": [1_000], "word": ["there"], "x": [0.5]}), progress=False)
+    expected = pq.read_table(source).to_pandas()
+    # the service refuses row 1,000 (its n is taken); the client, the rows with x above 0.99
+    bad = sorted([1_000, *expected.index[expected["x"] > 0.99]])
+    try:
+        killed = subprocess.Popen(
+            [sys.executable, "-c", KILLED_LOAD, database, table.id, str(source)],
+            env=environment,
+        )
+        while table.count() < ROWS // 2 and killed.poll() is None:
+            time.sleep(0.05)
+        killed.send_signal(signal.SIGKILL)
+        assert killed.wait() == -signal.SIGKILL
+        report = table.load(source, resume=True, progress=False)
+        assert sorted(report.rejected["row"]) == bad
+        assert set(report.rejected.loc[report.rejected["row"] == 1_000, "rule"]) == {"service"}
+        assert report.written == ROWS - len(bad) == table.count() - 1
+    finally:
+        os.environ.pop("FRAMEPORT_CACHE_DIR", None)

@@ -5,7 +5,9 @@ length of the longest finished prefix (`done`): every row before it is written, 
 replaced or rejected. `sent` is where the rows sent so far end; the rows between `done` and
 `sent` may have been written before the process died, so a resumed load sends them again
 as rows that may be there already (`_sending`: found there, they count as written). The
-counts so far and the run ID of the IDs made for the load (`_row_ids`) are kept too.
+counts so far, the rows the service refused and the run ID of the IDs made for the load
+(`_row_ids`) are kept too: a resumed load reports every rejected row of the source, those of
+the finished prefix checked again and the service's refusals from the checkpoint.
 
 Checkpoints live in ``<cache>/loads/`` (``$FRAMEPORT_CACHE_DIR``, else the user's cache
 folder), named by a hash of the endpoint, project, table, source and options. They hold no
@@ -19,7 +21,7 @@ import hashlib
 import json
 import os
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..._core._config import default_cache_dir
@@ -40,6 +42,8 @@ class LoadCheckpoint:
     replaced: int = 0
     rejected: int = 0
     batches: int = 0
+    refused: list[tuple[int, str, str]] = field(default_factory=list)
+    """The rows the service refused: (place in the source, column, message)."""
 
 
 def checkpoint_path(*identity: str) -> Path:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import pyarrow as pa
 
 from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, TaskWindow
 from ..._core._progress import progress_bar
@@ -38,7 +39,7 @@ from ._checkpoint import (
     new_run_id,
     save_checkpoint,
 )
-from ._prepare import PreparedChunk, RowPreparer
+from ._prepare import PreparedChunk, RowPreparer, rejected_frame
 from ._report import REJECTED_COLUMNS, WriteReport
 from ._row_ids import ID_COLUMN, IdFrom
 from ._sending import ON_CONFLICT, OnConflict, Outcome, RowSender
@@ -273,9 +274,10 @@ class _Stream:
                 for batch in opened.batches():
                     first, end = position, position + batch.num_rows
                     position = end
-                    if end <= done:
-                        continue
                     if first < done:
+                        self._rejected_before(preparer, batch.slice(0, done - first), first)
+                        if end <= done:
+                            continue
                         batch, first = batch.slice(done - first), done
                     worked = time.perf_counter()
                     chunk = preparer.prepare(batch, first)
@@ -299,6 +301,26 @@ class _Stream:
         if self._stored_at is not None:
             self._stored_at.unlink(missing_ok=True)
         return LoadResult(self._report, ids)
+
+    def _rejected_before(self, preparer: RowPreparer, part: pa.RecordBatch, first: int) -> None:
+        """Report the rejected rows of `part`, which a stopped run of this load finished: the
+        rules' rejections found again, and the service's refusals the checkpoint keeps."""
+        _keep(self._rejected, preparer.prepare(part, first))
+        within = {
+            r[0]: r for r in self._checkpoint.refused if first <= r[0] < first + part.num_rows
+        }
+        refused = [within[place] for place in sorted(within)]
+        if refused:
+            places, columns, messages = zip(*refused, strict=True)
+            table = pa.table(
+                {
+                    "row": pa.array([place - first for place in places], pa.int64()),
+                    "column": pa.array(columns, pa.string()),
+                    "rule": pa.array(["service"] * len(refused), pa.string()),
+                    "message": pa.array(messages, pa.string()),
+                }
+            )
+            self._rejected.append(rejected_frame(table, part, first))
 
     def _batches(self, chunk: PreparedChunk, end: int) -> list[_Batch]:
         """The chunk's rows in batches; each batch's part of the source ends where the next
@@ -330,11 +352,13 @@ class _Stream:
             item.outcome = await self._sender.send(item.rows, maybe_written=item.maybe_written)
         for refusal in item.outcome.refused:
             row = item.rows[refusal.index]
+            place = int(item.positions[refusal.index])
+            self._checkpoint.refused.append((place, refusal.column or "", refusal.message))
             self._rejected.append(
                 pd.DataFrame(
                     [
                         {
-                            "row": int(item.positions[refusal.index]),
+                            "row": place,
                             "column": refusal.column or "",
                             "rule": "service",
                             "message": refusal.message,

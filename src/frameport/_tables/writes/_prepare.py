@@ -121,7 +121,7 @@ class RowPreparer:
         return PreparedChunk(
             rows=batch_to_rows(rows),
             positions=first_row + kept,
-            rejected=_rejected_frame(rejected, source, first_row),
+            rejected=rejected_frame(rejected, source, first_row),
         )
 
     def _ids(
@@ -162,7 +162,7 @@ def _with_rejections(
     return pa.concat_tables([rejected.cast(more.schema), more]).sort_by("row")
 
 
-def _rejected_frame(rejected: pa.Table, source: pa.RecordBatch, first_row: int) -> pd.DataFrame:
+def rejected_frame(rejected: pa.Table, source: pa.RecordBatch, first_row: int) -> pd.DataFrame:
     """The report's rows for `rejected`: positions in the source, then the rows' values."""
     if rejected.num_rows == 0:
         return pd.DataFrame(columns=REJECTED_COLUMNS)
