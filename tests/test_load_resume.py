@@ -54,65 +54,60 @@ def source(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
-    service: LocalService, key_client: Client, source: Path, tmp_path: Path
-) -> None:
-    environment = {
+@pytest.fixture
+def environment(
+    service: LocalService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """The environment of a load in a process of its own; this process shares its cache."""
+    monkeypatch.setenv("FRAMEPORT_CACHE_DIR", str(tmp_path / "cache"))
+    return {
         **os.environ,
         "FRAMEPORT_ENDPOINT": service.endpoint,
         "FRAMEPORT_PROJECT": service.project,
         "FRAMEPORT_KEY": service.key,
-        "FRAMEPORT_CACHE_DIR": str(tmp_path / "cache"),
     }
-    os.environ["FRAMEPORT_CACHE_DIR"] = environment["FRAMEPORT_CACHE_DIR"]
+
+
+def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
+    key_client: Client, source: Path, tmp_path: Path, environment: dict[str, str]
+) -> None:
     database = new_id("resume")
     key_client.create_database(database)
     chance = random.Random(29)
-    try:
-        for run in range(3):
-            table = key_client.create_table(
-                database, f"run{run}", schema={"n": "integer", "word": "string", "x": "float"}
+    for run in range(3):
+        table = key_client.create_table(
+            database, f"run{run}", schema={"n": "integer", "word": "string", "x": "float"}
+        )
+        for _ in range(2):  # killed twice, then finished
+            killed = subprocess.Popen(
+                [sys.executable, "-c", KILLED_LOAD, database, table.id, str(source)],
+                env=environment,
             )
-            for _ in range(2):  # killed twice, then finished
-                killed = subprocess.Popen(
-                    [sys.executable, "-c", KILLED_LOAD, database, table.id, str(source)],
-                    env=environment,
-                )
-                before = table.count()
-                while table.count() == before and killed.poll() is None:
-                    time.sleep(0.05)  # until the load has written something
-                time.sleep(chance.uniform(0.0, 1.0))
-                killed.send_signal(signal.SIGKILL)
-                assert killed.wait() == -signal.SIGKILL
-            written_before = table.count()
-            assert 0 < written_before < ROWS
-            report = table.load(source, resume=True, progress=False)
-            assert report.written == ROWS
-            read = table.to_pandas(progress=False)
-            assert read["$id"].is_unique and len(read) == ROWS
-            by_n = read.astype({"n": "int64"}).set_index("n").sort_index()
-            expected = pq.read_table(source).to_pandas().set_index("n")
-            pd.testing.assert_frame_equal(
-                by_n[["word", "x"]], expected[["word", "x"]], check_dtype=False
-            )
-            # the IDs the killed runs made are the ones the finished run made
-            assert by_n["$id"].str[:16].nunique() == 1
-            assert not list((tmp_path / "cache" / "loads").glob("*.json"))
-    finally:
-        os.environ.pop("FRAMEPORT_CACHE_DIR", None)
+            before = table.count()
+            while table.count() == before and killed.poll() is None:
+                time.sleep(0.05)  # until the load has written something
+            time.sleep(chance.uniform(0.0, 1.0))
+            killed.send_signal(signal.SIGKILL)
+            assert killed.wait() == -signal.SIGKILL
+        written_before = table.count()
+        assert 0 < written_before < ROWS
+        report = table.load(source, resume=True, progress=False)
+        assert report.written == ROWS
+        read = table.to_pandas(progress=False)
+        assert read["$id"].is_unique and len(read) == ROWS
+        by_n = read.astype({"n": "int64"}).set_index("n").sort_index()
+        expected = pq.read_table(source).to_pandas().set_index("n")
+        pd.testing.assert_frame_equal(
+            by_n[["word", "x"]], expected[["word", "x"]], check_dtype=False
+        )
+        # the IDs the killed runs made are the ones the finished run made
+        assert by_n["$id"].str[:16].nunique() == 1
+        assert not list((tmp_path / "cache" / "loads").glob("*.json"))
 
 
 def test_a_resumed_load_reports_the_rows_rejected_before_the_kill(
-    service: LocalService, key_client: Client, source: Path, tmp_path: Path
+    key_client: Client, source: Path, environment: dict[str, str]
 ) -> None:
-    environment = {
-        **os.environ,
-        "FRAMEPORT_ENDPOINT": service.endpoint,
-        "FRAMEPORT_PROJECT": service.project,
-        "FRAMEPORT_KEY": service.key,
-        "FRAMEPORT_CACHE_DIR": str(tmp_path / "cache"),
-    }
-    os.environ["FRAMEPORT_CACHE_DIR"] = environment["FRAMEPORT_CACHE_DIR"]
     database = new_id("rejects")
     key_client.create_database(database)
     table = key_client.create_table(database, "t", schema={"word": "string"})
@@ -127,18 +122,15 @@ def test_a_resumed_load_reports_the_rows_rejected_before_the_kill(
     expected = pq.read_table(source).to_pandas()
     # the service refuses row 1,000 (its n is taken); the client, the rows with x above 0.99
     bad = sorted([1_000, *expected.index[expected["x"] > 0.99]])
-    try:
-        killed = subprocess.Popen(
-            [sys.executable, "-c", KILLED_LOAD, database, table.id, str(source)],
-            env=environment,
-        )
-        while table.count() < ROWS // 2 and killed.poll() is None:
-            time.sleep(0.05)
-        killed.send_signal(signal.SIGKILL)
-        assert killed.wait() == -signal.SIGKILL
-        report = table.load(source, resume=True, progress=False)
-        assert sorted(report.rejected["row"]) == bad
-        assert set(report.rejected.loc[report.rejected["row"] == 1_000, "rule"]) == {"service"}
-        assert report.written == ROWS - len(bad) == table.count() - 1
-    finally:
-        os.environ.pop("FRAMEPORT_CACHE_DIR", None)
+    killed = subprocess.Popen(
+        [sys.executable, "-c", KILLED_LOAD, database, table.id, str(source)],
+        env=environment,
+    )
+    while table.count() < ROWS // 2 and killed.poll() is None:
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    assert killed.wait() == -signal.SIGKILL
+    report = table.load(source, resume=True, progress=False)
+    assert sorted(report.rejected["row"]) == bad
+    assert set(report.rejected.loc[report.rejected["row"] == 1_000, "rule"]) == {"service"}
+    assert report.written == ROWS - len(bad) == table.count() - 1
