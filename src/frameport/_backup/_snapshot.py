@@ -287,7 +287,10 @@ async def _write_layer(
         read_now = new.column("$id").combine_chunks()
         kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
         holding = pa.concat_tables([kept, new.cast(before.schema)])
-        gone, _ = await gone_ids(bounded.ids_only(), holding)
+        # Counted on `read`, not `bounded`: the counted ranges lie under the bound already,
+        # and a second range of `$sequence` in a request can keep a store from using its index
+        # for the tighter one (the local service's SQLite scans from the looser bound).
+        gone, _ = await gone_ids(read.ids_only(), holding)
         total = holding.num_rows - len(gone)
         if len(gone):
             gone_name = f"{folder}/gone.parquet"

@@ -22,6 +22,7 @@ from ._connections import (
     guarded_protocol,
     quiet_repeats,
 )
+from ._date import DatedAnswers
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
 
 
 def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
-    """The service's ASGI app, with compressed answers, fault injection and a simulated
-    distance when the config asks for them."""
+    """The service's ASGI app, its answers dated by the service's clock (`_date`), with
+    compressed answers, fault injection and a simulated distance when the config asks."""
     app: ASGIApp = build_app(state)
     if state.config.compression:
         app = CompressedAnswers(app)
@@ -46,7 +47,7 @@ def make_app(state: ServiceState) -> tuple[ASGIApp, FaultInjector | None]:
     latency, bandwidth = state.config.latency, state.config.bandwidth
     if latency is not None or bandwidth is not None:
         app = DistanceSimulator(app, parse_latency(latency or 0), bandwidth)
-    return app, injector
+    return DatedAnswers(app, state.clock), injector
 
 
 def _uvicorn_config(
@@ -65,7 +66,7 @@ def _uvicorn_config(
     frames = MAX_FRAME_BYTES if config.rate_limits else 16 * 1024 * 1024
     settings = uvicorn.Config(
         app, host=host, port=port, log_level="info" if access_log else "warning",
-        access_log=access_log, lifespan="off", timeout_keep_alive=30,
+        access_log=access_log, lifespan="off", timeout_keep_alive=30, date_header=False,
         ws="websockets-sansio", ws_max_size=frames, ws_per_message_deflate=False,
         http=guarded_protocol(limits), backlog=BACKLOG,
         # uvicorn counts the connection asking: the cap's own connection is still served.
