@@ -229,3 +229,47 @@ def test_paging_twelve_thousand_rows(client: httpx.Client) -> None:
     assert body["total"] == 5000
     body = ok(list_rows(client, DB, "big", q("equal", "s", ["x"]), q("limit", values=[1])))
     assert body["total"] == 3000
+
+
+SEQUENCE_FILTERS = [
+    [("greaterThan", 10), ("lessThanEqual", 30), ("greaterThan", 20)],
+    [("greaterThanEqual", 12), ("lessThan", 40), ("lessThanEqual", 25)],
+    [("equal", 17), ("greaterThan", 3)],
+    [("lessThan", 9)],
+    [("greaterThan", 30), ("lessThan", 20)],
+]
+
+SEQUENCE_KEEPS = {
+    "greaterThan": lambda seq, value: seq > value,
+    "greaterThanEqual": lambda seq, value: seq >= value,
+    "lessThan": lambda seq, value: seq < value,
+    "lessThanEqual": lambda seq, value: seq <= value,
+    "equal": lambda seq, value: seq == value,
+}
+
+
+@pytest.mark.parametrize("filters", SEQUENCE_FILTERS, ids=lambda filters: json.dumps(filters))
+@pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
+def test_sequence_comparisons_with_cursors(
+    client: httpx.Client, small: list[dict[str, Any]], filters: list[tuple[str, int]],
+    descending: bool,
+) -> None:  # fmt: skip
+    """Several comparisons of `$sequence` AND-ed together, paged by cursor either way from
+    every row: the rows both the comparisons and the cursor keep."""
+    kept = [
+        row
+        for row in small
+        if all(SEQUENCE_KEEPS[method](row["$sequence"], value) for method, value in filters)
+    ]
+    expected = [row["$id"] for row in expected_order(kept, [("$sequence", descending)])]
+    queries = [q(method, "$sequence", [value]) for method, value in filters]
+    queries.append(q("orderDesc" if descending else "orderAsc", "$sequence"))
+    for position, row_id in enumerate(expected):
+        after = list_rows(client, DB, "small", *queries, q("cursorAfter", values=[row_id]),
+                          q("limit", values=[4]))  # fmt: skip
+        before = list_rows(client, DB, "small", *queries, q("cursorBefore", values=[row_id]),
+                           q("limit", values=[4]))  # fmt: skip
+        assert row_ids(after) == expected[position + 1 : position + 5]
+        assert row_ids(before) == expected[max(position - 4, 0) : position]
+    counted = ok(list_rows(client, DB, "small", *queries, q("limit", values=[1])))
+    assert counted["total"] == len(expected)

@@ -234,14 +234,78 @@ def _cursor_values(
     return row
 
 
+# --- the `$sequence` window ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SequenceWindow:
+    """The rows with ``after < $sequence <= upto`` (None: unbounded on that side).
+
+    SQLite seeks the rowid by the first bound it meets on each side and checks the others
+    row by row, so a read of a `$sequence` range paged by cursor would scan from the range's
+    start on every page. The tightest bounds go first, as one range it can seek.
+    """
+
+    after: int | None
+    upto: int | None
+
+    @classmethod
+    def of_filters(cls, filters: Sequence[Filter], seq: str) -> SequenceWindow:
+        """The bounds the top-level comparisons of `$sequence` (`seq` in SQL) among `filters`
+        imply."""
+        window = cls(None, None)
+        for item in filters:
+            if not isinstance(item, Condition) or item.field.sql != seq:
+                continue
+            if len(item.values) != 1 or not isinstance(item.values[0], int):
+                continue
+            value = item.values[0]
+            bound = {
+                "greaterThan": cls(value, None),
+                "greaterThanEqual": cls(value - 1, None),
+                "lessThan": cls(None, value - 1),
+                "lessThanEqual": cls(None, value),
+                "equal": cls(value - 1, value),
+            }.get(item.method)
+            window = window.narrowed(bound)
+        return window
+
+    def narrowed(self, other: SequenceWindow | None) -> SequenceWindow:
+        """The rows in both windows."""
+        if other is None:
+            return self
+        after = [value for value in (self.after, other.after) if value is not None]
+        upto = [value for value in (self.upto, other.upto) if value is not None]
+        return SequenceWindow(max(after, default=None), min(upto, default=None))
+
+    def clause(self, seq: str) -> Clause:
+        """The window as SQL on the sequence expression `seq`."""
+        parts, params = [], []
+        if self.after is not None:
+            parts.append(f"{seq} > ?")
+            params.append(self.after)
+        if self.upto is not None:
+            parts.append(f"{seq} <= ?")
+            params.append(self.upto)
+        return (" AND ".join(parts) or "1"), params
+
+
 # --- running ---------------------------------------------------------------------------
 
 
-def where_clause(query: ListQuery, source: Source, extra: Sequence[Clause] = ()) -> Clause:
-    """The fixed condition, the filters and `extra` clauses (e.g. permissions), AND-ed."""
+def where_clause(
+    query: ListQuery,
+    source: Source,
+    extra: Sequence[Clause] = (),
+    window: SequenceWindow | None = None,
+) -> Clause:
+    """The `$sequence` window the filters imply (narrowed by `window`), the fixed condition,
+    the filters and `extra` clauses (e.g. permissions), AND-ed."""
     filters_sql, params = compile_filters(query.filters, source)
-    parts = [source.base_where, filters_sql]
-    all_params: list[Any] = [*source.base_params, *params]
+    seek = SequenceWindow.of_filters(query.filters, source.seq).narrowed(window)
+    seek_sql, seek_params = seek.clause(source.seq)
+    parts = [seek_sql, source.base_where, filters_sql]
+    all_params: list[Any] = [*seek_params, *source.base_params, *params]
     for sql, extra_params in extra:
         parts.append(sql)
         all_params.extend(extra_params)
@@ -268,14 +332,23 @@ def fetch_page(
     default_limit: int | None = DEFAULT_LIMIT,
 ) -> list[tuple[Any, ...]]:
     """The items of one page in order, each as the tuple `projection` selects."""
-    where, params = where_clause(query, source, extra)
     keys = order_keys(query, source)
     before = query.cursor is not None and query.cursor.before
+    cursor: Clause | None = None
+    window = None
     if query.cursor is not None:
         values = _cursor_values(conn, source, keys, query.cursor.item_id, missing_cursor)
-        cursor_sql, cursor_params = _cursor_clause(keys, values, before)
-        where = f"{where} AND {cursor_sql}"
-        params.extend(cursor_params)
+        cursor = _cursor_clause(keys, values, before)
+        if keys[0].sql == source.seq:
+            # The rows past the cursor lie on one side of its `$sequence` (itself included).
+            after = keys[0].descending == before
+            window = (
+                SequenceWindow(values[0] - 1, None) if after else SequenceWindow(None, values[0])
+            )
+    where, params = where_clause(query, source, extra, window)
+    if cursor is not None:
+        where = f"{where} AND {cursor[0]}"
+        params.extend(cursor[1])
     limit = query.limit if query.limit is not None else default_limit
     sql = (
         f"SELECT {projection[0]} FROM {source.table} WHERE {where} "
