@@ -63,6 +63,15 @@ def decode_page(
     return total, batch_from_rows(rows, schema)
 
 
+def decode_small_page(
+    body: bytes, schema: pa.Schema, *, items_key: str = "rows"
+) -> tuple[int, pa.RecordBatch]:
+    """`decode_page` for a page of a row or two (a count, a bound): through `json.loads`,
+    the same batch and errors without the fixed cost of Arrow's reader (about 1.5 ms)."""
+    total, rows = _load_page(body, items_key)
+    return total, batch_from_rows(rows, schema)
+
+
 def decode_page_inferring(
     body: bytes, inferred: InferredSchema, *, items_key: str = "rows"
 ) -> tuple[int, pa.RecordBatch]:

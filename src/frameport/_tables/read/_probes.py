@@ -1,4 +1,4 @@
-"""One-row requests (``$id`` selected, decoded off the loop like any page): the service's
+"""One-row requests (``$id`` selected, decoded off the loop through `json.loads`): the service's
 count of a plan's rows (up to 5,000), and the ``$sequence`` of the row at either end.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..._core._queries import order_query, select_query
 from ..._schema import SYSTEM_SCHEMA
 from ._cursor import decoded, fetch_page
-from ._decode import decode_page
+from ._decode import decode_small_page
 from ._plan import Plan
 from ._ranges import SEQUENCE
 
@@ -46,7 +46,7 @@ async def one_row(
     path, items_key = plan.location.rows_path, plan.location.items_key
     body = await fetch_page(requester, path, queries, 1, with_total=counted)
     total, batch = await decoded(
-        partial(decode_page, schema=SYSTEM_SCHEMA, items_key=items_key), body
+        partial(decode_small_page, schema=SYSTEM_SCHEMA, items_key=items_key), body
     )
     return total, batch.column(SEQUENCE)[0].as_py() if batch.num_rows else None
 
