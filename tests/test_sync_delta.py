@@ -192,3 +192,24 @@ def test_the_deletes_scan_reads_only_the_ranges_whose_counts_changed(
     assert report.deleted == 3
     assert 0 < report.ids_read < 5000  # one range's IDs, not the view's
     assert_synced(target, view, tmp_path)
+
+
+def test_deletes_scattered_over_a_large_table_are_all_found(client: Client, tmp_path: Path) -> None:
+    """More rows than one cut of the probed ranges: a delete in each of a few distant places,
+    and a run of deletes, are each found, and the IDs read are those of the ranges holding
+    them."""
+    table, frame = load(client, new_id("scattered"), sample_people(48_000, seed=26))
+    ids = list(frame["$id"])
+    target = tmp_path / "people"
+    table.sync(target)
+    deleted = [ids[0], ids[17_321], ids[47_999], *ids[30_000:30_040]]
+    for row_id in deleted:
+        client._request("DELETE", f"{table.location.rows_path}/{row_id}")
+    report = table.sync(target, lag=0)
+    assert report.deleted == len(deleted)
+    assert 0 < report.ids_read <= 4 * 5000  # four places, each in a range of 5,000 held rows
+    assert_synced(target, table, tmp_path)
+    gone = set(deleted)
+    assert set(DeltaTable(target).to_pandas()["$id"]) == set(ids) - gone
+    unchanged = table.sync(target, lag=0)
+    assert (unchanged.deleted, unchanged.ids_read) == (0, 0)

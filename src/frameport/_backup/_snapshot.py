@@ -7,7 +7,7 @@ resumable after a crash, and incremental when the archive already holds a snapsh
 2. Each table's rows go to Parquet through the resumable export (``$sequence`` segments,
    every ``$`` field kept). With an earlier snapshot of the same table (same columns), only
    the rows updated since its time (less `lag` seconds) are read, and the rows gone since
-   are found by counted ranges (`changes.gone_ids`); the table's layers then refer to the
+   are found by probed ranges (`changes.gone_ids`); the table's layers then refer to the
    earlier snapshot's files.
 3. Files (their content, checked against the service's size and MD5) and the code of each
    function's active deployment are downloaded once: a file whose signature an earlier
@@ -287,9 +287,7 @@ async def _write_layer(
         read_now = new.column("$id").combine_chunks()
         kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
         holding = pa.concat_tables([kept, new.cast(before.schema)])
-        # Counted on `read`, not `bounded`: the counted ranges lie under the bound already,
-        # and a second range of `$sequence` in a request can keep a store from using its index
-        # for the tighter one (the local service's SQLite scans from the looser bound).
+        # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
         gone, _ = await gone_ids(read.ids_only(), holding)
         total = holding.num_rows - len(gone)
         if len(gone):

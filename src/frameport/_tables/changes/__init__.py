@@ -1,6 +1,6 @@
 """What changed in a table since an earlier read: the service's clock (the watermark of the
 next read), the rows updated since a watermark (`updated_since`) and the rows gone, found by
-counted ranges of ``$sequence`` (`gone_ids`). The Delta sync and the incremental backups
+probed ranges of ``$sequence`` (`gone_ids`). The Delta sync and the incremental backups
 stand on it."""
 
 from ._clock import minus_seconds, service_now, service_text

@@ -1,21 +1,26 @@
 """Which rows of a copy (a Delta table, a backup) are gone from the view, reading as few
-``$id``s as the counts allow.
+``$id``s as the probes allow.
 
-The service counts exactly below 5,000 rows, so the copy's ``$sequence`` range is cut into
-ranges of `COUNT_SPAN` values, and the service's count of the view in each range (a one-row
-request) is compared with the rows the copy will hold there after this run (its rows plus
-the changed rows read in the run). Only the ranges whose counts differ
-have their ``$id``s read; the rows of those ranges the service no longer lists are gone.
-Deletes clustered in a few ranges (old rows purged) cost a few pages; deletes spread evenly
-read the ``$id``s of most ranges, as a full scan does.
+A row's ``$sequence`` never changes and new rows take higher ones, so the view's rows in a
+``$sequence`` range of the copy are at most the rows the copy will hold there after this run
+(its rows plus the changed rows read in the run). If the row at the position of the copy's
+last row of the range (an ``offset`` into the range, one one-row request whatever its size)
+is that row, none is gone. The copy's whole range is probed first: a table with no deletes
+costs one request. A range that fails is cut into up to `SPLIT` ranges of equal numbers of
+held rows, probed again, down to ranges of `RANGE_ROWS` held rows, whose ``$id``s are read;
+the rows of those ranges the service no longer lists are gone. Deletes clustered in a few
+ranges (old rows purged) cost a few probes and pages; deletes spread evenly read the ``$id``s
+of most ranges, as a full scan does.
 
 A row updated into the view and a row deleted from it in the same range, between the read
-of the changed rows and the counts, cancel out; the next run sees the difference.
+of the changed rows and the probes, cancel out; the next run sees the difference.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import math
 from collections.abc import Sequence
 from contextlib import aclosing
 from typing import Any
@@ -26,12 +31,14 @@ import pyarrow.compute as pc
 
 from ..read import SequenceRange, TableRead
 
-COUNT_SPAN = 4_999
-"""``$sequence`` values per counted range: fewer than the service's count cap (5,000)."""
+RANGE_ROWS = 5_000
+"""Held rows of a range whose ``$id``s are read rather than probed further (a page)."""
 
-CONCURRENT_COUNTS = 4
-"""Counts in flight at once (the ranges whose counts differ are read as a ranged read reads
-its ranges)."""
+SPLIT = 8
+"""Ranges a range that lost rows is cut into."""
+
+CONCURRENT_PROBES = 4
+"""Probes in flight at once (the ranges to read are read as a ranged read reads its ranges)."""
 
 
 async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int]:
@@ -40,21 +47,13 @@ async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int
     and how many ``$id``s were read to find them."""
     if synced.num_rows == 0 or not ids.plan.filters:
         return pa.array([], pa.string()), 0
-    sequences = synced.column("$sequence").to_numpy()
-    ranges = _ranges(int(sequences.min()), int(sequences.max()))
-    edges = np.array([ranges[0].after, *(r.upto for r in ranges)])
-    expected = np.histogram(sequences, bins=edges + 0.5)[0]
-    limit = asyncio.Semaphore(CONCURRENT_COUNTS)
-
-    async def count(part: SequenceRange) -> int:
-        async with limit:
-            return await ids.within(part).service_count()
-
-    if ids.plan.every_row_kept:  # one request, no client-side filter: the counts are exact
-        counts = await asyncio.gather(*(count(part) for part in ranges))
-        differing = [part for part, n, m in zip(ranges, counts, expected, strict=True) if n != m]
+    held = np.sort(synced.column("$sequence").to_numpy())
+    whole = SequenceRange(int(held[0]) - 1, int(held[-1]))
+    if ids.plan.every_row_kept:  # one request, no client-side filter: the probes are exact
+        limit = asyncio.Semaphore(CONCURRENT_PROBES)
+        differing = await _differing(ids, held, whole, limit)
     else:
-        differing = ranges
+        differing = _cut(held, whole, math.ceil(len(held) / RANGE_ROWS))
     present: list[list[pa.Array[Any]]] = [[] for _ in differing]
     async with aclosing(ids.pages_by_range(differing, collect=True)) as listed:
         async for index, batch in listed:
@@ -63,11 +62,31 @@ async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int
     return _missing(synced, differing, arrays), sum(len(part) for part in arrays)
 
 
-def _ranges(first: int, last: int) -> list[SequenceRange]:
-    return [
-        SequenceRange(after, min(after + COUNT_SPAN, last))
-        for after in range(first - 1, last, COUNT_SPAN)
-    ]
+async def _differing(
+    ids: TableRead, held: np.ndarray[Any, Any], part: SequenceRange, limit: asyncio.Semaphore
+) -> list[SequenceRange]:
+    """The ranges, within `part`, of at most `RANGE_ROWS` held rows that may have lost rows."""
+    start, end = np.searchsorted(held, [part.after, part.upto], side="right")
+    if start == end:  # nothing held here, so nothing to lose
+        return []
+    async with limit:
+        found = await ids.within(part).sequence_at(int(end - start) - 1)
+    if found == int(held[end - 1]):
+        return []
+    if end - start <= RANGE_ROWS:
+        return [part]
+    parts = _cut(held[start:end], part, min(SPLIT, math.ceil((end - start) / RANGE_ROWS)))
+    found_parts = await asyncio.gather(*(_differing(ids, held, piece, limit) for piece in parts))
+    return [piece for pieces in found_parts for piece in pieces]
+
+
+def _cut(held: np.ndarray[Any, Any], part: SequenceRange, pieces: int) -> list[SequenceRange]:
+    """`part` cut into `pieces` ranges holding nearly equal numbers of the sorted `held`
+    sequences (all inside `part`)."""
+    cuts = [int(held[len(held) * number // pieces - 1]) for number in range(1, pieces)]
+    edges = [part.after, *cuts, part.upto]
+    return [SequenceRange(after, upto) for after, upto in itertools.pairwise(edges)
+            if upto > after]  # fmt: skip
 
 
 def _missing(

@@ -1,5 +1,6 @@
 """One-row requests (``$id`` selected, decoded off the loop through `json.loads`): the service's
-count of a plan's rows (up to 5,000), and the ``$sequence`` of the row at either end.
+count of a plan's rows (up to 5,000), and the ``$sequence`` of the row at either end or at a
+position.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ..._core._queries import order_query, select_query
+from ..._core._queries import offset_query, order_query, select_query
 from ..._schema import SYSTEM_SCHEMA
 from ._cursor import decoded, fetch_page
 from ._decode import decode_small_page
@@ -55,6 +56,14 @@ async def service_count(requester: Requester, plan: Plan) -> int:
     """The service's count of the rows of `plan`'s first request (capped at `TOTAL_CAP`)."""
     total, _ = await one_row(requester, plan, plan.filters[0])
     return total
+
+
+async def sequence_at(requester: Requester, plan: Plan, position: int) -> int | None:
+    """The ``$sequence`` of the row at `position` (from 0, in ``$sequence`` order) of the rows
+    of `plan`'s first request, or None when it has no more rows than that."""
+    filters = [*plan.filters[0], offset_query(position)]
+    _, sequence = await one_row(requester, plan, filters, ascending=True, counted=False)
+    return sequence
 
 
 async def sequence_bounds(requester: Requester, plan: Plan) -> SequenceBounds | None:

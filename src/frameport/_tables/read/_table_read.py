@@ -26,7 +26,7 @@ from ..._schema import InferredSchema
 from .._location import TableLocation
 from ._cursor import TOTAL_CAP
 from ._plan import Plan, QuerySpec, make_plan
-from ._probes import sequence_bounds, service_count
+from ._probes import sequence_at, sequence_bounds, service_count
 from ._ranged import (
     GUESSED_WORK_PER_ROW,
     ReadOpening,
@@ -163,6 +163,12 @@ class TableRead:
     async def service_count(self) -> int:
         """The service's count of the rows its first request keeps (up to `TOTAL_CAP`)."""
         return await service_count(self.requester, self.plan) if self.plan.filters else 0
+
+    async def sequence_at(self, position: int) -> int | None:
+        """The ``$sequence`` of the row at `position` (from 0, in ``$sequence`` order) among
+        those its first request keeps, or None when there are no more; one one-row request,
+        at any position (the service's counts stop at `TOTAL_CAP`, its offsets do not)."""
+        return await sequence_at(self.requester, self.plan, position) if self.plan.filters else None
 
     async def ranges(
         self, *, parts: int | None = None, width: int | None = None
