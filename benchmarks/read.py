@@ -79,13 +79,17 @@ def record(directory: Path) -> None:
     """Load the sample into a local service and save the table model and every page body."""
     import httpx
 
+    from frameport import ID
     from frameport._demo import sample_people
     from frameport._tables.read._decode import last_row_id
     from frameport.local import LocalService
 
     with LocalService() as service, service.client() as client:
-        table = client.create_table(DATABASE, "people", schema=sample_people(RECORDED_ROWS))
-        table.insert(sample_people(RECORDED_ROWS), progress=False)
+        people = sample_people(RECORDED_ROWS)
+        table = client.create_table(DATABASE, "people", schema=people)
+        # IDs of the service's own form (20 characters), which the replay rewrites in place.
+        people.insert(0, "$id", [ID.unique() for _ in range(RECORDED_ROWS)])
+        table.insert(people, progress=False)
         headers = {"X-Service-Project": service.project, "X-Service-Key": service.key}
         with httpx.Client(base_url=service.endpoint, headers=headers, timeout=60) as http:
             model = http.get(f"/tablesdb/{DATABASE}/tables/people").content
