@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import secrets
 import time
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, aclosing
@@ -30,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._core._atomic import replace_json
 from .._core._config import default_cache_dir
 from .._core._ids import ID
 from .._exceptions import APIError, ConflictError, FrameportError
@@ -107,10 +106,8 @@ class Checkpoint:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         state = {"done": sorted(self.done), "batches": self.batches, "sent": self.sent}
-        temporary.write_text(json.dumps(state))
-        os.replace(temporary, self.path)
+        replace_json(self.path, state)
 
     def finish(self) -> None:
         if self.path is not None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pyarrow.fs as pafs
 
+from .._core._atomic import replace_json
 from .._core._config import default_cache_dir
 from .._exceptions import ArchiveError
 
@@ -122,17 +122,15 @@ class Archive:
 
     def write_json(self, name: str, data: Any) -> None:
         """Write `data` as the JSON file `name`, whole or not at all."""
-        text = json.dumps(data, indent=1, sort_keys=True).encode("utf-8")
         if not self.local:
+            text = json.dumps(data, indent=1, sort_keys=True).encode("utf-8")
             self.filesystem.create_dir(self.path(name).rsplit("/", 1)[0], recursive=True)
             with self.filesystem.open_output_stream(self.path(name)) as stream:
                 stream.write(text)
             return
         target = Path(self.path(name))
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-        temporary.write_bytes(text)
-        os.replace(temporary, target)
+        replace_json(target, data, indent=1, sort_keys=True)
 
     def staging(self, name: str) -> Path:
         """Where the file `name` is made on the local disk before `commit` (its folder

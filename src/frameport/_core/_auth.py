@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import httpx
 
+from ._atomic import replace_json
+
 #: Environment variable naming the directory of the credential file (absolute path).
 CONFIG_DIR_ENV = "FRAMEPORT_CONFIG_DIR"
 CREDENTIAL_FILE_NAME = "credentials.json"
@@ -261,14 +263,7 @@ def _read_credential_file(path: Path) -> dict[str, Any]:
 
 def _write_credential_file(path: Path, data: Mapping[str, Any]) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        json.dump(data, file, indent=1, sort_keys=True)
-        file.flush()
-        os.fsync(file.fileno())
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, path)
+    replace_json(path, data, indent=1, sort_keys=True, durable=True)
 
 
 def save_session(endpoint: str, project: str, session: Session) -> Path:

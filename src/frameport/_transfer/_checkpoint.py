@@ -26,11 +26,11 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .._core._atomic import replace_json
 from .._core._config import default_cache_dir
 
 log = logging.getLogger(__name__)
@@ -102,16 +102,7 @@ class CheckpointStore:
         """Write `checkpoint`, replacing the previous one for the same upload."""
         path = self._path(checkpoint)
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        text = json.dumps({"version": FORMAT_VERSION, **asdict(checkpoint)}, indent=1)
-        descriptor, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        replace_json(path, {"version": FORMAT_VERSION, **asdict(checkpoint)}, indent=1)
 
     def remove(self, checkpoint: UploadCheckpoint) -> None:
         """Forget `checkpoint` (nothing happens if it is already gone)."""

@@ -10,12 +10,10 @@ finds either the old or the new one. It holds no credentials.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..._core._atomic import replace_json
 from ..._exceptions import ResumeError
 
 VERSION = 1
@@ -78,10 +76,7 @@ def load(folder: Path) -> Checkpoint | None:
 
 def save(folder: Path, checkpoint: Checkpoint) -> None:
     """Write `checkpoint` into `folder`, replacing the previous one atomically."""
-    data: dict[str, Any] = {"version": VERSION, **asdict(checkpoint)}
-    temporary = folder / f".checkpoint.{secrets.token_hex(4)}.tmp"
-    temporary.write_text(json.dumps(data))
-    os.replace(temporary, folder / "checkpoint.json")
+    replace_json(folder / "checkpoint.json", {"version": VERSION, **asdict(checkpoint)})
 
 
 def refuse_mismatch(folder: Path, saved: Fingerprint, current: Fingerprint) -> None:

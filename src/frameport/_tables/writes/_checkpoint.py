@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..._core._atomic import replace_json
 from ..._core._config import default_cache_dir
 from ..._exceptions import ResumeError
 
@@ -70,9 +70,7 @@ def load_checkpoint(path: Path) -> LoadCheckpoint | None:
 def save_checkpoint(path: Path, checkpoint: LoadCheckpoint) -> None:
     """Write `checkpoint` to `path`, replacing the previous one atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    temporary.write_text(json.dumps({"version": VERSION, **asdict(checkpoint)}))
-    os.replace(temporary, path)
+    replace_json(path, {"version": VERSION, **asdict(checkpoint)})
 
 
 def new_run_id() -> str:

@@ -1,0 +1,38 @@
+"""Files written whole or not at all: checkpoints, manifests and saved sessions.
+
+>>> replace_json(Path("checkpoint.json"), {"done": 3})                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def replace_json(
+    path: Path, data: Any, *, indent: int | None = None, sort_keys: bool = False,
+    durable: bool = False,
+) -> None:  # fmt: skip
+    """Write `data` as JSON to `path`, replacing what was there in one step: into a
+    temporary file beside it (readable by its owner alone), then renamed onto it, so a
+    reader or a crash sees the old file or the new one. `durable`: on disk before the rename.
+    """
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys)
+    descriptor, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+            if durable:
+                file.flush()
+                os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
