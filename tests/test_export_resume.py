@@ -201,3 +201,18 @@ def test_an_export_without_resume_reports_its_checks(people: Table, tmp_path: Pa
     sorted_report = people.sort("age").to_parquet(tmp_path / "s.parquet", progress=False)
     assert sorted_report.checks.pages_in_order is None and sorted_report.ok
     assert "rows written = rows listed: yes" in report.summary()
+
+
+def test_a_resumable_export_of_few_rows_spread_over_the_table_is_one_segment(
+    people: Table, tmp_path: Path
+) -> None:
+    """A filter keeping fewer rows than a segment holds, spread over the whole table (as an
+    incremental read's), is read as one segment: pages of its rows, not a request for each
+    segment's width of the table (8,000 rows: twenty segments of 4 pages of 100)."""
+    query = people.query("age == 41")
+    expected = query.to_arrow(progress=False)
+    assert 0 < expected.num_rows <= 4 * PAGE
+    report = query.to_parquet(tmp_path / "few.parquet", resume=True, progress=False, page_size=PAGE)
+    assert report.ok and report.rows == expected.num_rows
+    assert report.pages <= expected.num_rows // PAGE + 1
+    assert pq.read_table(tmp_path / "few.parquet").equals(expected)

@@ -73,7 +73,7 @@ async def export_resumable(
     distance = None
     if checkpoint is None:
         asked = time.perf_counter()
-        segments = await read.ranges(width=SEGMENT_PAGES * read.plan.page_size)
+        segments = await _segments(read)
         distance = time.perf_counter() - asked
         checkpoint = Checkpoint(fingerprint, [(part.after, part.upto) for part in segments])
         folder.mkdir(exist_ok=True)
@@ -155,6 +155,18 @@ async def _write_segments(
             )
             save(folder, checkpoint)
     return pages
+
+
+async def _segments(read: TableRead) -> list[SequenceRange]:
+    """The ``$sequence`` values of the read's rows cut into segments of `SEGMENT_PAGES`
+    pages' worth; one segment when the rows would fill no more than that (a filter keeping
+    few rows spread over a large table, as an incremental read's, would otherwise make a
+    request and a file per `SEGMENT_PAGES` pages of the table)."""
+    rows = SEGMENT_PAGES * read.plan.page_size
+    segments, beyond = await asyncio.gather(read.ranges(width=rows), read.sequence_at(rows))
+    if beyond is None and len(segments) > 1:
+        return [SequenceRange(segments[0].after, segments[-1].upto)]
+    return segments
 
 
 def _refuse_unsegmentable(read: TableRead) -> pa.Schema:
