@@ -369,3 +369,28 @@ def test_a_row_a_unique_index_refuses_is_rejected_and_named_after_a_conflict_too
     assert "unique" in report.rejected["message"].iloc[0]
     assert table.count() == 29
     assert set(rows_of(table)["name"]) == set(frame["name"]) - {"name 17"}
+
+
+def test_a_refused_row_keeps_its_values_beside_the_reports_own_columns(
+    key_client: Client, database: str
+) -> None:
+    """A column named like one of the report's (row, column, rule, message) keeps its value
+    as ``<name>_value``, whether the rules rejected the row or the service refused it."""
+    table = new_table(key_client, database, {"email": "email", "message": "string(20)"})
+    key_client._request(
+        "POST",
+        f"/tablesdb/{database}/tables/{table.id}/indexes",
+        json={"key": "one_message", "type": "unique", "columns": ["message"]},
+    )
+    frame = pd.DataFrame(
+        {
+            "email": ["a@example.com", "b@example.com", "not an email", "c@example.com"],
+            "message": ["hello", "hello", "bad row", "other"],
+        }
+    )
+    report = table.load(frame, id_from=["email"], progress=False)
+    rejected = report.rejected.sort_values("row")
+    assert rejected[["row", "rule"]].values.tolist() == [[1, "service"], [2, "email"]]
+    assert rejected["message_value"].tolist() == ["hello", "bad row"]
+    assert "unique" in rejected["message"].iloc[0]
+    assert rejected["email"].tolist() == ["b@example.com", "not an email"]

@@ -3,7 +3,7 @@ batches, checkpoint, transaction, report), and changes by filter (`change_rows`)
 update operators; and a stream of Arrow batches written as a restore
 writes it (`write_batches`), through the same sender."""
 
-from ._batches import WriteCounts, check_on_conflict, write_batches
+from ._batches import WriteCounts, write_batches
 from ._changes import ChangeReport, change_rows
 from ._load import (
     DEFAULT_ON_CONFLICT,
@@ -27,7 +27,7 @@ from ._operators import (
     update_data,
 )
 from ._report import WriteReport
-from ._sending import OnConflict
+from ._sending import OnConflict, check_on_conflict
 
 __all__ = [
     "DEFAULT_ON_CONFLICT",

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency, TaskWindow
 from ..._schema import SERVICE_FIELDS, batch_to_rows
-from ._sending import ID, ON_CONFLICT, OnConflict, Outcome, RowSender
+from ._sending import ID, OnConflict, Outcome, RowSender, check_on_conflict
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -47,15 +47,6 @@ class WriteCounts:
     replaced: int = 0
     skipped: int = 0
     rejected: list[tuple[str, str]] = field(default_factory=list)
-
-
-def check_on_conflict(on_conflict: str) -> OnConflict:
-    """`on_conflict`, or ValueError naming the choices."""
-    if on_conflict not in ON_CONFLICT:
-        raise ValueError(
-            f"on_conflict must be one of {', '.join(map(repr, ON_CONFLICT))} (got {on_conflict!r})"
-        )
-    return on_conflict
 
 
 async def write_batches(

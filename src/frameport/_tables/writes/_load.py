@@ -39,10 +39,10 @@ from ._checkpoint import (
     new_run_id,
     save_checkpoint,
 )
-from ._prepare import PreparedChunk, RowPreparer, rejected_frame
+from ._prepare import PreparedChunk, RowPreparer, rejected_frame, rejected_value_name
 from ._report import REJECTED_COLUMNS, WriteReport
 from ._row_ids import ID_COLUMN, IdFrom
-from ._sending import ON_CONFLICT, OnConflict, Outcome, RowSender
+from ._sending import OnConflict, Outcome, RowSender, check_on_conflict
 from ._sources import Source, open_source
 
 if TYPE_CHECKING:
@@ -74,10 +74,10 @@ class LoadOptions:
     keep_ids: bool = False  # insert / upsert: every row's ID; a rejected row is an error
 
     def check(self) -> None:
-        if self.on_conflict not in ON_CONFLICT:
-            raise LoadError(
-                f'on_conflict must be "fail", "skip" or "replace" (got {self.on_conflict!r})'
-            )
+        try:
+            check_on_conflict(self.on_conflict)
+        except ValueError as exc:
+            raise LoadError(str(exc)) from None
         if (
             isinstance(self.batch_size, bool)
             or not isinstance(self.batch_size, int)
@@ -362,7 +362,7 @@ class _Stream:
                             "column": refusal.column or "",
                             "rule": "service",
                             "message": refusal.message,
-                            **{k: v for k, v in row.items()},
+                            **{rejected_value_name(k): v for k, v in row.items()},
                         }
                     ]
                 )

@@ -162,13 +162,20 @@ def _with_rejections(
     return pa.concat_tables([rejected.cast(more.schema), more]).sort_by("row")
 
 
+def rejected_value_name(column: str) -> str:
+    """The name of a rejected row's value of `column` in the report: the column's own, or
+    with ``_value`` after it where the report's own columns (row, column, rule, message)
+    have it."""
+    return f"{column}_value" if column in REJECTED_COLUMNS else column
+
+
 def rejected_frame(rejected: pa.Table, source: pa.RecordBatch, first_row: int) -> pd.DataFrame:
     """The report's rows for `rejected`: positions in the source, then the rows' values."""
     if rejected.num_rows == 0:
         return pd.DataFrame(columns=REJECTED_COLUMNS)
     positions = rejected.column("row").to_numpy()
     values = source.take(pa.array(positions)).to_pandas()
-    values = values.rename(columns={n: f"{n}_value" for n in REJECTED_COLUMNS if n in values})
+    values = values.rename(columns=rejected_value_name)
     meta = rejected.to_pandas()
     meta["row"] = positions + first_row
     return pd.concat([meta.reset_index(drop=True), values.reset_index(drop=True)], axis=1)

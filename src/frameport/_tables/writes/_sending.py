@@ -43,6 +43,17 @@ if TYPE_CHECKING:
 
 OnConflict = Literal["fail", "skip", "replace"]
 ON_CONFLICT: tuple[OnConflict, ...] = ("fail", "skip", "replace")
+
+
+def check_on_conflict(on_conflict: str) -> OnConflict:
+    """`on_conflict`, or ValueError naming the choices."""
+    if on_conflict not in ON_CONFLICT:
+        raise ValueError(
+            f"on_conflict must be one of {', '.join(map(repr, ON_CONFLICT))} (got {on_conflict!r})"
+        )
+    return on_conflict
+
+
 ID = "$id"
 ROW_EXISTS = frozenset({"row_already_exists", "document_already_exists"})
 UNIQUE_CLASH = "row_unique_constraint_violation"
