@@ -159,7 +159,9 @@ def drop_index(conn: sqlite3.Connection, table: TableMeta, index: IndexDef) -> N
 
 
 def row_source(table: TableMeta) -> Source:
-    return Source(table.rows_table, "_seq", "_id")
+    rows = table.rows_table
+    indexes = (("_created", f"{rows}_created"), ("_updated", f"{rows}_updated"))
+    return Source(rows, "_seq", "_id", range_indexes=indexes)
 
 
 def row_schema(table: TableMeta) -> Schema:

@@ -13,6 +13,7 @@ compares the full ordering tuple, so paging by cursor visits every row exactly o
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -43,6 +44,7 @@ class Source:
     id: str
     base_where: str = "1"
     base_params: tuple[Any, ...] = ()
+    range_indexes: tuple[tuple[str, str], ...] = ()  # (column expression, index name)
 
 
 @dataclass(frozen=True)
@@ -278,6 +280,19 @@ class SequenceWindow:
         upto = [value for value in (self.upto, other.upto) if value is not None]
         return SequenceWindow(max(after, default=None), min(upto, default=None))
 
+    def rows_at_most(self, conn: sqlite3.Connection, source: Source) -> int:
+        """How many rows of `source` the window can hold at most (its table's ends known)."""
+        # Apart: SQLite seeks a lone min() or max() in the rowid but scans for both at once.
+        low, high = conn.execute(
+            f"SELECT (SELECT min({source.seq}) FROM {source.table}), "
+            f"(SELECT max({source.seq}) FROM {source.table})"
+        ).fetchone()
+        if low is None:
+            return 0
+        after = low - 1 if self.after is None else max(self.after, low - 1)
+        upto = high if self.upto is None else min(self.upto, high)
+        return max(0, int(upto) - int(after))
+
     def clause(self, seq: str) -> Clause:
         """The window as SQL on the sequence expression `seq`."""
         parts, params = [], []
@@ -288,6 +303,59 @@ class SequenceWindow:
             parts.append(f"{seq} <= ?")
             params.append(self.upto)
         return (" AND ".join(parts) or "1"), params
+
+
+# --- the index a read goes through ---------------------------------------------------
+
+_INDEXABLE = frozenset(
+    {"equal", "greaterThan", "greaterThanEqual", "lessThan", "lessThanEqual", "between"}
+)
+
+
+def _table_access(
+    conn: sqlite3.Connection,
+    query: ListQuery,
+    source: Source,
+    window: SequenceWindow,
+    wanted: int | None,
+) -> str:
+    """What a read of `query` names in FROM: the table, or the table `INDEXED BY` the index of
+    one of its top-level comparisons of `$createdAt` or `$updatedAt` (`source.range_indexes`).
+
+    Without statistics SQLite reads such a query along the rowid, which gives `$sequence`
+    order without sorting, and checks each row: for a range holding few of the table's rows
+    (a watermark's) it scans the table to fill a page. Like a server database weighing an
+    index range by the entries it holds, the local service counts the range's entries (at
+    most as many as can matter) and goes through the index when the rows it holds, sorted,
+    cost less than the rows scanned along the rowid to find the `wanted` ones (None: all).
+    """
+    if not source.range_indexes or not query.filters:
+        return source.table
+    indexes = dict(source.range_indexes)
+    candidates = [
+        item for item in query.filters
+        if isinstance(item, Condition) and item.method in _INDEXABLE
+        and item.field.sql in indexes and len(item.values) == (2 if item.method == "between" else 1)
+    ]  # fmt: skip
+    if not candidates:
+        return source.table
+    span = window.rows_at_most(conn, source)
+    # Along the rowid, finding `wanted` of `held` rows scans span * wanted / held of them;
+    # through the index, all `held` are read and sorted: the index wins while held² < span·wanted.
+    limit = math.isqrt(span * (span if wanted is None else min(wanted, span))) + 1
+    best: tuple[int, str] | None = None
+    for item in candidates:
+        params: list[Any] = []
+        condition = _condition(item, source, params)
+        index = indexes[item.field.sql]
+        held = conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {source.table} INDEXED BY {index} "
+            f"WHERE {condition} LIMIT {limit})",
+            params,
+        ).fetchone()[0]
+        if held < limit and (best is None or held < best[0]):
+            best = (held, index)
+    return source.table if best is None else f"{source.table} INDEXED BY {best[1]}"
 
 
 # --- running ---------------------------------------------------------------------------
@@ -302,8 +370,7 @@ def where_clause(
     """The `$sequence` window the filters imply (narrowed by `window`), the fixed condition,
     the filters and `extra` clauses (e.g. permissions), AND-ed."""
     filters_sql, params = compile_filters(query.filters, source)
-    seek = SequenceWindow.of_filters(query.filters, source.seq).narrowed(window)
-    seek_sql, seek_params = seek.clause(source.seq)
+    seek_sql, seek_params = _seek(query, source, window).clause(source.seq)
     parts = [seek_sql, source.base_where, filters_sql]
     all_params: list[Any] = [*seek_params, *source.base_params, *params]
     for sql, extra_params in extra:
@@ -312,12 +379,17 @@ def where_clause(
     return " AND ".join(f"({part})" for part in parts), all_params
 
 
+def _seek(query: ListQuery, source: Source, window: SequenceWindow | None) -> SequenceWindow:
+    return SequenceWindow.of_filters(query.filters, source.seq).narrowed(window)
+
+
 def count(
     conn: sqlite3.Connection, query: ListQuery, source: Source, extra: Sequence[Clause] = ()
 ) -> int:
     """How many items match the filters (limit, offset and cursor ignored), capped at 5000."""
     where, params = where_clause(query, source, extra)
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {source.table} WHERE {where} LIMIT {COUNT_CAP})"
+    access = _table_access(conn, query, source, _seek(query, source, None), COUNT_CAP)
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {access} WHERE {where} LIMIT {COUNT_CAP})"
     return int(conn.execute(sql, params).fetchone()[0])
 
 
@@ -350,8 +422,10 @@ def fetch_page(
         where = f"{where} AND {cursor[0]}"
         params.extend(cursor[1])
     limit = query.limit if query.limit is not None else default_limit
+    wanted = None if limit is None else limit + (query.offset or 0)
+    access = _table_access(conn, query, source, _seek(query, source, window), wanted)
     sql = (
-        f"SELECT {projection[0]} FROM {source.table} WHERE {where} "
+        f"SELECT {projection[0]} FROM {access} WHERE {where} "
         f"ORDER BY {_order_by(keys, before)} LIMIT ? OFFSET ?"
     )
     rows = conn.execute(
