@@ -59,8 +59,7 @@ def decode_page(
         return total, pa.RecordBatch.from_arrays(batch.columns, schema=schema)
     except pa.ArrowException as exc:
         log.debug("page decoded through json.loads: Arrow's JSON reader refused it: %s", exc)
-    total, rows = _load_page(body, items_key)
-    return total, batch_from_rows(rows, schema)
+    return decode_small_page(body, schema, items_key=items_key)
 
 
 def decode_small_page(

@@ -198,11 +198,9 @@ def _keep(rejected: list[pd.DataFrame], chunk: PreparedChunk) -> None:
 def _note_ids(ids: list[str | None] | None, chunk: PreparedChunk, count: int) -> None:
     if ids is None:
         return
-    start = len(ids)
     ids.extend([None] * count)
     for row, position in zip(chunk.rows, chunk.positions, strict=True):
         ids[int(position)] = str(row[ID_COLUMN])
-    del start
 
 
 def _rejected(parts: list[pd.DataFrame]) -> pd.DataFrame:
