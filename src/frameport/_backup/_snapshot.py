@@ -269,34 +269,43 @@ async def _write_layer(
     changed = (
         bounded if earlier is None else updated_since(bounded, minus_seconds(earlier["time"], lag))
     )
-    name = f"{folder}/rows.parquet"
-    report = await export_resumable(changed, archive.staging(name), progress=progress)
-    if not report.ok:
-        raise ArchiveError(
-            f"the rows of {location} did not pass the export's checks ({report.summary()}); "
-            "back up again.",
-        )
-    archive.commit(name)
-    rows = await _checked_part(archive, name, report.rows)
-    layer: dict[str, Any] = {"snapshot": plan["snapshot"], "rows": rows, "gone": None}
-    total = report.rows
-    if earlier is not None:
-        before = await table_ids(archive, earlier["layers"])
-        new = await asyncio.to_thread(_ids_and_sequences, archive, name)
-        # The rows as they are now: the earlier ones, and the ones read now where they moved.
-        read_now = new.column("$id").combine_chunks()
-        kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
-        holding = pa.concat_tables([kept, new.cast(before.schema)])
-        # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
-        gone, _ = await gone_ids(read.ids_only(), holding)
-        total = holding.num_rows - len(gone)
-        if len(gone):
-            gone_name = f"{folder}/gone.parquet"
-            await asyncio.to_thread(
-                pq.write_table, pa.table({"$id": gone}), archive.staging(gone_name)
+    # The earlier snapshot's rows are read from the archive while the changed rows come.
+    earlier_ids = (
+        None if earlier is None else asyncio.ensure_future(table_ids(archive, earlier["layers"]))
+    )
+    try:
+        name = f"{folder}/rows.parquet"
+        report = await export_resumable(changed, archive.staging(name), progress=progress)
+        if not report.ok:
+            raise ArchiveError(
+                f"the rows of {location} did not pass the export's checks ({report.summary()}); "
+                "back up again.",
             )
-            archive.commit(gone_name)
-            layer["gone"] = await _checked_part(archive, gone_name, len(gone))
+        archive.commit(name)
+        rows = await _checked_part(archive, name, report.rows)
+        layer: dict[str, Any] = {"snapshot": plan["snapshot"], "rows": rows, "gone": None}
+        total = report.rows
+        if earlier_ids is not None:
+            before = await earlier_ids
+            new = await asyncio.to_thread(_ids_and_sequences, archive, name)
+            # The rows as they are now: the earlier ones, and the ones read now where they moved.
+            read_now = new.column("$id").combine_chunks()
+            kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
+            holding = pa.concat_tables([kept, new.cast(before.schema)])
+            # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
+            gone, _ = await gone_ids(read.ids_only(), holding)
+            total = holding.num_rows - len(gone)
+            if len(gone):
+                gone_name = f"{folder}/gone.parquet"
+                await asyncio.to_thread(
+                    pq.write_table, pa.table({"$id": gone}), archive.staging(gone_name)
+                )
+                archive.commit(gone_name)
+                layer["gone"] = await _checked_part(archive, gone_name, len(gone))
+    finally:
+        if earlier_ids is not None:
+            earlier_ids.cancel()
+            await asyncio.gather(earlier_ids, return_exceptions=True)
     return {"layer": layer, "rows": total}
 
 
