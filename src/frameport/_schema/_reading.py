@@ -167,10 +167,15 @@ _NULLABLE_BY_ARROW: Mapping[pa.DataType, Any] = {
 }
 
 
+DtypeBackend = Literal["pyarrow"] | None
+"""The dtypes of a read's DataFrame: frameport's own (None), or ``ArrowDtype`` for every column
+(``"pyarrow"``)."""
+
+
 def to_pandas(
     data: pa.Table | pa.RecordBatch,
     *,
-    dtype_backend: Literal["pyarrow"] | None = None,
+    dtype_backend: DtypeBackend = None,
     memory_pool: pa.MemoryPool | None = None,
 ) -> pd.DataFrame:
     """A DataFrame with frameport's read dtypes, the same for empty data.
@@ -200,7 +205,7 @@ def batches_to_pandas(
     batches: list[pa.RecordBatch],
     schema: pa.Schema,
     *,
-    dtype_backend: Literal["pyarrow"] | None = None,
+    dtype_backend: DtypeBackend = None,
     memory_pool: pa.MemoryPool | None = None,
 ) -> pd.DataFrame:
     """`to_pandas` of the table `batches` make (of `schema`), taking the batches over: the
@@ -229,7 +234,7 @@ def batches_to_pandas(
     return pd.DataFrame(columns, index=pd.RangeIndex(rows), copy=False)
 
 
-def _types_mapper(dtype_backend: Literal["pyarrow"] | None) -> Callable[[pa.DataType], Any]:
+def _types_mapper(dtype_backend: DtypeBackend) -> Callable[[pa.DataType], Any]:
     if dtype_backend == "pyarrow":
         return pd.ArrowDtype
     if dtype_backend is not None:
@@ -241,7 +246,7 @@ def _is_list(kind: pa.DataType) -> bool:
     return pa.types.is_list(kind) or pa.types.is_large_list(kind)
 
 
-def _as_python_values(field: pa.Field[Any], dtype_backend: Literal["pyarrow"] | None) -> bool:
+def _as_python_values(field: pa.Field[Any], dtype_backend: DtypeBackend) -> bool:
     """Whether the column `field` becomes an ``object`` column of Python values: a list
     column with the default backend, and ``$permissions`` with either."""
     if not _is_list(field.type):

@@ -59,7 +59,7 @@ from .._core._call_stack import user_frame_depth
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
-from .._schema import SYSTEM_SCHEMA, batches_to_pandas, to_pandas
+from .._schema import SYSTEM_SCHEMA, DtypeBackend, batches_to_pandas, to_pandas
 from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
 from .export import ExportReport, export_resumable, export_streamed
@@ -98,8 +98,6 @@ if TYPE_CHECKING:
     from .._core import Requester
     from .._core._auth import CredentialChoice
     from .delta import SyncReport
-
-DtypeBackend = Literal["pyarrow"] | None
 
 PREVIEW_ROWS = 10
 """Rows shown by a query's HTML preview."""

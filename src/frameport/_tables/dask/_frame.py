@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 from ..._core import Requester
 from ..._core._auth import CredentialChoice
 from ..._expr import Expr, parse
-from ..._schema import to_pandas
+from ..._schema import DtypeBackend, to_pandas
 from .._location import TableLocation
 from ..read import QuerySpec, SequenceRange, TableRead
-from ._partition import DtypeBackend, PartitionSpec, read_partition
+from ._partition import PartitionSpec, read_partition
 from ._reference import client_reference
 
 if TYPE_CHECKING:

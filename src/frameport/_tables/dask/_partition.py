@@ -16,19 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from ..._core import run_sync
 from ..._expr import Expr, col, parse
-from ..._schema import SYSTEM_SCHEMA, RowDecodeError, to_pandas
+from ..._schema import SYSTEM_SCHEMA, DtypeBackend, RowDecodeError, to_pandas
 from .._location import TableLocation
 from ..read import SEQUENCE, QuerySpec, SequenceRange, TableRead
 from ._reference import ClientReference
-
-DtypeBackend = Literal["pyarrow"] | None
 
 
 @dataclass(frozen=True)
