@@ -24,9 +24,9 @@ T = TypeVar("T")
 ITEMS_AHEAD = 2
 """Items a source may have waiting for the consumer (unless `keep_all`) before it pauses: a
 paused source holds those and the one it made next (and a range read, the page it fetched
-for it), so memory holds a few items per source running. With one, a range of several pages
-fetched its second page only when the consumer reached it, and a stream read about 0.9x as
-fast as a collecting read; with two it keeps pace."""
+for it), so memory holds a few items per source running. Two, so that a range of several
+pages fetches its next page while the consumer takes the one before: a stream keeps the pace
+of a collecting read."""
 
 
 class Slot:

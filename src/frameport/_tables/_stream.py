@@ -9,10 +9,10 @@ Any engine that reads Arrow streams takes a query as it is, without pandas:
 The batches come from the query's read (`TableRead.pages`, streaming), driven step by step on
 frameport's loop thread (`iterate_sync`). A consumer that pauses pauses the read: each range
 running ahead of it stops with two pages waiting (`_core._fan_in.ITEMS_AHEAD`), one more
-decoded and held back and the next one fetched: about four pages per range, in a window of at most
-`READ_CAP` ranges (fewer when pages are large: `READ_BUDGET`). The schema
-is the query's result schema; with types inferred from the rows it is the first batch's (the
-read already holds pages back until every column has a type).
+decoded and held back and the next one fetched: about four pages per range, in a window of
+at most `READ_CAP` ranges (fewer when pages are large: `READ_BUDGET`). The schema is the
+query's result schema; with types inferred from the rows it is the first batch's (the read
+already holds pages back until every column has a type).
 """
 
 from __future__ import annotations

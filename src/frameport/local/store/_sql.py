@@ -280,19 +280,6 @@ class SequenceWindow:
         upto = [value for value in (self.upto, other.upto) if value is not None]
         return SequenceWindow(max(after, default=None), min(upto, default=None))
 
-    def rows_at_most(self, conn: sqlite3.Connection, source: Source) -> int:
-        """How many rows of `source` the window can hold at most (its table's ends known)."""
-        # Apart: SQLite seeks a lone min() or max() in the rowid but scans for both at once.
-        low, high = conn.execute(
-            f"SELECT (SELECT min({source.seq}) FROM {source.table}), "
-            f"(SELECT max({source.seq}) FROM {source.table})"
-        ).fetchone()
-        if low is None:
-            return 0
-        after = low - 1 if self.after is None else max(self.after, low - 1)
-        upto = high if self.upto is None else min(self.upto, high)
-        return max(0, int(upto) - int(after))
-
     def clause(self, seq: str) -> Clause:
         """The window as SQL on the sequence expression `seq`."""
         parts, params = [], []
@@ -339,7 +326,7 @@ def _table_access(
     ]  # fmt: skip
     if not candidates:
         return source.table
-    span = window.rows_at_most(conn, source)
+    span = _rows_at_most(conn, source, window)
     # Along the rowid, finding `wanted` of `held` rows scans span * wanted / held of them;
     # through the index, all `held` are read and sorted: the index wins while held² < span·wanted.
     limit = math.isqrt(span * (span if wanted is None else min(wanted, span))) + 1
@@ -358,19 +345,30 @@ def _table_access(
     return source.table if best is None else f"{source.table} INDEXED BY {best[1]}"
 
 
+def _rows_at_most(conn: sqlite3.Connection, source: Source, window: SequenceWindow) -> int:
+    """How many rows of `source` `window` can hold at most (the table's ends known)."""
+    # Apart: SQLite seeks a lone min() or max() in the rowid but scans for both at once.
+    low, high = conn.execute(
+        f"SELECT (SELECT min({source.seq}) FROM {source.table}), "
+        f"(SELECT max({source.seq}) FROM {source.table})"
+    ).fetchone()
+    if low is None:
+        return 0
+    after = low - 1 if window.after is None else max(window.after, low - 1)
+    upto = high if window.upto is None else min(window.upto, high)
+    return max(0, int(upto) - int(after))
+
+
 # --- running ---------------------------------------------------------------------------
 
 
 def where_clause(
-    query: ListQuery,
-    source: Source,
-    extra: Sequence[Clause] = (),
-    window: SequenceWindow | None = None,
+    query: ListQuery, source: Source, seek: SequenceWindow, extra: Sequence[Clause] = ()
 ) -> Clause:
-    """The `$sequence` window the filters imply (narrowed by `window`), the fixed condition,
-    the filters and `extra` clauses (e.g. permissions), AND-ed."""
+    """The `$sequence` window `seek` (see `_seek`), the fixed condition, the filters and
+    `extra` clauses (e.g. permissions), AND-ed."""
     filters_sql, params = compile_filters(query.filters, source)
-    seek_sql, seek_params = _seek(query, source, window).clause(source.seq)
+    seek_sql, seek_params = seek.clause(source.seq)
     parts = [seek_sql, source.base_where, filters_sql]
     all_params: list[Any] = [*seek_params, *source.base_params, *params]
     for sql, extra_params in extra:
@@ -380,6 +378,7 @@ def where_clause(
 
 
 def _seek(query: ListQuery, source: Source, window: SequenceWindow | None) -> SequenceWindow:
+    """The `$sequence` window the filters imply, narrowed by `window` (a cursor's)."""
     return SequenceWindow.of_filters(query.filters, source.seq).narrowed(window)
 
 
@@ -387,8 +386,9 @@ def count(
     conn: sqlite3.Connection, query: ListQuery, source: Source, extra: Sequence[Clause] = ()
 ) -> int:
     """How many items match the filters (limit, offset and cursor ignored), capped at 5000."""
-    where, params = where_clause(query, source, extra)
-    access = _table_access(conn, query, source, _seek(query, source, None), COUNT_CAP)
+    seek = _seek(query, source, None)
+    where, params = where_clause(query, source, seek, extra)
+    access = _table_access(conn, query, source, seek, COUNT_CAP)
     sql = f"SELECT count(*) FROM (SELECT 1 FROM {access} WHERE {where} LIMIT {COUNT_CAP})"
     return int(conn.execute(sql, params).fetchone()[0])
 
@@ -417,13 +417,14 @@ def fetch_page(
             window = (
                 SequenceWindow(values[0] - 1, None) if after else SequenceWindow(None, values[0])
             )
-    where, params = where_clause(query, source, extra, window)
+    seek = _seek(query, source, window)
+    where, params = where_clause(query, source, seek, extra)
     if cursor is not None:
         where = f"{where} AND {cursor[0]}"
         params.extend(cursor[1])
     limit = query.limit if query.limit is not None else default_limit
     wanted = None if limit is None else limit + (query.offset or 0)
-    access = _table_access(conn, query, source, _seek(query, source, window), wanted)
+    access = _table_access(conn, query, source, seek, wanted)
     sql = (
         f"SELECT {projection[0]} FROM {access} WHERE {where} "
         f"ORDER BY {_order_by(keys, before)} LIMIT ? OFFSET ?"
