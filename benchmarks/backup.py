@@ -119,7 +119,7 @@ def measure(kind: str, endpoint: str, target: str) -> dict[str, Any]:
             raise ValueError(kind)
 
         started = time.perf_counter()
-        with PeakRss(every=0.001) as rss:
+        with PeakRss() as rss:
             result = run()
         seconds = time.perf_counter() - started
         growth, peak = float(rss.peak - rss.start), rss.peak

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -104,7 +105,10 @@ def test_an_export_killed_at_random_points_resumes_to_the_uninterrupted_file(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["resumed.parquet", "whole.parquet"]
 
 
-def test_a_failed_export_resumes_after_its_last_complete_segment(tmp_path: Path) -> None:
+@pytest.mark.parametrize("earlier_version", [False, True])
+def test_a_failed_export_resumes_after_its_last_complete_segment(
+    tmp_path: Path, earlier_version: bool
+) -> None:
     # The same data served calmly, then with faults (a fixed seed and a serial export make
     # the faults fall in the same places every run), then calmly again.
     data = tmp_path / "service"
@@ -127,6 +131,13 @@ def test_a_failed_export_resumes_after_its_last_complete_segment(tmp_path: Path)
     assert isinstance(done, int) and isinstance(segments, list)
     assert 0 < done < len(segments)
     assert isinstance(pages, list)
+    folder = target.with_name(f".{target.name}.resume")
+    segment_files = sorted(folder.glob("segment-*"))
+    assert [path.suffix for path in segment_files] == [".arrow"] * done
+    if earlier_version:  # whose segments were Parquet files
+        for path in segment_files:
+            pq.write_table(pa.ipc.open_file(path).read_all(), path.with_suffix(".parquet"))
+            path.unlink()
     with LocalService(data_dir=data) as calm, calm.client() as patient:
         table = patient.table(*location)
         table.insert(sample_people(7, seed=19), progress=False)  # after the bound

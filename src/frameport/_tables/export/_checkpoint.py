@@ -2,7 +2,8 @@
 
 ``.<target name>.resume/checkpoint.json`` holds what the export reads (table, requests,
 columns: its *fingerprint*), the ``$sequence`` segments it was cut into when it started and
-how many of them are complete; each complete segment is a Parquet file in the same folder.
+how many of them are complete; each complete segment is an Arrow IPC file in the same folder
+(Parquet in checkpoints of earlier versions, which resume as well).
 The checkpoint is replaced atomically after each segment, so a run killed at any point
 finds either the old or the new one. It holds no credentials.
 """
@@ -50,7 +51,15 @@ def folder_for(target: Path) -> Path:
 
 
 def segment_path(folder: Path, index: int) -> Path:
-    return folder / f"segment-{index:06d}.parquet"
+    return folder / f"segment-{index:06d}.arrow"
+
+
+def written_segment_path(folder: Path, index: int) -> Path:
+    """The file of the complete segment `index`: Arrow IPC, or Parquet where an earlier
+    version wrote it."""
+    path = segment_path(folder, index)
+    legacy = path.with_suffix(".parquet")
+    return legacy if not path.exists() and legacy.exists() else path
 
 
 def load(folder: Path) -> Checkpoint | None:

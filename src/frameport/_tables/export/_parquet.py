@@ -1,9 +1,11 @@
-"""Streaming, atomic Parquet export of record batches.
+"""Streaming, atomic export of record batches to a Parquet file, and to an Arrow IPC file
+(a resumable export's segments, read once more when they are joined).
 
-Batches are written row group by row group with `pyarrow.parquet.ParquetWriter` as they
-arrive, so memory holds one row group, not the table. The file is written under a temporary
-name in the target's directory and renamed onto the target only when complete: a failed or
-interrupted export leaves the target as it was (absent, or the previous file).
+Batches are written as they arrive (Parquet row group by row group, with
+`pyarrow.parquet.ParquetWriter`), so memory holds one row group, not the table. The file is
+written under a temporary name in the target's directory and renamed onto the target only
+when complete: a failed or interrupted export leaves the target as it was (absent, or the
+previous file).
 
 >>> rows = await write_parquet(batches, schema, "people.parquet")      # doctest: +SKIP
 """
@@ -13,10 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..._core._threads import in_thread_to_the_end
@@ -37,23 +40,48 @@ async def write_parquet(
 ) -> int:
     """Write `batches` (each with exactly `schema`) to the Parquet file `path`; return the row
     count. Compression and writing run in a worker thread, beside the fetching."""
-    target = Path(path)
-    # A fresh name beside the target (same file system, so the rename is atomic); the writer
-    # creates it with the usual permissions.
-    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.part")
     rows = 0
-    try:
+    with (
+        _replacing(path) as temporary,
         # The stubs list lower-case codec names only; Arrow takes any case.
-        with pq.ParquetWriter(temporary, schema, compression=compression) as writer:  # type: ignore[arg-type]
-            async for group in _row_groups(batches):
-                await in_thread_to_the_end(writer.write_table, group, row_group_size=group.num_rows)
-                rows += group.num_rows
+        pq.ParquetWriter(temporary, schema, compression=compression) as writer,  # type: ignore[arg-type]
+    ):
+        async for group in _row_groups(batches):
+            await in_thread_to_the_end(writer.write_table, group, row_group_size=group.num_rows)
+            rows += group.num_rows
+    return rows
+
+
+async def write_arrow(
+    batches: AsyncIterator[pa.RecordBatch], schema: pa.Schema, path: str | os.PathLike[str]
+) -> int:
+    """Write `batches` uncompressed to the Arrow IPC file `path`; return the row count.
+    Writing one costs a copy of the batches, and reading it back none of Parquet's decoding."""
+    rows = 0
+    with (
+        _replacing(path) as temporary,
+        pa.OSFile(str(temporary), "wb") as sink,
+        ipc.new_file(sink, schema) as writer,
+    ):
+        async for batch in batches:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    return rows
+
+
+@contextlib.contextmanager
+def _replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A fresh name beside `path` (same file system, so the rename is atomic) to write; it
+    replaces `path` when the block ends without error and is removed otherwise."""
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.part")
+    try:
+        yield temporary
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
-    return rows
 
 
 async def _row_groups(batches: AsyncIterator[pa.RecordBatch]) -> AsyncIterator[pa.Table]:

@@ -2,6 +2,8 @@
 it starts, read as any ranged read reads its ranges (`TableRead.pages_by_range`: several at
 once), each written to its own file beside the target as its turn comes and recorded in a
 checkpoint (`_checkpoint`), then joined into the target; the checkpoint folder then goes.
+Segments are Arrow IPC files: the join reads them without decoding, so the rows are encoded
+to Parquet once, as an export without resume encodes them.
 
 * Started again after a crash (kill -9 included), it continues with the first segment not
   recorded: no row is written twice, and the file equals an uninterrupted export's. Rows
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..._exceptions import ResumeError
@@ -41,8 +44,9 @@ from ._checkpoint import (
     refuse_mismatch,
     save,
     segment_path,
+    written_segment_path,
 )
-from ._parquet import write_parquet
+from ._parquet import write_arrow, write_parquet
 from ._report import ExportReport
 from ._watch import PageWatch, file_checks, watched_read, written
 
@@ -84,7 +88,7 @@ async def export_resumable(
             leftover.unlink(missing_ok=True)  # a join killed part-way
     resumed_after = checkpoint.resumed_after() if resumed else None
     with read.bar(progress) as bar:
-        pages = await _write_segments(read, checkpoint, folder, schema, compression, bar, distance)
+        pages = await _write_segments(read, checkpoint, folder, schema, bar, distance)
     upper = checkpoint.segments[-1][1] if checkpoint.segments else None
     rows_left = None
     if upper is not None:  # asked for while the segments are joined
@@ -92,7 +96,7 @@ async def export_resumable(
             read.narrowed(sequence_above(upper, read.member)).service_count()
         )
     try:
-        files = [segment_path(folder, index) for index in range(len(checkpoint.segments))]
+        files = [written_segment_path(folder, index) for index in range(len(checkpoint.segments))]
         rows = await write_parquet(_segment_batches(files), schema, target, compression=compression)
         checks = await asyncio.to_thread(
             file_checks, target, sum(checkpoint.rows), checkpoint.in_order
@@ -121,7 +125,6 @@ async def _write_segments(
     checkpoint: Checkpoint,
     folder: Path,
     schema: pa.Schema,
-    compression: str,
     bar: Any,
     distance: float | None,
 ) -> int:
@@ -145,7 +148,7 @@ async def _write_segments(
             watch = PageWatch(last_sequence=part.after)
             file = segment_path(folder, first + number)
             shown = written(read, watch.watch(segment()))
-            await write_parquet(shown, schema, file, compression=compression)
+            await write_arrow(shown, schema, file)
             checkpoint.done = first + number + 1
             checkpoint.rows.append(watch.rows)
             checkpoint.pages.append(watch.pages)
@@ -195,10 +198,16 @@ def _refuse_unsegmentable(read: TableRead) -> pa.Schema:
 
 
 async def _segment_batches(files: Sequence[Path]) -> AsyncIterator[pa.RecordBatch]:
-    """The batches of the segment files, in order, one row group at a time."""
+    """The batches of the segment files, in order (read, not mapped: a mapped file's pages
+    would count in the process's memory)."""
     for file in files:
-        reader = pq.ParquetFile(file)
-        for group in range(reader.num_row_groups):
-            table = await asyncio.to_thread(reader.read_row_group, group)
-            for batch in table.to_batches():
-                yield batch
+        if file.suffix == ".parquet":
+            reader = pq.ParquetFile(file)
+            for group in range(reader.num_row_groups):
+                for batch in (await asyncio.to_thread(reader.read_row_group, group)).to_batches():
+                    yield batch
+            continue
+        with pa.OSFile(str(file), "rb") as source:
+            segment = ipc.open_file(source)
+            for index in range(segment.num_record_batches):
+                yield await asyncio.to_thread(segment.get_batch, index)
