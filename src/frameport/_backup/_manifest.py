@@ -122,6 +122,8 @@ async def replaced_ids(archive: Archive, layers: Sequence[dict[str, Any]]) -> li
     result: list[pa.Array[Any]] = []
     for layer in reversed(layers):
         result.append(pa.concat_arrays(later) if later else pa.array([], pa.string()))
+        if layer is layers[0]:  # no layer lies under the first
+            break
         later.append(await _column(archive, layer["rows"]["path"], "$id"))
         if layer.get("gone"):
             later.append(await _column(archive, layer["gone"]["path"], "$id"))

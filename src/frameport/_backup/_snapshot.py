@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from .._core._ids import ID
 from .._core._queries import limit_query
+from .._core._together import together
 from .._exceptions import ArchiveError, FrameportError
 from .._tables import TableLocation
 from .._tables.changes import gone_ids, minus_seconds, service_now, service_text, updated_since
@@ -79,17 +80,19 @@ async def run_backup(
     base = None if plan["base"] is None else load_manifest(archive, plan["base"])
     snapshot = plan["snapshot"]
     files: dict[str, dict[str, Any]] = {}
+    # One table's rows are read at a time; the gone-row probes of an incremental layer run
+    # while the next table's rows come.
+    exporting = asyncio.Semaphore(1)
     databases = []
     rows_read = 0
     for database in plan["project"]["databases"]:
-        tables = []
-        for record in database["tables"]:
-            entry, read = await _back_up_table(
-                requester, archive, plan, base, database["record"], record, files, lag, progress
-            )
-            tables.append(entry)
-            rows_read += read
-        databases.append({"record": database["record"], "tables": tables})
+        backed_up = await together(
+            _back_up_table(requester, archive, plan, base, database["record"], record, files,
+                           lag, progress, exporting)
+            for record in database["tables"]
+        )  # fmt: skip
+        rows_read += sum(read for _, read in backed_up)
+        databases.append({"record": database["record"], "tables": [e for e, _ in backed_up]})
     buckets, downloaded = await _back_up_files(requester, archive, plan, base, files, progress)
     functions = await _back_up_code(requester, archive, plan, base, files, progress)
     manifest = {
@@ -214,6 +217,7 @@ async def _back_up_table(
     files: dict[str, dict[str, Any]],
     lag: float,
     progress: bool | None,
+    exporting: asyncio.Semaphore,
 ) -> tuple[dict[str, Any], int]:
     """The table's manifest entry (its rows written and checked first), and the rows read."""
     location = TableLocation(database["$id"], record["$id"])
@@ -225,7 +229,7 @@ async def _back_up_table(
         done: dict[str, Any] = archive.read_json(done_name)
     else:
         done = await _write_layer(requester, archive, plan, location, folder, bound, earlier,
-                                  lag, progress)  # fmt: skip
+                                  lag, progress, exporting)  # fmt: skip
         archive.write_json(done_name, done)
     layer = done["layer"]
     layers = [*(earlier["layers"] if earlier else []), layer]
@@ -262,6 +266,7 @@ async def _write_layer(
     earlier: dict[str, Any] | None,
     lag: float,
     progress: bool | None,
+    exporting: asyncio.Semaphore,
 ) -> dict[str, Any]:
     """Read the table's rows for this snapshot into Parquet; its layer and row count."""
     read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
@@ -269,44 +274,47 @@ async def _write_layer(
     changed = (
         bounded if earlier is None else updated_since(bounded, minus_seconds(earlier["time"], lag))
     )
-    # The earlier snapshot's rows are read from the archive while the changed rows come.
-    earlier_ids = (
-        None if earlier is None else asyncio.ensure_future(table_ids(archive, earlier["layers"]))
-    )
+    name = f"{folder}/rows.parquet"
+    earlier_ids = None
     try:
-        name = f"{folder}/rows.parquet"
-        report = await export_resumable(changed, archive.staging(name), progress=progress)
-        if not report.ok:
-            raise ArchiveError(
-                f"the rows of {location} did not pass the export's checks ({report.summary()}); "
-                "back up again.",
-            )
-        archive.commit(name)
-        rows = await _checked_part(archive, name, report.rows)
-        layer: dict[str, Any] = {"snapshot": plan["snapshot"], "rows": rows, "gone": None}
-        total = report.rows
-        if earlier_ids is not None:
-            before = await earlier_ids
-            new = await asyncio.to_thread(_ids_and_sequences, archive, name)
-            # The rows as they are now: the earlier ones, and the ones read now where they moved.
-            read_now = new.column("$id").combine_chunks()
-            kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
-            holding = pa.concat_tables([kept, new.cast(before.schema)])
-            # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
-            gone, _ = await gone_ids(read.ids_only(), holding)
-            total = holding.num_rows - len(gone)
-            if len(gone):
-                gone_name = f"{folder}/gone.parquet"
-                await asyncio.to_thread(
-                    pq.write_table, pa.table({"$id": gone}), archive.staging(gone_name)
+        async with exporting:
+            # The earlier snapshot's rows are read from the archive while the changed rows come.
+            if earlier is not None:
+                earlier_ids = asyncio.ensure_future(table_ids(archive, earlier["layers"]))
+            report = await export_resumable(changed, archive.staging(name), progress=progress)
+            if not report.ok:
+                raise ArchiveError(
+                    f"the rows of {location} did not pass the export's checks "
+                    f"({report.summary()}); back up again.",
                 )
-                archive.commit(gone_name)
-                layer["gone"] = await _checked_part(archive, gone_name, len(gone))
+            archive.commit(name)
+        layer: dict[str, Any] = {
+            "snapshot": plan["snapshot"],
+            "rows": await _checked_part(archive, name, report.rows),
+            "gone": None,
+        }
+        if earlier_ids is None:
+            return {"layer": layer, "rows": report.rows}
+        before = await earlier_ids
+        new = await asyncio.to_thread(_ids_and_sequences, archive, name)
+        # The rows as they are now: the earlier ones, and the ones read now where they moved.
+        read_now = new.column("$id").combine_chunks()
+        kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
+        holding = pa.concat_tables([kept, new.cast(before.schema)])
+        # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
+        gone, _ = await gone_ids(read.ids_only(), holding)
+        if len(gone):
+            gone_name = f"{folder}/gone.parquet"
+            await asyncio.to_thread(
+                pq.write_table, pa.table({"$id": gone}), archive.staging(gone_name)
+            )
+            archive.commit(gone_name)
+            layer["gone"] = await _checked_part(archive, gone_name, len(gone))
+        return {"layer": layer, "rows": holding.num_rows - len(gone)}
     finally:
         if earlier_ids is not None:
             earlier_ids.cancel()
             await asyncio.gather(earlier_ids, return_exceptions=True)
-    return {"layer": layer, "rows": total}
 
 
 def _ids_and_sequences(archive: Archive, name: str) -> pa.Table:
@@ -393,7 +401,7 @@ async def _back_up_files(
 
     for bucket in plan["project"]["buckets"]:
         bucket_id = bucket["record"]["$id"]
-        entries = await asyncio.gather(*(one(bucket_id, record) for record in bucket["files"]))
+        entries = await together(one(bucket_id, record) for record in bucket["files"])
         buckets.append({"record": bucket["record"], "files": list(entries)})
     return buckets, downloads
 

@@ -33,7 +33,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..._exceptions import ResumeError
-from ..read import SequenceRange, TableRead
+from ..read import READ_POOL, SequenceRange, TableRead
 from ..read._ranges import sequence_above
 from ..read._strategy import Obstacle, range_obstacle
 from ._checkpoint import (
@@ -199,7 +199,7 @@ def _refuse_unsegmentable(read: TableRead) -> pa.Schema:
 
 async def _segment_batches(files: Sequence[Path]) -> AsyncIterator[pa.RecordBatch]:
     """The batches of the segment files, in order (read, not mapped: a mapped file's pages
-    would count in the process's memory)."""
+    would count in the process's memory; into the pool that gives memory back at once)."""
     for file in files:
         if file.suffix == ".parquet":
             reader = pq.ParquetFile(file)
@@ -208,6 +208,6 @@ async def _segment_batches(files: Sequence[Path]) -> AsyncIterator[pa.RecordBatc
                     yield batch
             continue
         with pa.OSFile(str(file), "rb") as source:
-            segment = ipc.open_file(source)
+            segment = ipc.open_file(source, memory_pool=READ_POOL)
             for index in range(segment.num_record_batches):
                 yield await asyncio.to_thread(segment.get_batch, index)
