@@ -206,8 +206,10 @@ def test_compression_off_sends_every_answer_plain() -> None:
         assert len(json.loads(raw)["rows"]) == 20
 
 
-def test_the_frameport_client_reads_compressed_pages(service: LocalService) -> None:
-    with service.client() as client:
+def test_the_frameport_client_reads_compressed_pages(
+    service: LocalService, admin: httpx.Client
+) -> None:
+    with service.client() as client:  # `admin` made the table
         table = client.table(DB, TABLE)
         frame = table.to_pandas(progress=False)
     assert len(frame) >= 49 and frame["text"].str.startswith("note").any()

@@ -126,6 +126,7 @@ def test_every_way_of_signing_in_at_connect(service: LocalService, admin: httpx.
             assert [event["payload"]["text"] for event in ws.events()] == ["hi"]
 
 
+@pytest.mark.usefixtures("admin")  # its users
 def test_the_first_source_wins(service: LocalService) -> None:
     headers = {**cookie(service, "amy"), "X-Service-Session": session_of(service, "bo")}
     with connected(service, headers=headers) as (_, info):
@@ -147,6 +148,7 @@ def test_refused_credentials_answer_an_error_and_close(
             assert ws.closed_with() == 1008
 
 
+@pytest.mark.usefixtures("admin")  # its users
 def test_an_impersonator_connects_as_the_user_it_names(service: LocalService) -> None:
     headers = {**cookie(service, "root"), "X-Service-Impersonate-User-Id": "amy"}
     with connected(service, headers=headers) as (ws, info):
