@@ -219,7 +219,9 @@ def test_ctrl_c_during_a_resumable_export_says_a_rerun_resumes(tmp_path: Path) -
         )
     target = tmp_path / "people.parquet"
     checkpoint = tmp_path / ".people.parquet.resume"
-    with LocalService(data_dir=data, latency=50) as far:
+    # Each page takes most of a second to arrive, so when the first segment is recorded the
+    # others still have pages to come (they run ahead of the writer by two pages at most).
+    with LocalService(data_dir=data, latency=50, bandwidth=20) as far:
         env = {
             **os.environ,
             "FRAMEPORT_ENDPOINT": far.endpoint,

@@ -64,7 +64,8 @@ async def write_arrow(
         ipc.new_file(sink, schema) as writer,
     ):
         async for batch in batches:
-            writer.write_batch(batch)
+            # In the worker thread, as Parquet's: a write cancelled part-way ends first.
+            await in_thread_to_the_end(writer.write_batch, batch)
             rows += batch.num_rows
     return rows
 
