@@ -145,15 +145,11 @@ async def _plan(
     now = await service_now(requester, "/tablesdb", [limit_query(1)])
     moment = service_text(now) if now is not None else None
     project = await describe_project(requester, selection)
-    bounds: dict[str, int | None] = {}
-    for database in project["databases"]:
-        for table in database["tables"]:
-            location = TableLocation(database["record"]["$id"], table["$id"])
-            read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
-            ranges = await read.ranges(parts=1)
-            bounds[f"{location.database_id}/{location.table_id}"] = (
-                ranges[-1].upto if ranges else None
-            )
+    locations = [TableLocation(database["record"]["$id"], table["$id"])
+                 for database in project["databases"] for table in database["tables"]]  # fmt: skip
+    uppers = await together(_last_sequence(requester, location) for location in locations)
+    bounds = {f"{location.database_id}/{location.table_id}": upper
+              for location, upper in zip(locations, uppers, strict=True)}  # fmt: skip
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     plan = {
         "format": FORMAT,
@@ -173,6 +169,13 @@ async def _plan(
     }
     archive.write_json(plan_name(plan["snapshot"]), plan)
     return plan, False
+
+
+async def _last_sequence(requester: Requester, location: TableLocation) -> int | None:
+    """The table's last ``$sequence`` now (None: it has no rows)."""
+    read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+    ranges = await read.ranges(parts=1)
+    return ranges[-1].upto if ranges else None
 
 
 async def _service_version(requester: Requester) -> str | None:
