@@ -136,7 +136,7 @@ def test_a_failed_export_resumes_after_its_last_complete_segment(
     assert [path.suffix for path in segment_files] == [".arrow"] * done
     if earlier_version:  # whose segments were Parquet files
         for path in segment_files:
-            pq.write_table(pa.ipc.open_file(path).read_all(), path.with_suffix(".parquet"))
+            pq.write_table(pa.ipc.open_file(str(path)).read_all(), path.with_suffix(".parquet"))
             path.unlink()
     with LocalService(data_dir=data) as calm, calm.client() as patient:
         table = patient.table(*location)

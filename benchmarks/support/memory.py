@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -63,10 +64,8 @@ class PeakRss:
             samples += 1
             total = 0
             for child in children:
-                try:
+                with contextlib.suppress(psutil.Error):  # it ended since the listing
                     total += child.memory_info().rss
-                except psutil.Error:  # it ended between the listing and now
-                    pass
             self._children_peak = max(self._children_peak, total)
             if not self._kernel_peak:
                 self._own_peak = max(self._own_peak, self.process.memory_info().rss)
