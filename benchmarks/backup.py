@@ -128,6 +128,8 @@ def measure(kind: str, endpoint: str, target: str) -> dict[str, Any]:
 
 
 def run_measure(kind: str, endpoint: str, target: Path) -> dict[str, Any]:
+    # What the steps before wrote (the project, an archive) goes to disk first, not during it.
+    os.sync()
     output = subprocess.run(
         [sys.executable, __file__, "measure", kind, endpoint, str(target)],
         check=True, capture_output=True, text=True,
