@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from .._core._ids import ID
 from .._core._queries import limit_query
-from .._core._together import together
+from .._core._together import cancel_and_wait, together
 from .._exceptions import ArchiveError, FrameportError
 from .._tables import TableLocation
 from .._tables.changes import gone_ids, minus_seconds, service_now, service_text, updated_since
@@ -316,8 +316,7 @@ async def _write_layer(
         return {"layer": layer, "rows": holding.num_rows - len(gone)}
     finally:
         if earlier_ids is not None:
-            earlier_ids.cancel()
-            await asyncio.gather(earlier_ids, return_exceptions=True)
+            await cancel_and_wait(earlier_ids)
 
 
 def _ids_and_sequences(archive: Archive, name: str) -> pa.Table:

@@ -35,6 +35,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Literal
 
+from ._together import cancel_and_wait
+
 Auto = Literal["auto"]
 AUTO: Auto = "auto"
 
@@ -218,7 +220,4 @@ class TaskWindow:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(*self._tasks)

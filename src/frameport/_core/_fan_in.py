@@ -19,6 +19,8 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ._together import cancel_and_wait
+
 T = TypeVar("T")
 
 ITEMS_AHEAD = 2
@@ -154,9 +156,7 @@ async def in_order(
             else:
                 waiting[event.source].append(event.value)
     finally:
-        for task in running.values():
-            task.cancel()
-        await asyncio.gather(*running.values(), return_exceptions=True)
+        await cancel_and_wait(*running.values())
 
 
 async def _run_source(

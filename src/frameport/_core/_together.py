@@ -1,8 +1,9 @@
-"""Awaiting several coroutines at once, none left running when one fails.
+"""Awaiting several coroutines at once, none left running when one fails; and ending tasks.
 
 `asyncio.gather` lets the others run on after the first failure, and a `TaskGroup` raises
 an `ExceptionGroup` where the caller expects the error itself; `together` cancels the rest
-and raises the first error as it is.
+and raises the first error as it is. `cancel_and_wait` cancels tasks and waits until they
+have ended, raising nothing of theirs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ async def together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
     try:
         return list(await asyncio.gather(*tasks))
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(*tasks)
+
+
+async def cancel_and_wait(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel `tasks` (those not done yet) and wait until every one has ended; their results
+    and errors are let go."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -31,6 +31,7 @@ from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
 from ..._core._progress import set_total
 from ..._core._queries import cursor_after_query, limit_query, offset_query
+from ..._core._together import cancel_and_wait
 from ..._core._transport import queries_param
 from ..._exceptions import BadRequestError
 from ._decode import last_row_id
@@ -124,8 +125,7 @@ async def prefetched_pages(
                 raise item
             yield item
     finally:
-        producer.cancel()
-        await asyncio.gather(producer, return_exceptions=True)
+        await cancel_and_wait(producer)
 
 
 async def up_to_head(

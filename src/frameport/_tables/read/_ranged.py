@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot, Source, in_order
+from ..._core._together import cancel_and_wait
 from .._location import TableLocation
 from ._cursor import decoded, fetch_page, rows_at_most, show_total, up_to_head
 from ._decode import last_row_value
@@ -76,10 +77,7 @@ class ReadOpening:
 
     async def close(self) -> None:
         """Cancel what has not arrived (nothing is raised)."""
-        tasks = [task for task in (self.first_page, self.ends) if task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(*(task for task in (self.first_page, self.ends) if task is not None))
 
 
 def open_read(requester: Requester, plan: Plan) -> ReadOpening:
@@ -171,8 +169,7 @@ async def ranged_batches(
             async for batch in up_to_head(batches, plan.head, bar):
                 yield batch
     finally:
-        first_page.cancel()
-        await asyncio.gather(first_page, return_exceptions=True)
+        await cancel_and_wait(first_page)
         await opening.close()
 
 
@@ -281,8 +278,7 @@ async def _first_page_then_ranges(
         async for ranged in rest:
             yield ranged
     finally:
-        started.cancel()
-        await asyncio.gather(started, return_exceptions=True)
+        await cancel_and_wait(started)
         await rest.aclose()
 
 

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
+from ..._core._together import cancel_and_wait
 from ..._exceptions import RowDecodeError
 from ..._schema import SYSTEM_SCHEMA, InferredSchema
 from ._cursor import (
@@ -108,8 +109,7 @@ async def _decoded_pages(
                 yield batch if seen is None else seen.new_rows(batch)
     finally:
         if bounded is not None:
-            bounded.cancel()
-            await asyncio.gather(bounded, return_exceptions=True)
+            await cancel_and_wait(bounded)
 
 
 async def _show_bound(
