@@ -9,7 +9,10 @@ column is a 400. A 12,000-row table is paged through in both directions.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -255,7 +258,8 @@ def test_sequence_comparisons_with_cursors(
     descending: bool,
 ) -> None:  # fmt: skip
     """Several comparisons of `$sequence` AND-ed together, paged by cursor either way from
-    every row: the rows both the comparisons and the cursor keep."""
+    every row and by offset (which walks the index of `$sequence` alone): the rows both the
+    comparisons and the cursor or offset keep."""
     kept = [
         row
         for row in small
@@ -271,6 +275,9 @@ def test_sequence_comparisons_with_cursors(
                            q("limit", values=[4]))  # fmt: skip
         assert row_ids(after) == expected[position + 1 : position + 5]
         assert row_ids(before) == expected[max(position - 4, 0) : position]
+        skipped = list_rows(client, DB, "small", *queries, q("offset", values=[position]),
+                            q("limit", values=[4]))  # fmt: skip
+        assert row_ids(skipped) == expected[position : position + 4]
     counted = ok(list_rows(client, DB, "small", *queries, q("limit", values=[1])))
     assert counted["total"] == len(expected)
 
@@ -324,3 +331,32 @@ def test_created_at_ranges_with_cursors_and_offsets(
         skipped = list_rows(client, DB, "small", *queries, q("offset", values=[position]), page)
         assert row_ids(skipped) == expected[position : position + limit]
     assert ok(list_rows(client, DB, "small", *queries, page))["total"] == len(expected)
+
+
+def test_a_data_folder_of_an_earlier_version_gets_the_sequence_index(tmp_path: Path) -> None:
+    """Row tables made before the index of `$sequence` existed get it when the service starts
+    on their folder, and offsets read the same rows through it."""
+    rows = [{"$id": f"r{index:03d}", "grp": index % 7} for index in range(250)]
+    with LocalService(data_dir=tmp_path) as first, key_client(first) as admin:
+        create_database(admin, DB)
+        create_table(admin, DB, "older", [{"key": "grp", "type": "integer", "required": False}])
+        insert_rows(admin, DB, "older", rows)
+    with closing(sqlite3.connect(tmp_path / "service.sqlite3")) as conn:
+        dropped = [name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'r\\_%\\_seq' "
+            "ESCAPE '\\'"
+        )]  # fmt: skip
+        assert dropped
+        for name in dropped:
+            conn.execute(f"DROP INDEX {name}")
+        conn.commit()
+    with LocalService(data_dir=tmp_path) as again, key_client(again) as admin:
+        for offset in (0, 1, 137, 249, 250):
+            for order, expected in (("orderAsc", rows), ("orderDesc", rows[::-1])):
+                page = list_rows(admin, DB, "older", q(order, "$sequence"),
+                                 q("greaterThan", "$sequence", [0]),
+                                 q("offset", values=[offset]), q("limit", values=[5]))  # fmt: skip
+                assert row_ids(page) == [row["$id"] for row in expected[offset : offset + 5]]
+    with closing(sqlite3.connect(tmp_path / "service.sqlite3")) as conn:
+        names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert set(dropped) <= names

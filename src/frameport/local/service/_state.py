@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store._rowstore import add_sequence_indexes
 from ..store._store import Store
 from ..store._transactions import fail_interrupted_commits
 from ._clock import ServiceClock
@@ -73,6 +74,7 @@ class ServiceState:
         self.clock = ServiceClock()
         with self.store.write() as conn:
             fail_interrupted_commits(conn, self.clock.text())
+            add_sequence_indexes(conn)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled

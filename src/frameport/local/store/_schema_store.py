@@ -74,7 +74,7 @@ class TableMeta:
 
     @property
     def rows_table(self) -> str:
-        return f"r_{self.seq}"
+        return rows_table_name(self.seq)
 
     @property
     def permissions_table(self) -> str:
@@ -97,6 +97,11 @@ class TableMeta:
             if index.type == "fulltext" and index.columns == (key,) and index.status != "failed":
                 return fulltext_table_name(self, index)
         return None
+
+
+def rows_table_name(table_seq: int) -> str:
+    """The SQL table holding the rows of the table numbered `table_seq`."""
+    return f"r_{table_seq}"
 
 
 def fulltext_table_name(table: TableMeta, index: IndexDef) -> str:
