@@ -278,6 +278,13 @@ def test_sequence_comparisons_with_cursors(
         skipped = list_rows(client, DB, "small", *queries, q("offset", values=[position]),
                             q("limit", values=[4]))  # fmt: skip
         assert row_ids(skipped) == expected[position : position + 4]
+        two_on = (q("offset", values=[2]), q("limit", values=[4]))
+        skipping_after = list_rows(client, DB, "small", *queries, *two_on,
+                                   q("cursorAfter", values=[row_id]))  # fmt: skip
+        assert row_ids(skipping_after) == expected[position + 3 : position + 7]
+        skipping_before = list_rows(client, DB, "small", *queries, *two_on,
+                                    q("cursorBefore", values=[row_id]))  # fmt: skip
+        assert row_ids(skipping_before) == expected[max(position - 6, 0) : max(position - 2, 0)]
     counted = ok(list_rows(client, DB, "small", *queries, q("limit", values=[1])))
     assert counted["total"] == len(expected)
 
