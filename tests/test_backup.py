@@ -222,6 +222,58 @@ def test_an_incremental_backup_stores_what_changed_and_each_snapshot_restores_al
                 assert_same_project(at_first, again, project)
 
 
+def _as_an_earlier_version_wrote(target: Path, snapshot: str) -> None:
+    """Take out of `snapshot` the ``held`` files (the ``$sequence``s each table holds), which
+    earlier versions of the archive did not write."""
+    manifest_path = target / "snapshots" / snapshot / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for database in manifest["databases"]:
+        for table in database["tables"]:
+            held = table["layers"][-1].pop("held")
+            del manifest["files"][held["path"]]
+            (target / held["path"]).unlink()
+            done = target / Path(held["path"]).parent / "layer.json"
+            layer = json.loads(done.read_text())
+            del layer["layer"]["held"]
+            done.write_text(json.dumps(layer))
+    manifest_path.write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("earlier_version", [False, True], ids=["held", "earlier-archive"])
+def test_an_incremental_backup_keeps_a_row_made_again_under_its_id(
+    tmp_path: Path, earlier_version: bool
+) -> None:
+    """A row deleted and made again under its ``$id`` between two snapshots is held once (its
+    old ``$sequence`` is gone, its ``$id`` is not) beside rows deleted outright; also after a
+    snapshot an earlier version wrote (no ``held`` files: its layers are read back)."""
+    with LocalService() as service, service.client() as client:
+        project = make_project(client, tmp_path, rows=200)
+        target = tmp_path / "archive"
+        time.sleep(2.1)  # the rows made are older than the watermark (see above)
+        first = client.backup(target, progress=False)
+        if earlier_version:
+            _as_an_earlier_version_wrote(target, first.snapshot)
+            assert fp.verify(target).ok
+        people = client.table(project.database, "people")
+        row_ids = people.to_pandas(progress=False)["$id"]
+        made_again = str(row_ids.iloc[40])
+        for row_id in [made_again, *row_ids.iloc[[5, 120, 121]]]:
+            client._request("DELETE", f"/tablesdb/{project.database}/tables/people/rows/{row_id}")
+        again = people_frame(1, seed=4).assign(**{"$id": [made_again], "name": ["made again"]})
+        people.insert(again, progress=False)
+
+        second = client.backup(target, progress=False, lag=0)
+        assert second.base == first.snapshot
+        assert second.rows == 203 - 3
+        assert fp.verify(target).ok
+        gone = pq.read_table(target / "snapshots" / second.snapshot / "tables" / project.database
+                             / "people" / "gone.parquet").column("$id")  # fmt: skip
+        assert sorted(map(str, gone.to_pylist())) == sorted(row_ids.iloc[[5, 120, 121]])
+        with LocalService() as other, other.client() as restored:
+            restored.restore(target, progress=False)
+            assert_same_project(client, restored, project)
+
+
 def test_a_copy_streams_a_project_into_another(
     source: tuple[Client, Project], destination: Client
 ) -> None:

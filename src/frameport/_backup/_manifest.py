@@ -8,8 +8,10 @@ project) and, once it is complete and checked, its ``manifest.json``. File conte
 
 A table of a snapshot is a list of *layers*, oldest first: each layer is the Parquet file of
 the rows one snapshot read (a full snapshot: every row up to its bound; an incremental one:
-the rows updated since the snapshot before it) and, for an incremental one, the ``$id``s of
-the rows gone since. A row's latest layer holds it, unless a later layer names it gone;
+the rows updated since the snapshot before it), for an incremental one the ``$id``s of the
+rows gone since, and the ``$sequence``s of every row the snapshot holds (which the next
+incremental probes for gone rows). A row's latest layer holds it, unless a later layer names
+it gone;
 `table_batches` reads the rows a snapshot holds that way, so every snapshot can be restored
 on its own. The manifest's ``files`` maps every file a snapshot needs (its own and the ones
 it shares with earlier snapshots) to its SHA-256 and size, which `verify` checks.
@@ -21,6 +23,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -153,3 +156,25 @@ async def table_ids(archive: Archive, layers: Sequence[dict[str, Any]]) -> pa.Ta
     parts = [batch async for batch in table_batches(archive, layers, ["$id", "$sequence"])]
     schema = ID_SEQUENCE
     return pa.Table.from_batches(parts, schema=schema) if parts else schema.empty_table()
+
+
+async def held_sequences(
+    archive: Archive, layers: Sequence[dict[str, Any]]
+) -> np.ndarray[Any, Any]:
+    """The ``$sequence``s of the rows the snapshot holds, sorted: its last layer's ``held``
+    file, or, in an archive an earlier version wrote, the layers' rows read back."""
+    if layers[-1].get("held"):
+        return (await _column(archive, layers[-1]["held"]["path"], "$sequence")).to_numpy()
+    rows = await table_ids(archive, layers)
+    return np.sort(rows.column("$sequence").to_numpy())
+
+
+async def ids_at(
+    archive: Archive, layers: Sequence[dict[str, Any]], sequences: pa.Array[Any]
+) -> pa.Array[Any]:
+    """The ``$id``s of the snapshot's rows at `sequences`."""
+    found = [
+        batch.filter(pc.is_in(batch.column("$sequence"), value_set=sequences)).column("$id")
+        async for batch in table_batches(archive, layers, ["$id", "$sequence"])
+    ]
+    return pa.concat_arrays(found) if found else pa.array([], pa.string())

@@ -7,8 +7,9 @@ resumable after a crash, and incremental when the archive already holds a snapsh
 2. Each table's rows go to Parquet through the resumable export (``$sequence`` segments,
    every ``$`` field kept). With an earlier snapshot of the same table (same columns), only
    the rows updated since its time (less `lag` seconds) are read, and the rows gone since
-   are found by probed ranges (`changes.gone_ids`); the table's layers then refer to the
-   earlier snapshot's files.
+   are found by probed ranges (`changes.gone_sequences`) of the ``$sequence``s the earlier
+   snapshot held (its ``held`` file); the table's layers then refer to the earlier
+   snapshot's files.
 3. Files (their content, checked against the service's size and MD5) and the code of each
    function's active deployment are downloaded once: a file whose signature an earlier
    snapshot holds is not read again.
@@ -24,6 +25,7 @@ import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -33,7 +35,13 @@ from .._core._queries import limit_query
 from .._core._together import cancel_and_wait, together
 from .._exceptions import ArchiveError, FrameportError
 from .._tables import TableLocation
-from .._tables.changes import gone_ids, minus_seconds, service_now, service_text, updated_since
+from .._tables.changes import (
+    gone_sequences,
+    minus_seconds,
+    service_now,
+    service_text,
+    updated_since,
+)
 from .._tables.export import export_resumable
 from .._tables.read import ALL_SYSTEM, QuerySpec, SequenceRange, TableRead
 from .._transfer._download import ResumableDownload
@@ -43,12 +51,13 @@ from ._manifest import (
     SNAPSHOTS,
     code_name,
     file_name,
+    held_sequences,
+    ids_at,
     load_manifest,
     manifest_name,
     plan_name,
     snapshot_ids,
     table_folder,
-    table_ids,
     tables_of,
     unfinished_snapshot,
 )
@@ -236,7 +245,7 @@ async def _back_up_table(
         archive.write_json(done_name, done)
     layer = done["layer"]
     layers = [*(earlier["layers"] if earlier else []), layer]
-    for part in ("rows", "gone"):
+    for part in ("rows", "gone", "held"):
         if layer.get(part):
             files[layer[part]["path"]] = {"sha256": layer[part]["sha256"],
                                           "bytes": layer[part]["bytes"]}  # fmt: skip
@@ -278,12 +287,12 @@ async def _write_layer(
         bounded if earlier is None else updated_since(bounded, minus_seconds(earlier["time"], lag))
     )
     name = f"{folder}/rows.parquet"
-    earlier_ids = None
+    earlier_held = None
     try:
         async with exporting:
             # The earlier snapshot's rows are read from the archive while the changed rows come.
             if earlier is not None:
-                earlier_ids = asyncio.ensure_future(table_ids(archive, earlier["layers"]))
+                earlier_held = asyncio.ensure_future(held_sequences(archive, earlier["layers"]))
             report = await export_resumable(changed, archive.staging(name), progress=progress)
             if not report.ok:
                 raise ArchiveError(
@@ -296,32 +305,56 @@ async def _write_layer(
             "rows": await _checked_part(archive, name, report.rows),
             "gone": None,
         }
-        if earlier_ids is None:
-            return {"layer": layer, "rows": report.rows}
-        before = await earlier_ids
-        new = await asyncio.to_thread(_ids_and_sequences, archive, name)
-        # The rows as they are now: the earlier ones, and the ones read now where they moved.
-        read_now = new.column("$id").combine_chunks()
-        kept = before.filter(pc.invert(pc.is_in(before.column("$id"), value_set=read_now)))
-        holding = pa.concat_tables([kept, new.cast(before.schema)])
-        # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
-        gone, _ = await gone_ids(read.ids_only(), holding)
-        if len(gone):
-            gone_name = f"{folder}/gone.parquet"
-            await asyncio.to_thread(
-                pq.write_table, pa.table({"$id": gone}), archive.staging(gone_name)
-            )
-            archive.commit(gone_name)
-            layer["gone"] = await _checked_part(archive, gone_name, len(gone))
-        return {"layer": layer, "rows": holding.num_rows - len(gone)}
+        columns = ["$sequence"] if earlier_held is None else ["$id", "$sequence"]
+        new = await asyncio.to_thread(_read_columns, archive, name, columns)
+        held = np.sort(new.column("$sequence").to_numpy())
+        if earlier is not None and earlier_held is not None:
+            # The rows as they are now: the earlier ones and the ones read now, less the gone.
+            candidates = np.union1d(await earlier_held, held)
+            # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
+            gone_at, _ = await gone_sequences(read.ids_only(), candidates)
+            held = np.setdiff1d(candidates, gone_at, assume_unique=True)
+            gone = await _gone_ids(archive, earlier["layers"], new, gone_at)
+            if len(gone):
+                layer["gone"] = await _written(archive, f"{folder}/gone.parquet",
+                                               pa.table({"$id": gone}))  # fmt: skip
+        sequences = pa.table({"$sequence": pa.array(held, pa.int64())})
+        layer["held"] = await _written(archive, f"{folder}/held.parquet", sequences)
+        return {"layer": layer, "rows": len(held)}
     finally:
-        if earlier_ids is not None:
-            await cancel_and_wait(earlier_ids)
+        if earlier_held is not None:
+            await cancel_and_wait(earlier_held)
 
 
-def _ids_and_sequences(archive: Archive, name: str) -> pa.Table:
+async def _gone_ids(
+    archive: Archive, layers: list[dict[str, Any]], new: pa.Table, gone_at: np.ndarray[Any, Any]
+) -> pa.Array[Any]:
+    """The ``$id``s of the rows gone at the ``$sequence``s `gone_at` (rows read now, `new`, or
+    the earlier snapshot's on `layers`), less those read now at another ``$sequence``: a row
+    deleted and made again under its ``$id`` is not gone."""
+    if not len(gone_at):
+        return pa.array([], pa.string())
+    at = pa.array(gone_at, pa.int64())
+    read_gone = pc.is_in(new.column("$sequence"), value_set=at)
+    found = pa.chunked_array(
+        [new.filter(read_gone).column("$id").combine_chunks(), await ids_at(archive, layers, at)],
+        pa.string(),
+    )
+    ids = pc.unique(found.combine_chunks())
+    alive = new.filter(pc.invert(read_gone)).column("$id").combine_chunks()
+    return ids.filter(pc.invert(pc.is_in(ids, value_set=alive)))
+
+
+def _read_columns(archive: Archive, name: str, columns: list[str]) -> pa.Table:
     with archive.fetched(name) as path:
-        return pq.read_table(path, columns=["$id", "$sequence"])
+        return pq.read_table(path, columns=columns)
+
+
+async def _written(archive: Archive, name: str, table: pa.Table) -> dict[str, Any]:
+    """`table` written to `name` in the archive, read back and checked (see `_checked_part`)."""
+    await asyncio.to_thread(pq.write_table, table, archive.staging(name))
+    archive.commit(name)
+    return await _checked_part(archive, name, table.num_rows)
 
 
 async def _checked_part(archive: Archive, name: str, rows: int) -> dict[str, Any]:

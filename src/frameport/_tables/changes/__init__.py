@@ -4,7 +4,14 @@ probed ranges of ``$sequence`` (`gone_ids`). The Delta sync and the incremental 
 stand on it."""
 
 from ._clock import minus_seconds, service_now, service_text
-from ._gone_rows import gone_ids
+from ._gone_rows import gone_ids, gone_sequences
 from ._updated import updated_since
 
-__all__ = ["gone_ids", "minus_seconds", "service_now", "service_text", "updated_since"]
+__all__ = [
+    "gone_ids",
+    "gone_sequences",
+    "minus_seconds",
+    "service_now",
+    "service_text",
+    "updated_since",
+]

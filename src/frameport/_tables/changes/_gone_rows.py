@@ -48,6 +48,29 @@ async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int
     if synced.num_rows == 0 or not ids.plan.filters:
         return pa.array([], pa.string()), 0
     held = np.sort(synced.column("$sequence").to_numpy())
+    differing, arrays = await _listed(ids, held, "$id", pa.string())
+    return _missing(synced, differing, arrays), sum(len(part) for part in arrays)
+
+
+async def gone_sequences(
+    ids: TableRead, held: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], int]:
+    """The ``$sequence``s among `held` (sorted, each once) that the view `ids` (a read of
+    its rows' ``$`` fields) no longer has, and how many rows were read to find them. A row
+    deleted and made again under its ``$id`` is gone at its old ``$sequence``."""
+    if len(held) == 0 or not ids.plan.filters:
+        return np.array([], np.int64), 0
+    differing, arrays = await _listed(ids, held, "$sequence", pa.int64())
+    inside = held[_in_any(held, differing)]
+    listed = np.concatenate([part.to_numpy() for part in arrays]) if arrays else held[:0]
+    return np.setdiff1d(inside, listed), sum(len(part) for part in arrays)
+
+
+async def _listed(
+    ids: TableRead, held: np.ndarray[Any, Any], column: str, kind: pa.DataType
+) -> tuple[list[SequenceRange], list[pa.Array[Any]]]:
+    """The ranges of the sorted `held` sequences that may have lost rows, and the `column`
+    (of type `kind`) of the rows the view lists in each."""
     whole = SequenceRange(int(held[0]) - 1, int(held[-1]))
     if ids.plan.every_row_kept:  # one request, no client-side filter: the probes are exact
         limit = asyncio.Semaphore(CONCURRENT_PROBES)
@@ -57,9 +80,8 @@ async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int
     present: list[list[pa.Array[Any]]] = [[] for _ in differing]
     async with aclosing(ids.pages_by_range(differing, collect=True)) as listed:
         async for index, batch in listed:
-            present[index].append(batch.column("$id"))
-    arrays = [pa.concat_arrays(part) if part else pa.array([], pa.string()) for part in present]
-    return _missing(synced, differing, arrays), sum(len(part) for part in arrays)
+            present[index].append(batch.column(column))
+    return differing, [pa.concat_arrays(part) if part else pa.array([], kind) for part in present]
 
 
 async def _differing(
@@ -95,17 +117,20 @@ def _missing(
     """The ``$id``s of `synced` inside `ranges` that are not in `present`."""
     if not ranges:
         return pa.array([], pa.string())
-    inside = _in_any(synced.column("$sequence"), ranges)
-    candidates = synced.filter(inside).column("$id").combine_chunks()
+    inside = _in_any(synced.column("$sequence").to_numpy(), ranges)
+    candidates = synced.filter(pa.array(inside)).column("$id").combine_chunks()
     listed = pa.concat_arrays(present) if present else pa.array([], pa.string())
     return candidates.filter(pc.invert(pc.is_in(candidates, value_set=listed)))
 
 
-def _in_any(sequence: pa.ChunkedArray[Any], ranges: Sequence[SequenceRange]) -> pa.Array[Any]:
-    values = sequence.to_numpy()
+def _in_any(values: np.ndarray[Any, Any], ranges: Sequence[SequenceRange]) -> np.ndarray[Any, Any]:
+    """Whether each of `values` lies in one of `ranges` (sorted, apart)."""
+    if not ranges:
+        return np.zeros(len(values), bool)
     starts = np.array([part.after for part in ranges])
     ends = np.array([part.upto for part in ranges])
     position = np.searchsorted(ends, values, side="left")
     found = position < len(ranges)
     clipped = np.minimum(position, len(ranges) - 1)
-    return pa.array(found & (values > starts[clipped]) & (values <= ends[clipped]))
+    inside: np.ndarray[Any, Any] = found & (values > starts[clipped]) & (values <= ends[clipped])
+    return inside
