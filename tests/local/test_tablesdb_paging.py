@@ -311,7 +311,7 @@ def test_created_at_ranges_with_cursors_and_offsets(
     descending: bool, limit: int,
 ) -> None:  # fmt: skip
     """A comparison of `$createdAt` (with one of `$sequence`), paged by cursor either way from
-    every row and by offset: the rows Python keeps, in `$sequence` order. Pages of 3 of the
+    every row, by offset and by both: the rows Python keeps, in `$sequence` order. Pages of 3 of the
     48 rows are read along the rowid, pages of 40 through the `$createdAt` index (a range
     holding fewer rows than the scan would pass): both give the same rows."""
 
@@ -337,6 +337,9 @@ def test_created_at_ranges_with_cursors_and_offsets(
         assert row_ids(before) == expected[max(position - limit, 0) : position]
         skipped = list_rows(client, DB, "small", *queries, q("offset", values=[position]), page)
         assert row_ids(skipped) == expected[position : position + limit]
+        skipping = list_rows(client, DB, "small", *queries, q("offset", values=[2]), page,
+                             q("cursorAfter", values=[row_id]))  # fmt: skip
+        assert row_ids(skipping) == expected[position + 3 : position + 3 + limit]
     assert ok(list_rows(client, DB, "small", *queries, page))["total"] == len(expected)
 
 

@@ -63,7 +63,7 @@ async def gone_sequences(
     differing, arrays = await _listed(ids, held, "$sequence", pa.int64())
     inside = held[_in_any(held, differing)]
     listed = np.concatenate([part.to_numpy() for part in arrays]) if arrays else held[:0]
-    return np.setdiff1d(inside, listed), sum(len(part) for part in arrays)
+    return inside[np.isin(inside, listed, invert=True)], sum(len(part) for part in arrays)
 
 
 async def _listed(

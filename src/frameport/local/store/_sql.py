@@ -351,43 +351,47 @@ def _table_access(
     return source.table if best is None else f"{source.table} INDEXED BY {best[1]}"
 
 
-def _skips_along_sequence(query: ListQuery, source: Source, keys: Sequence[OrderKey]) -> bool:
-    """Whether `query` skips rows (`offset`) in `$sequence` order and filters on `$sequence`
-    alone: then the skipped rows can be counted in the index of `seq` alone, not read from
-    the table (an offset probe 3-4 times faster)."""
-    if source.sequence_index is None or not query.offset:
-        return False
-    if len(keys) != 1 or keys[0].sql != source.seq:
-        return False
-    return all(SequenceWindow.of_filter(item, source.seq) is not None for item in query.filters)
-
-
 def _sequence_past(
     conn: sqlite3.Connection,
+    query: ListQuery,
     source: Source,
     seek: SequenceWindow,
-    extra: Sequence[Clause],
+    conditions: Sequence[Clause],
     descending: bool,
     offset: int,
 ) -> int | None:
-    """The `$sequence` of the row `offset` rows into `seek` (None: there are fewer), counted
-    along the index of `seq` alone."""
-    ends = _table_ends(conn, source)
-    if ends is None:
-        return None
-    # A bound past the table's end is left out: SQLite then skips entries without comparing
-    # each with it (an offset over 500,000 rows: 10 ms against 26 ms).
-    seek = SequenceWindow(
-        None if seek.after is None or seek.after < ends[0] else seek.after,
-        None if seek.upto is None or seek.upto >= ends[1] else seek.upto,
-    )
-    clauses = [seek.clause(source.seq), (source.base_where, list(source.base_params)), *extra]
-    where = " AND ".join(f"({sql})" for sql, _ in clauses)
+    """The `$sequence` of the row `offset` rows into the rows `query` keeps in `seek` (and
+    `conditions`: permissions, a cursor) in `$sequence` order; None: there are fewer.
+
+    Only `seq` is read: the skipped rows are not built as the page's projection, which SQLite
+    builds for every row it sorts, or, along the rowid, reads from the table. A query that
+    filters on `$sequence` alone counts its rows in the index of `seq` alone, a narrow copy
+    of the rowid's order (an offset over 500,000 rows: 10 ms against 35 ms along the table).
+    """
+    direction = "DESC" if descending else "ASC"
+    alone = all(SequenceWindow.of_filter(item, source.seq) is not None for item in query.filters)
+    if alone and source.sequence_index is not None:
+        ends = _table_ends(conn, source)
+        if ends is None:
+            return None
+        # A bound past the table's end is left out: SQLite then skips entries without
+        # comparing each with it (26 ms against 10 ms for 500,000).
+        seek = SequenceWindow(
+            None if seek.after is None or seek.after < ends[0] else seek.after,
+            None if seek.upto is None or seek.upto >= ends[1] else seek.upto,
+        )
+        clauses = [seek.clause(source.seq), (source.base_where, list(source.base_params))]
+        clauses.extend(conditions)
+        where = " AND ".join(f"({sql})" for sql, _ in clauses)
+        params = [value for _, values in clauses for value in values]
+        access = f"{source.table} INDEXED BY {source.sequence_index}"
+    else:
+        where, params = where_clause(query, source, seek, conditions)
+        access = _table_access(conn, query, source, seek, offset + 1)
     found = conn.execute(
-        f"SELECT {source.seq} FROM {source.table} INDEXED BY {source.sequence_index} "
-        f"WHERE {where} ORDER BY {source.seq} {'DESC' if descending else 'ASC'} "
-        "LIMIT 1 OFFSET ?",
-        [*(value for _, values in clauses for value in values), offset],
+        f"SELECT {source.seq} FROM {access} WHERE {where} "
+        f"ORDER BY {source.seq} {direction} LIMIT 1 OFFSET ?",
+        [*params, offset],
     ).fetchone()
     return None if found is None else int(found[0])
 
@@ -473,12 +477,11 @@ def fetch_page(
             )
     seek = _seek(query, source, window)
     offset = query.offset or 0
-    if _skips_along_sequence(query, source, keys):
-        # The window, the cursor and the order say the whole query: the page starts where the
-        # index of `seq` says.
+    if offset and len(keys) == 1 and keys[0].sql == source.seq:
+        # In `$sequence` order the page starts at the row `offset` rows in, found first.
         descending = keys[0].descending != before
         conditions = [*extra] if cursor is None else [*extra, cursor]
-        first = _sequence_past(conn, source, seek, conditions, descending, offset)
+        first = _sequence_past(conn, query, source, seek, conditions, descending, offset)
         if first is None:
             return []
         start = SequenceWindow(None, first) if descending else SequenceWindow(first - 1, None)
