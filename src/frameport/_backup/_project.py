@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._core._ids import ID
+from .._core._together import together
 from .._tables.read import iter_pages
 
 if TYPE_CHECKING:
@@ -76,28 +77,46 @@ async def _chosen(
 
 async def describe_project(requester: Requester, selection: Selection) -> dict[str, Any]:
     """The records of the chosen part of the project (see the module docstring)."""
-    databases = []
+    databases, buckets, functions = await together(
+        [_databases(requester, selection), _buckets(requester, selection),
+         _functions(requester, selection)]
+    )  # fmt: skip
+    return {"databases": databases, "buckets": buckets, "functions": functions}
+
+
+async def _databases(requester: Requester, selection: Selection) -> list[dict[str, Any]]:
     chosen = await _chosen(requester, "/tablesdb", "databases", selection.databases, "database")
-    for database in chosen:
+
+    async def described(database: dict[str, Any]) -> dict[str, Any]:
         path = f"/tablesdb/{ID.custom(database['$id'])}/tables"
-        tables = await list_records(requester, path, "tables")
-        databases.append({"record": database, "tables": tables})
-    buckets = []
+        return {"record": database, "tables": await list_records(requester, path, "tables")}
+
+    return await together(described(database) for database in chosen)
+
+
+async def _buckets(requester: Requester, selection: Selection) -> list[dict[str, Any]]:
     chosen = await _chosen(requester, "/storage/buckets", "buckets", selection.buckets, "bucket")
-    for bucket in chosen:
+
+    async def described(bucket: dict[str, Any]) -> dict[str, Any]:
         path = f"/storage/buckets/{ID.custom(bucket['$id'])}/files"
         files = [
             record
             for record in await list_records(requester, path, "files")
             if record.get("chunksUploaded") == record.get("chunksTotal")  # not half-uploaded
         ]
-        buckets.append({"record": bucket, "files": files})
-    functions = []
+        return {"record": bucket, "files": files}
+
+    return await together(described(bucket) for bucket in chosen)
+
+
+async def _functions(requester: Requester, selection: Selection) -> list[dict[str, Any]]:
     chosen = await _chosen(requester, "/functions", "functions", selection.functions, "function")
-    for function in chosen:
+
+    async def described(function: dict[str, Any]) -> dict[str, Any]:
         deployment = None
         if function.get("deploymentId"):
             path = f"/functions/{ID.custom(function['$id'])}/deployments/{function['deploymentId']}"
             deployment = await requester.request_json("GET", path)
-        functions.append({"record": function, "deployment": deployment})
-    return {"databases": databases, "buckets": buckets, "functions": functions}
+        return {"record": function, "deployment": deployment}
+
+    return await together(described(function) for function in chosen)

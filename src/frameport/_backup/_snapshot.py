@@ -151,12 +151,20 @@ async def _plan(
             f"snapshots/{unfinished} from the archive."
         )
     complete = snapshot_ids(archive)
-    now = await service_now(requester, "/tablesdb", [limit_query(1)])
+    # The service's time arrives before any row is read: rows changed after it are read by the
+    # next backup.
+    now_asked = asyncio.ensure_future(service_now(requester, "/tablesdb", [limit_query(1)]))
+    version_asked = asyncio.ensure_future(_service_version(requester))
+    try:
+        project = await describe_project(requester, selection)
+        databases = project["databases"]
+        locations = [TableLocation(database["record"]["$id"], table["$id"])
+                     for database in databases for table in database["tables"]]  # fmt: skip
+        uppers = await together(_last_sequence(requester, location) for location in locations)
+        now, version = await now_asked, await version_asked
+    finally:
+        await cancel_and_wait(now_asked, version_asked)
     moment = service_text(now) if now is not None else None
-    project = await describe_project(requester, selection)
-    locations = [TableLocation(database["record"]["$id"], table["$id"])
-                 for database in project["databases"] for table in database["tables"]]  # fmt: skip
-    uppers = await together(_last_sequence(requester, location) for location in locations)
     bounds = {f"{location.database_id}/{location.table_id}": upper
               for location, upper in zip(locations, uppers, strict=True)}  # fmt: skip
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -170,7 +178,7 @@ async def _plan(
             "endpoint": requester.endpoint,
             "project": requester.project,
             "response_format": requester.response_format,
-            "version": await _service_version(requester),
+            "version": version,
         },
         "selection": selection.to_json(),
         "project": project,
