@@ -229,7 +229,9 @@ def _as_an_earlier_version_wrote(target: Path, snapshot: str) -> None:
     manifest = json.loads(manifest_path.read_text())
     for database in manifest["databases"]:
         for table in database["tables"]:
-            held = table["layers"][-1].pop("held")
+            held = table["layers"][-1].pop("held", None)
+            if held is None:  # a full layer
+                continue
             del manifest["files"][held["path"]]
             (target / held["path"]).unlink()
             done = target / Path(held["path"]).parent / "layer.json"
@@ -243,30 +245,35 @@ def _as_an_earlier_version_wrote(target: Path, snapshot: str) -> None:
 def test_an_incremental_backup_keeps_a_row_made_again_under_its_id(
     tmp_path: Path, earlier_version: bool
 ) -> None:
-    """A row deleted and made again under its ``$id`` between two snapshots is held once (its
-    old ``$sequence`` is gone, its ``$id`` is not) beside rows deleted outright; also after a
-    snapshot an earlier version wrote (no ``held`` files: its layers are read back)."""
+    """A row deleted and made again under its ``$id`` between two incremental snapshots is
+    held once (its old ``$sequence`` is gone, its ``$id`` is not) beside rows deleted
+    outright; also after an incremental snapshot an earlier version wrote (no ``held``
+    files: its layers are read back)."""
     with LocalService() as service, service.client() as client:
         project = make_project(client, tmp_path, rows=200)
         target = tmp_path / "archive"
         time.sleep(2.1)  # the rows made are older than the watermark (see above)
-        first = client.backup(target, progress=False)
-        if earlier_version:
-            _as_an_earlier_version_wrote(target, first.snapshot)
-            assert fp.verify(target).ok
+        client.backup(target, progress=False)
         people = client.table(project.database, "people")
         row_ids = people.to_pandas(progress=False)["$id"]
+        people.upsert(pd.DataFrame({"$id": [row_ids.iloc[0]], "name": ["changed"]}),
+                      progress=False)  # fmt: skip
+        second = client.backup(target, progress=False, lag=0)
+        assert second.rows_read == 1
+        if earlier_version:
+            _as_an_earlier_version_wrote(target, second.snapshot)
+            assert fp.verify(target).ok
         made_again = str(row_ids.iloc[40])
         for row_id in [made_again, *row_ids.iloc[[5, 120, 121]]]:
             client._request("DELETE", f"/tablesdb/{project.database}/tables/people/rows/{row_id}")
         again = people_frame(1, seed=4).assign(**{"$id": [made_again], "name": ["made again"]})
         people.insert(again, progress=False)
 
-        second = client.backup(target, progress=False, lag=0)
-        assert second.base == first.snapshot
-        assert second.rows == 203 - 3
+        third = client.backup(target, progress=False, lag=0)
+        assert third.base == second.snapshot
+        assert third.rows == 203 - 3
         assert fp.verify(target).ok
-        gone = pq.read_table(target / "snapshots" / second.snapshot / "tables" / project.database
+        gone = pq.read_table(target / "snapshots" / third.snapshot / "tables" / project.database
                              / "people" / "gone.parquet").column("$id")  # fmt: skip
         assert sorted(map(str, gone.to_pylist())) == sorted(row_ids.iloc[[5, 120, 121]])
         with LocalService() as other, other.client() as restored:

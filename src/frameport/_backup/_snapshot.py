@@ -56,6 +56,7 @@ from ._manifest import (
     load_manifest,
     manifest_name,
     plan_name,
+    read_columns,
     snapshot_ids,
     table_folder,
     tables_of,
@@ -313,19 +314,18 @@ async def _write_layer(
             "rows": await _checked_part(archive, name, report.rows),
             "gone": None,
         }
-        columns = ["$sequence"] if earlier_held is None else ["$id", "$sequence"]
-        new = await asyncio.to_thread(_read_columns, archive, name, columns)
-        held = np.sort(new.column("$sequence").to_numpy())
-        if earlier is not None and earlier_held is not None:
-            # The rows as they are now: the earlier ones and the ones read now, less the gone.
-            candidates = _union(await earlier_held, held)
-            # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
-            gone_at, _ = await gone_sequences(read.ids_only(), candidates)
-            held = np.delete(candidates, np.searchsorted(candidates, gone_at))
-            gone = await _gone_ids(archive, earlier["layers"], new, gone_at)
-            if len(gone):
-                layer["gone"] = await _written(archive, f"{folder}/gone.parquet",
-                                               pa.table({"$id": gone}))  # fmt: skip
+        if earlier is None or earlier_held is None:  # a full layer holds every row it has
+            return {"layer": layer, "rows": report.rows}
+        new = await asyncio.to_thread(read_columns, archive, name, ["$id", "$sequence"])
+        # The rows as they are now: the earlier ones and the ones read now, less the gone.
+        candidates = _union(await earlier_held, np.sort(new.column("$sequence").to_numpy()))
+        # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
+        gone_at, _ = await gone_sequences(read.ids_only(), candidates)
+        held = np.delete(candidates, np.searchsorted(candidates, gone_at))
+        gone = await _gone_ids(archive, earlier["layers"], new, gone_at)
+        if len(gone):
+            layer["gone"] = await _written(archive, f"{folder}/gone.parquet",
+                                           pa.table({"$id": gone}))  # fmt: skip
         sequences = pa.table({"$sequence": pa.array(held, pa.int64())})
         # Rising numbers: their differences take a few bits each (3 KB for 500,000), and a
         # dictionary of them would cost time and memory for nothing.
@@ -365,11 +365,6 @@ async def _gone_ids(
     ids = pc.unique(found.combine_chunks())
     alive = new.filter(pc.invert(read_gone)).column("$id").combine_chunks()
     return ids.filter(pc.invert(pc.is_in(ids, value_set=alive)))
-
-
-def _read_columns(archive: Archive, name: str, columns: list[str]) -> pa.Table:
-    with archive.fetched(name) as path:
-        return pq.read_table(path, columns=columns)
 
 
 async def _written(archive: Archive, name: str, table: pa.Table, **options: Any) -> dict[str, Any]:
