@@ -4,6 +4,7 @@ file an uninterrupted export writes; a changed query refuses to resume; every ex
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import signal
@@ -227,3 +228,20 @@ def test_a_resumable_export_of_few_rows_spread_over_the_table_is_one_segment(
     assert report.ok and report.rows == expected.num_rows
     assert report.pages <= expected.num_rows // PAGE + 1
     assert pq.read_table(tmp_path / "few.parquet").equals(expected)
+
+
+def test_a_segment_ending_with_a_full_page_asks_for_no_page_after_it(
+    people: Table, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A segment read up ``$sequence`` whose page ends with the segment's last row ends
+    there: no request for the page after it (which would come back empty a round trip
+    later). Each of the segment's rows is one page here, the last one full."""
+    query = people.query("age == 41")
+    expected = query.to_arrow(progress=False)
+    caplog.set_level(logging.DEBUG, logger="frameport")
+    report = query.to_parquet(tmp_path / "full-page.parquet", resume=True, progress=False,
+                              page_size=expected.num_rows)  # fmt: skip
+    assert report.ok and report.rows == expected.num_rows and report.pages == 1
+    asked = [record.getMessage() for record in caplog.records if "/rows" in record.getMessage()]
+    assert asked and not [message for message in asked if "cursorAfter" in message]
+    assert pq.read_table(tmp_path / "full-page.parquet").equals(expected)

@@ -6,8 +6,10 @@
   fetches in a task of its own, at most `PREFETCH_PAGES` bodies ahead, while the reader
   decodes on the decoding thread (`decoded`; Arrow's JSON reader releases the GIL).
 * A request ends with a page shorter than the limit (counted on the raw body), never at a
-  row count: nothing is cut off. A cursor the service refuses (its row has null in a sort
-  column, ``database_query_order_null``) is replaced by ``offset`` for that page.
+  row count: nothing is cut off; or, read up ``$sequence`` in a range whose last row is
+  known, with the page that ends with that row. A cursor the service refuses (its row has
+  null in a sort column, ``database_query_order_null``) is replaced by ``offset`` for that
+  page.
 * `SeenIds` drops rows of several requests seen before; `up_to_head` stops at `head` rows.
 
 >>> async for body in iter_pages(requester, "/storage/buckets/b/files", (), 100):
@@ -34,7 +36,7 @@ from ..._core._queries import cursor_after_query, limit_query, offset_query
 from ..._core._together import cancel_and_wait
 from ..._core._transport import queries_param
 from ..._exceptions import BadRequestError
-from ._decode import last_row_id
+from ._decode import last_row_id, last_row_value
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -70,7 +72,9 @@ class PagedRead:
     select, order: everything but limit and cursor). `head` stops after that many kept rows;
     `every_row_kept` says no client-side filter drops rows, so the last page may ask for just
     the rows still missing; `counted` asks the service to count the rows on the first page
-    (work for the service, which a range of a larger read does not need)."""
+    (work for the service, which a range of a larger read does not need); `last_sequence`,
+    the ``$sequence`` of the last row a read up ``$sequence`` can hold, ends it at the page
+    that ends with that row."""
 
     path: str
     requests: tuple[tuple[str, ...], ...]
@@ -78,6 +82,7 @@ class PagedRead:
     head: int | None = None
     every_row_kept: bool = False
     counted: bool = True
+    last_sequence: int | None = None
 
     def __post_init__(self) -> None:
         check_page_size(self.page_size)
@@ -159,7 +164,7 @@ async def _fetch_pages(
             row_limit = read.head if read.every_row_kept else None
             pages = iter_pages(
                 requester, read.path, queries, read.page_size, row_limit=row_limit,
-                with_total=read.counted and number == 0,
+                with_total=read.counted and number == 0, last_sequence=read.last_sequence,
             )  # fmt: skip
             first = number == 0
             asked = time.perf_counter()
@@ -189,6 +194,7 @@ async def iter_pages(
     with_total: bool = True,
     after: str | None = None,
     skipped: int = 0,
+    last_sequence: int | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Every page body of one list request (`queries`: everything but limit and cursor), in
     the service's order: the one cursor loop of the package.
@@ -197,8 +203,11 @@ async def iter_pages(
     with a page shorter than asked (counted on the raw body), never at a row count, so nothing
     is cut off. With `row_limit`, the pages ask for no more rows than that in all. Only the
     first page asks the service to count the rows (`with_total`). A read that continues an
-    earlier one starts after the row `after`, `skipped` rows into the request.
+    earlier one starts after the row `after`, `skipped` rows into the request. A request up
+    ``$sequence`` whose rows end at `last_sequence` ends with the page that ends there: an
+    empty page after it would say so a round trip later.
     """
+    last = None if last_sequence is None else str(last_sequence)
     delivered = 0
     cursor = after
     while True:
@@ -213,6 +222,8 @@ async def iter_pages(
         yield body
         delivered += limit
         if cursor is None or rows_at_most(body) < limit:
+            return
+        if last is not None and last_row_value(body, b"$sequence") == last:
             return
 
 

@@ -184,11 +184,13 @@ def range_reads(
     """The reads of `plan`'s rows in each of `ranges`, made as they are drawn (by `in_order`),
     each telling `concurrency` how its pages went and giving up its slot once its last page
     is in."""
+    ascending = plan.spec.sequence_order is True
     for part in ranges:
         slot = Slot()
         batches = serial_batches(
             requester, plan.within(part), None, None,
             collect=collect, concurrency=concurrency, slot=slot,
+            last_sequence=part.upto if ascending else None,
         )  # fmt: skip
         yield slot, batches
 

@@ -49,12 +49,14 @@ async def serial_batches(
     collect: bool,
     concurrency: AdaptiveConcurrency | None = None,
     slot: Slot | None = None,
+    last_sequence: int | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan`; `inferred` takes the types seen when the table's own
     cannot be read. `collect` says the caller keeps every batch anyway, so inferred types
     may be settled over all rows. With a `slot` the plan is one of many concurrent ranges:
     it fetches no page ahead of the decoder (the ranges overlap fetching among themselves),
-    tells `concurrency` how each page went, and gives up the slot once its last page is in."""
+    tells `concurrency` how each page went, and gives up the slot once its last page is in;
+    `last_sequence` is the last ``$sequence`` its rows can have when they come up it."""
     if not plan.filters or plan.head == 0:
         if inferred is not None:
             await learn_columns(requester, plan, inferred)
@@ -66,6 +68,7 @@ async def serial_batches(
         head=None if plan.client_order else plan.head,
         every_row_kept=plan.every_row_kept,
         counted=slot is None,
+        last_sequence=last_sequence,
     )
     pages = _decoded_pages(requester, plan, read, plan.decoder(inferred), bar, concurrency, slot)
     async with aclosing(pages):
