@@ -86,7 +86,7 @@ async def run_backup(
     """Back up the chosen part of the project into the archive at `target`."""
     started = time.perf_counter()
     archive = Archive.open(target)
-    plan, resumed = await _plan(requester, archive, selection)
+    plan, reads = await _plan(requester, archive, selection)
     base = None if plan["base"] is None else load_manifest(archive, plan["base"])
     snapshot = plan["snapshot"]
     files: dict[str, dict[str, Any]] = {}
@@ -98,7 +98,7 @@ async def run_backup(
     for database in plan["project"]["databases"]:
         backed_up = await together(
             _back_up_table(requester, archive, plan, base, database["record"], record, files,
-                           lag, progress, exporting)
+                           lag, progress, exporting, reads)
             for record in database["tables"]
         )  # fmt: skip
         rows_read += sum(read for _, read in backed_up)
@@ -123,7 +123,7 @@ async def run_backup(
         target=archive.label,
         snapshot=snapshot,
         base=plan["base"],
-        resumed=resumed,
+        resumed=reads is None,
         tables=len(entries),
         rows=sum(int(table["rows"]) for table in entries),
         rows_read=rows_read,
@@ -139,13 +139,14 @@ async def run_backup(
 
 async def _plan(
     requester: Requester, archive: Archive, selection: Selection
-) -> tuple[dict[str, Any], bool]:
-    """The plan of the unfinished backup in the archive (same selection), or a new one."""
+) -> tuple[dict[str, Any], dict[TableLocation, TableRead] | None]:
+    """The plan of the unfinished backup in the archive (same selection; None), or a new one
+    with the reads of its tables (made for their bounds)."""
     unfinished = unfinished_snapshot(archive)
     if unfinished is not None:
         plan: dict[str, Any] = archive.read_json(plan_name(unfinished))
         if plan.get("format") == FORMAT and plan["selection"] == selection.to_json():
-            return plan, True
+            return plan, None
         raise ArchiveError(
             f"{archive.label} holds an unfinished backup ({unfinished}) of other databases, "
             "buckets or functions; finish it with the same choices, or delete "
@@ -161,7 +162,11 @@ async def _plan(
         databases = project["databases"]
         locations = [TableLocation(database["record"]["$id"], table["$id"])
                      for database in databases for table in database["tables"]]  # fmt: skip
-        uppers = await together(_last_sequence(requester, location) for location in locations)
+        made = await together(
+            TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+            for location in locations
+        )
+        uppers = await together(read.last_sequence() for read in made)
         now, version = await now_asked, await version_asked
     finally:
         await cancel_and_wait(now_asked, version_asked)
@@ -186,14 +191,7 @@ async def _plan(
         "bounds": bounds,
     }
     archive.write_json(plan_name(plan["snapshot"]), plan)
-    return plan, False
-
-
-async def _last_sequence(requester: Requester, location: TableLocation) -> int | None:
-    """The table's last ``$sequence`` now (None: it has no rows)."""
-    read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
-    ranges = await read.ranges(parts=1)
-    return ranges[-1].upto if ranges else None
+    return plan, dict(zip(locations, made, strict=True))
 
 
 async def _service_version(requester: Requester) -> str | None:
@@ -239,6 +237,7 @@ async def _back_up_table(
     lag: float,
     progress: bool | None,
     exporting: asyncio.Semaphore,
+    reads: dict[TableLocation, TableRead] | None,
 ) -> tuple[dict[str, Any], int]:
     """The table's manifest entry (its rows written and checked first), and the rows read."""
     location = TableLocation(database["$id"], record["$id"])
@@ -249,8 +248,11 @@ async def _back_up_table(
     if archive.exists(done_name):
         done: dict[str, Any] = archive.read_json(done_name)
     else:
-        done = await _write_layer(requester, archive, plan, location, folder, bound, earlier,
-                                  lag, progress, exporting)  # fmt: skip
+        read = None if reads is None else reads.get(location)
+        if read is None:
+            read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+        done = await _write_layer(archive, plan, read, folder, bound, earlier, lag, progress,
+                                  exporting)  # fmt: skip
         archive.write_json(done_name, done)
     layer = done["layer"]
     layers = [*(earlier["layers"] if earlier else []), layer]
@@ -278,10 +280,9 @@ async def _back_up_table(
 
 
 async def _write_layer(
-    requester: Requester,
     archive: Archive,
     plan: dict[str, Any],
-    location: TableLocation,
+    read: TableRead,
     folder: str,
     bound: int | None,
     earlier: dict[str, Any] | None,
@@ -289,8 +290,8 @@ async def _write_layer(
     progress: bool | None,
     exporting: asyncio.Semaphore,
 ) -> dict[str, Any]:
-    """Read the table's rows for this snapshot into Parquet; its layer and row count."""
-    read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+    """Read the table's rows (`read`: all of them, with every ``$`` field) for this
+    snapshot into Parquet; its layer and row count."""
     bounded = read.narrowed(*SequenceRange(0, bound or 0).queries(read.member))
     changed = (
         bounded if earlier is None else updated_since(bounded, minus_seconds(earlier["time"], lag))
@@ -305,7 +306,7 @@ async def _write_layer(
             report = await export_resumable(changed, archive.staging(name), progress=progress)
             if not report.ok:
                 raise ArchiveError(
-                    f"the rows of {location} did not pass the export's checks "
+                    f"the rows of {read.location} did not pass the export's checks "
                     f"({report.summary()}); back up again.",
                 )
             archive.commit(name)

@@ -78,3 +78,15 @@ async def sequence_bounds(requester: Requester, plan: Plan) -> SequenceBounds | 
     )
     found = [sequence for _, sequence in edges if sequence is not None]
     return SequenceBounds(min(found), max(found)) if found else None
+
+
+async def last_sequence(requester: Requester, plan: Plan) -> int | None:
+    """The ``$sequence`` of the last row the service returns for `plan` (over all its
+    requests), or None when it returns none: one one-row request per request, sent
+    together."""
+    ends = await asyncio.gather(
+        *(one_row(requester, plan, filters, ascending=False, counted=False)
+          for filters in plan.filters)
+    )  # fmt: skip
+    found = [sequence for _, sequence in ends if sequence is not None]
+    return max(found) if found else None

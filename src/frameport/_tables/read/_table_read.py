@@ -26,7 +26,7 @@ from ..._schema import InferredSchema
 from .._location import TableLocation
 from ._cursor import TOTAL_CAP
 from ._plan import Plan, QuerySpec, make_plan
-from ._probes import sequence_at, sequence_bounds, service_count
+from ._probes import last_sequence, sequence_at, sequence_bounds, service_count
 from ._ranged import (
     GUESSED_WORK_PER_ROW,
     ReadOpening,
@@ -169,6 +169,10 @@ class TableRead:
         those its first request keeps, or None when there are no more; one one-row request,
         at any position (the service's counts stop at `TOTAL_CAP`, its offsets do not)."""
         return await sequence_at(self.requester, self.plan, position) if self.plan.filters else None
+
+    async def last_sequence(self) -> int | None:
+        """The ``$sequence`` of its last row now (None: it has none); one one-row request."""
+        return await last_sequence(self.requester, self.plan) if self.plan.filters else None
 
     async def ranges(
         self, *, parts: int | None = None, width: int | None = None
