@@ -130,13 +130,16 @@ class ColumnDef:
 # --- values ----------------------------------------------------------------------------
 
 
+_DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 def normalize_datetime(value: object) -> str | None:
     """An ISO-8601 date or date-time as `YYYY-MM-DDTHH:MM:SS.mmm+00:00` (UTC), else None.
 
     >>> normalize_datetime("2024-01-31T12:00:00+02:00")
     '2024-01-31T10:00:00.000+00:00'
     """
-    if not isinstance(value, str) or not re.match(r"^\d{4}-\d{2}-\d{2}", value):
+    if not isinstance(value, str) or not _DATE_START.match(value):
         return None
     try:
         moment = datetime.fromisoformat(value.strip())

@@ -7,11 +7,7 @@ from datetime import UTC, datetime
 
 def format_time(moment: datetime) -> str:
     """`2020-10-15T06:38:00.000+00:00`."""
-    moment = moment.astimezone(UTC)
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
-        f"{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}+00:00"
-    )
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 def now_text() -> str:
