@@ -1,5 +1,5 @@
-"""Which rows of a copy (a Delta table, a backup) are gone from the view, reading as few
-``$id``s as the probes allow.
+"""Which rows of a copy (a Delta table, a backup) are gone from the view, named by ``$id``
+(`gone_ids`) or by ``$sequence`` (`gone_sequences`), reading as few rows as the probes allow.
 
 A row's ``$sequence`` never changes and new rows take higher ones, so the view's rows in a
 ``$sequence`` range of the copy are at most the rows the copy will hold there after this run
