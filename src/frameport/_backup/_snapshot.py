@@ -359,11 +359,10 @@ async def _gone_ids(
         return pa.array([], pa.string())
     at = pa.array(gone_at, pa.int64())
     read_gone = pc.is_in(new.column("$sequence"), value_set=at)
-    found = pa.chunked_array(
-        [new.filter(read_gone).column("$id").combine_chunks(), await ids_at(archive, layers, at)],
-        pa.string(),
+    earlier = await ids_at(archive, layers, at)
+    ids = pc.unique(
+        pa.concat_arrays([new.filter(read_gone).column("$id").combine_chunks(), earlier])
     )
-    ids = pc.unique(found.combine_chunks())
     alive = new.filter(pc.invert(read_gone)).column("$id").combine_chunks()
     return ids.filter(pc.invert(pc.is_in(ids, value_set=alive)))
 

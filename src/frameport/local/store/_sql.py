@@ -17,7 +17,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..wire._errors import ServiceError
@@ -380,14 +380,12 @@ def _sequence_past(
             None if seek.after is None or seek.after < ends[0] else seek.after,
             None if seek.upto is None or seek.upto >= ends[1] else seek.upto,
         )
-        clauses = [seek.clause(source.seq), (source.base_where, list(source.base_params))]
-        clauses.extend(conditions)
-        where = " AND ".join(f"({sql})" for sql, _ in clauses)
-        params = [value for _, values in clauses for value in values]
+        # The window says the filters in full: the walk compares no entry with them again.
+        query = replace(query, filters=[])
         access = f"{source.table} INDEXED BY {source.sequence_index}"
     else:
-        where, params = where_clause(query, source, seek, conditions)
         access = _table_access(conn, query, source, seek, offset + 1)
+    where, params = where_clause(query, source, seek, conditions)
     found = conn.execute(
         f"SELECT {source.seq} FROM {access} WHERE {where} "
         f"ORDER BY {source.seq} {direction} LIMIT 1 OFFSET ?",
