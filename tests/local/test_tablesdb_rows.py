@@ -127,6 +127,33 @@ def test_internal_keys_are_stripped_and_times_honoured_for_keys(client: httpx.Cl
     assert ok(client.post(ROWS, json=param_wins), 201)["$permissions"] == []
 
 
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("2024-02-29T23:59:59.999+00:00", "2024-02-29T23:59:59.999+00:00"),
+        ("0001-01-01T00:00:00.000+00:00", "0001-01-01T00:00:00.000+00:00"),
+        ("2024-03-01T01:00:00.000+02:00", "2024-02-29T23:00:00.000+00:00"),
+        ("2024-03-01T00:00:00Z", "2024-03-01T00:00:00.000+00:00"),
+        ("2023-02-29T00:00:00.000+00:00", None),  # not a day of 2023
+        ("2024-01-01T24:00:00.000+00:00", None),
+    ],
+)
+def test_given_times_are_checked_and_kept_in_the_service_form(
+    client: httpx.Client, given: str, kept: str | None
+) -> None:
+    row_id = f"t{abs(hash(given)) % 10**9}"
+    data = {"name": "t", "$createdAt": given, "$updatedAt": given}
+    answer = client.post(ROWS, json={"rowId": row_id, "data": data})
+    if kept is None:
+        assert answer.status_code == 400
+        assert answer.json()["message"].endswith('Attribute "$createdAt" has invalid type.')
+        assert client.get(f"{ROWS}/{row_id}").status_code == 404
+        return
+    row = ok(answer, 201)
+    assert row["$createdAt"] == row["$updatedAt"] == kept
+    assert ok(client.get(f"{ROWS}/{row_id}"))["$createdAt"] == kept
+
+
 STRUCTURE_ERRORS = [
     ({"name": "x", "nope": 1}, 'Invalid document structure: Unknown attribute: "nope"'),
     ({"age": 3}, 'Invalid document structure: Missing required attribute "name"'),

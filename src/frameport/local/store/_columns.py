@@ -131,6 +131,10 @@ class ColumnDef:
 
 
 _DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
+# The service's own form, which normalizing leaves as it is once it parses.
+_SERVICE_FORM = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\+00:00"
+)
 
 
 def normalize_datetime(value: object) -> str | None:
@@ -145,6 +149,8 @@ def normalize_datetime(value: object) -> str | None:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
         return None
+    if _SERVICE_FORM.fullmatch(value):
+        return value
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
