@@ -7,8 +7,8 @@ A local service holds 200,000 sample people. Printed, in one run:
   scan (goal ≤ 2 %), and the speed ratio (goal ≥ 10×); also how long the service takes to
   scan its table for that unindexed column (a ``count()`` with the filter);
 * ``pa.table(q)`` through ``__arrow_c_stream__`` against ``q.to_arrow()`` on the whole table:
-  the speed ratio (goal ≥ 0.9×) and the peak RSS growth of each while it reads (sampled
-  every millisecond, ``read.peak_growth``), the median of `--repeat` fresh subprocesses
+  the speed ratio (goal ≥ 0.9×) and the peak RSS growth of each while it reads (the
+  kernel's high-water mark, ``read.peak_growth``), the median of `--repeat` fresh subprocesses
   (goal: the stream's no higher).
 
 The service runs in this process on a shared machine; each timing is the best of `--repeat`.

@@ -81,3 +81,29 @@ def test_hashing_operations_on_a_bucket_listing(key_client: Client) -> None:
     assert files["$permissions"].nunique() == 1
     assert len(files[["$permissions", "sizeOriginal"]].drop_duplicates()) == 1
     assert files.groupby("$permissions").size().tolist() == [2]
+
+
+@pytest.mark.parametrize("read", ["to_pandas", "to_pandas pyarrow", "iter_batches", "select"])
+def test_rows_with_the_same_permissions_share_one_tuple(key_client: Client, read: str) -> None:
+    # One tuple object per distinct permission list: a table's rows mostly share theirs.
+    lists = [
+        [READ_ANY, UPDATE_ANY],
+        [UPDATE_ANY, READ_ANY],  # the same roles in another order: another list
+        [READ_ANY, UPDATE_ANY],
+        [],
+        ['read("user:u1")', 'delete("team:t1/owner")'],
+        [],
+        [READ_ANY],
+    ]
+    frame = pd.DataFrame({"n": range(len(lists)), "$permissions": lists})
+    created = key_client.create_table(new_id("shared"), "t", schema=frame[["n"]])
+    created.insert(frame, progress=False)
+    reads = {
+        **frames_of_a_table(created),
+        "select": lambda: created.select("n", "$permissions").to_pandas(progress=False),
+    }
+    read_back = reads[read]()
+    permissions = read_back.sort_values("n")["$permissions"].tolist()
+    assert permissions == [tuple(roles) for roles in lists]
+    assert permissions[0] is permissions[2] and permissions[3] is permissions[5]
+    assert permissions[0] is not permissions[1]

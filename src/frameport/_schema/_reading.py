@@ -13,6 +13,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._core._memory import release_free_memory
 from .._exceptions import unknown_column
@@ -259,11 +260,39 @@ def _python_list_series(
 ) -> pd.Series[Any]:
     """The list column `name` as an ``object`` Series of Python lists (of tuples for
     ``$permissions``), converted once, straight (not through numpy arrays first)."""
+    if name == PERMISSIONS:
+        tuples = _shared_tuples(column)
+        if tuples is not None:
+            return pd.Series(tuples, index=index, dtype=object, name=name, copy=False)
     with _cyclic_gc_paused():
         values = column.to_pylist()
         if name == PERMISSIONS:
             values = [None if value is None else tuple(value) for value in values]
     return pd.Series(values, index=index, dtype=object, name=name)
+
+
+_JOINER = "\x00"
+
+
+def _shared_tuples(column: pa.ChunkedArray[Any] | pa.Array[Any]) -> np.ndarray[Any, Any] | None:
+    """The string lists of `column` as an ``object`` array of tuples, one tuple object per
+    distinct list (the rows of a table mostly share their permissions): each list is joined
+    into one string, and the distinct ones are split back. None when joining could make two
+    lists alike (an element that is empty, null, or holds the joiner)."""
+    values: Any = pc.list_flatten(column)
+    shortest = pc.min(pc.binary_length(values)).as_py()  # None when no list has any
+    if values.null_count or shortest == 0:
+        return None
+    if pc.any(pc.match_substring(values, _JOINER)).as_py():
+        return None
+    joined: Any = pc.binary_join(column, _JOINER)
+    distinct: Any = pc.unique(joined)
+    shared = np.empty(len(distinct), dtype=object)
+    for position, text in enumerate(distinct.to_pylist()):  # one by one: numpy would unpack
+        shared[position] = None if text is None else tuple(text.split(_JOINER)) if text else ()
+    positions = pc.index_in(joined, value_set=distinct).to_numpy()
+    rows: np.ndarray[Any, Any] = shared[positions]
+    return rows
 
 
 @contextmanager
