@@ -98,7 +98,7 @@ def test_rows_with_the_same_permissions_share_one_tuple(key_client: Client, read
     frame = pd.DataFrame({"n": range(len(lists)), "$permissions": lists})
     created = key_client.create_table(new_id("shared"), "t", schema=frame[["n"]])
     created.insert(frame, progress=False)
-    reads = {
+    reads: dict[str, Callable[[], pd.DataFrame]] = {
         **frames_of_a_table(created),
         "select": lambda: created.select("n", "$permissions").to_pandas(progress=False),
     }
