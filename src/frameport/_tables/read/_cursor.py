@@ -56,13 +56,22 @@ PREFETCH_PAGES = 2
 _ORDER_NULL = "database_query_order_null"
 
 READ_POOL = pa.system_memory_pool()
-"""The Arrow memory pool reads pass to decoding and to ``to_pandas``: the system allocator
-gives freed memory back at once, where mimalloc (Arrow's default in the wheels) keeps it.
-Arrow's JSON reader builds a page's columns in the default pool whatever pool it is given;
-`decode_page` copies them into this one (0.3–0.5 ms for a 5000-row page), which leaves the
-default pool's memory free for the next page, where the pages' columns left there kept
-mimalloc's pages partly used (``to_arrow`` of 400,000 rows, a 39 MiB table: 54 MiB of RSS
-growth with the copy, 71–86 MiB without)."""
+"""The Arrow memory pool reads pass to decoding and to ``to_pandas``, and that the batches a
+read keeps whole are copied into (`in_read_pool`): the system allocator gives freed memory
+back at once, where mimalloc (Arrow's default in the wheels) keeps it. Arrow's JSON reader
+builds a page's columns in the default pool whatever pool it is given."""
+
+
+def in_read_pool(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """`batch` copied into `READ_POOL` (0.3–0.5 ms for a 5000-row page), for a read that
+    keeps every batch: the default pool's memory is free again for the next page, where the
+    pages' columns left there kept mimalloc's pages partly used (``to_arrow`` of 400,000
+    rows, a 39 MiB table: 54 MiB of RSS growth with the copy, 71–86 MiB without). A read
+    that hands its batches on reuses that memory as it goes, and does not copy: the
+    copies' memory, spread over the decoding threads, raised a backup's peak."""
+    columns = [pa.concat_arrays([column], memory_pool=READ_POOL) for column in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+
 
 Decode = Callable[[bytes], tuple[int, pa.RecordBatch]]
 """Turns one page body into (the service's total, the rows kept as a batch); runs in a thread."""

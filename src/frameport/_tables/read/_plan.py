@@ -22,7 +22,14 @@ from ..._exceptions import AuthenticationError, BadRequestError, FilterError
 from ..._expr import CompiledFilter, Expr, compile_filter, evaluate
 from ..._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas, warn_unmapped
 from .._location import TableLocation
-from ._cursor import DEFAULT_PAGE_SIZE, READ_POOL, Decode, check_page_size, fetch_page
+from ._cursor import (
+    DEFAULT_PAGE_SIZE,
+    READ_POOL,
+    Decode,
+    check_page_size,
+    fetch_page,
+    in_read_pool,
+)
 from ._decode import decode_page, decode_page_inferring
 from ._kinds import KindCheck, expr_columns, filter_columns, guessed_columns
 from ._ranges import SEQUENCE, SequenceRange
@@ -201,10 +208,13 @@ class Plan:
             fetched = pa.schema([fetched.field(name) for name in dict.fromkeys(wanted)])
         return replace(self, spec=spec, fetched=fetched)
 
-    def decoder(self, inferred: InferredSchema | None, *, filtered: bool = True) -> Decode:
+    def decoder(
+        self, inferred: InferredSchema | None, *, filtered: bool = True, kept: bool = False
+    ) -> Decode:
         """Page body → (total, kept rows): decoded straight to Arrow (the fetched schema, or
         types inferred into `inferred` and the filter checked against them), the client-side
-        part of the filter applied unless not `filtered`. Runs in a worker thread."""
+        part of the filter applied unless not `filtered`, in `READ_POOL` when the read keeps
+        every batch (`kept`, see `in_read_pool`). Runs in a worker thread."""
         items_key, fetched = self.location.items_key, self.fetched
         residual = self.residual if filtered else None
         condition = self.spec.condition
@@ -222,7 +232,7 @@ class Plan:
                     check(inferred.schema)
             if residual is not None and batch.num_rows:
                 batch = _keep_matching(batch, residual)
-            return total, batch
+            return total, in_read_pool(batch) if kept else batch
 
         return decode
 

@@ -144,7 +144,7 @@ async def ranged_batches(
         return
     if opening is None:
         opening = open_read(requester, plan)
-    first_page = asyncio.create_task(_first_page(opening, plan, concurrency))
+    first_page = asyncio.create_task(_first_page(opening, plan, concurrency, kept=not streaming))
     try:
         (total, near), (_, far), round_trip = await opening.ends  # every read of the same
         # rows sends the same requests: the ends are always awaited
@@ -238,12 +238,13 @@ class _FirstPage:
 
 
 async def _first_page(
-    opening: ReadOpening, plan: Plan, concurrency: AdaptiveConcurrency
+    opening: ReadOpening, plan: Plan, concurrency: AdaptiveConcurrency, *, kept: bool
 ) -> _FirstPage:
-    """The plan's first page, its wait and decoding told to `concurrency`."""
+    """The plan's first page, its wait and decoding told to `concurrency` (`kept`: the read
+    keeps every batch)."""
     body, waited = await opening.take_first_page()
     concurrency.waited(waited, nbytes=len(body))
-    _, batch = await decoded(plan.decoder(None), body, concurrency)
+    _, batch = await decoded(plan.decoder(None, kept=kept), body, concurrency)
     full = rows_at_most(body) >= plan.page_size
     return _FirstPage(batch, last_row_value(body, SEQUENCE.encode()), full)
 

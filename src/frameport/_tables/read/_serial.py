@@ -70,7 +70,8 @@ async def serial_batches(
         counted=slot is None,
         last_sequence=last_sequence,
     )
-    pages = _decoded_pages(requester, plan, read, plan.decoder(inferred), bar, concurrency, slot)
+    decode = plan.decoder(inferred, kept=collect)
+    pages = _decoded_pages(requester, plan, read, decode, bar, concurrency, slot)
     async with aclosing(pages):
         batches: AsyncIterator[pa.RecordBatch] = up_to_head(pages, read.head, bar)
         if inferred is not None:
