@@ -259,7 +259,8 @@ def _python_list_series(
     name: str, column: pa.ChunkedArray[Any] | pa.Array[Any], index: pd.Index | None = None
 ) -> pd.Series[Any]:
     """The list column `name` as an ``object`` Series of Python lists (of tuples for
-    ``$permissions``), converted once, straight (not through numpy arrays first)."""
+    ``$permissions``, one per distinct list: `_shared_tuples`), converted once, straight
+    (not through numpy arrays first)."""
     if name == PERMISSIONS:
         tuples = _shared_tuples(column)
         if tuples is not None:
