@@ -69,8 +69,9 @@ def load_table(endpoint: str, rows: int) -> None:
         client.create_bucket(BUCKET, BUCKET)
 
 
-def read_cell(endpoint: str, setting: str) -> dict[str, float]:
-    """One ``to_pandas`` of the table (run in a subprocess of its own)."""
+def read_cell(endpoint: str, setting: str, page_size: int | None = None) -> dict[str, float]:
+    """One ``to_pandas`` of the table (run in a subprocess of its own), with `page_size`
+    rows a page (None: frameport's default)."""
     from frameport._client import Client
 
     parallel: int | str = setting if setting == "auto" else int(setting)
@@ -78,7 +79,7 @@ def read_cell(endpoint: str, setting: str) -> dict[str, float]:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, a connection and the loop are warm
         # every $ field, as the service sends them: the frame the goals were set against
-        read = functools.partial(table.to_pandas, progress=False, system=True)
+        read = functools.partial(table.to_pandas, progress=False, system=True, page_size=page_size)
         frame, seconds, growth = peak_growth(lambda: read(parallel=parallel))  # type: ignore[arg-type]
     return {
         "rows": float(len(frame)),
@@ -88,13 +89,16 @@ def read_cell(endpoint: str, setting: str) -> dict[str, float]:
     }
 
 
-def measure_read(endpoint: str, setting: str, repeat: int) -> dict[str, float]:
-    """The fastest of `repeat` reads, each in a fresh subprocess; its memory is the largest
-    seen."""
+def measure_read(
+    endpoint: str, setting: str, repeat: int, page_size: int | None = None
+) -> dict[str, float]:
+    """The fastest of `repeat` reads (`read_cell`), each in a fresh subprocess; its memory is
+    the largest seen."""
     runs: list[dict[str, float]] = []
+    pages = [] if page_size is None else [str(page_size)]
     for _ in range(repeat):
         output = subprocess.run(
-            [sys.executable, __file__, "read", endpoint, setting],
+            [sys.executable, __file__, "read", endpoint, setting, *pages],
             check=True, capture_output=True, text=True,
         ).stdout  # fmt: skip
         runs.append(json.loads(output.strip().splitlines()[-1]))
@@ -289,6 +293,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "read":
-        print(json.dumps(read_cell(sys.argv[2], sys.argv[3])))
+        page_size = int(sys.argv[4]) if len(sys.argv) > 4 else None
+        print(json.dumps(read_cell(sys.argv[2], sys.argv[3], page_size)))
     else:
         sys.exit(main())

@@ -4,7 +4,7 @@ page size does to a read's speed, memory and time to its first rows.
 The local service runs in its own process (``frameport serve``, rate limits off), started
 once per distance over the same 200,000-row table (sample people): near (no delay) and far
 (``--latency 50 --bandwidth 100``). For each page size, each in a fresh subprocess, the best
-of `--repeat`:
+of `--repeat` (the reads are `distance.py`'s read cells, with a page size):
 
 * ``to_pandas`` serial (``parallel=1``, every ``$`` field): its seconds a page give the fit
   *time a page = request + rows × row*, the cost of a request against the cost of a row;
@@ -24,14 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Literal
 
-from read import DATABASE, PROJECT, peak_growth
+from distance import load_table, measure_read
+from read import DATABASE, PROJECT
 from support.served import KEY, local_service
 
 DISTANCES: dict[str, list[str]] = {
@@ -42,70 +43,36 @@ PAGE_SIZES = (1000, 2500, 5000, 10_000, 20_000)
 DEFAULT = 5000
 
 
-def load_table(endpoint: str, rows: int) -> None:
-    from frameport._client import Client
-    from frameport._demo import sample_people
-
-    with Client(endpoint, PROJECT, key=KEY) as client:
-        frame = sample_people(rows)
-        client.create_table(DATABASE, "people", schema=frame).insert(frame, progress=False)
-
-
-def cell(endpoint: str, how: str, page_size: int) -> dict[str, float]:
-    """One read (in a subprocess of its own): seconds, rows and, for ``auto``, memory."""
+def first_batch(endpoint: str, page_size: int) -> dict[str, float]:
+    """The seconds from ``iter_batches`` to its first batch (in a subprocess of its own)."""
     from frameport._client import Client
 
     with Client(endpoint, PROJECT, key=KEY) as client:
         table = client.table(DATABASE, "people")
         table.head(1).to_pandas(progress=False)  # imports, a connection and the loop are warm
-        if how == "first":
-            started = time.perf_counter()
-            for first in table.iter_batches(progress=False, system=True, page_size=page_size):
-                return {"seconds": time.perf_counter() - started, "rows": float(len(first))}
-            raise SystemExit("the table is empty")
-        parallel: int | Literal["auto"] = 1 if how == "serial" else "auto"
-        frame, seconds, growth = peak_growth(
-            lambda: table.to_pandas(
-                progress=False, system=True, page_size=page_size, parallel=parallel
-            )
-        )
-        return {
-            "seconds": seconds,
-            "rows": float(len(frame)),
-            "peak_growth": growth,
-            "frame_bytes": float(frame.memory_usage(deep=True).sum()),
-        }
+        started = time.perf_counter()
+        for first in table.iter_batches(progress=False, system=True, page_size=page_size):
+            return {"seconds": time.perf_counter() - started, "rows": float(len(first))}
+    raise SystemExit("the table is empty")
 
 
-def measure(endpoint: str, how: str, page_size: int, repeat: int) -> dict[str, float]:
+def measure_first(endpoint: str, page_size: int, repeat: int) -> dict[str, float]:
+    """The fastest of `repeat` `first_batch` runs, each in a fresh subprocess."""
     runs = []
     for _ in range(repeat):
         output = subprocess.run(
-            [sys.executable, __file__, "cell", endpoint, how, str(page_size)],
+            [sys.executable, __file__, "first", endpoint, str(page_size)],
             check=True, capture_output=True, text=True,
         ).stdout  # fmt: skip
         runs.append(json.loads(output.strip().splitlines()[-1]))
-    best: dict[str, float] = min(runs, key=lambda run: run["seconds"])
-    if "peak_growth" in best:
-        best["memory_ratio"] = max(run["peak_growth"] / run["frame_bytes"] for run in runs)
-    return best
-
-
-def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """Least squares of ``y = a + b·x``: (a, b)."""
-    count = len(points)
-    mean_x = sum(x for x, _ in points) / count
-    mean_y = sum(y for _, y in points) / count
-    spread = sum((x - mean_x) ** 2 for x, _ in points)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / spread
-    return mean_y - slope * mean_x, slope
+    return dict(min(runs, key=lambda run: run["seconds"]))
 
 
 def report(distance: str, rows: int, cells: dict[int, dict[str, dict[str, float]]]) -> None:
     points = [
         (float(size), cells[size]["serial"]["seconds"] / -(-rows // size)) for size in PAGE_SIZES
     ]
-    request, per_row = fit(points)
+    per_row, request = statistics.linear_regression(*zip(*points, strict=True))
     print(f"\n{distance}: a serial page costs {request * 1e3:.1f} ms + {per_row * 1e6:.2f} µs a "
           f"row: a request is worth {request / per_row:,.0f} rows")  # fmt: skip
     base = cells[DEFAULT]
@@ -135,8 +102,9 @@ def main() -> None:
             with local_service(data, extra) as endpoint:
                 cells = {
                     size: {
-                        how: measure(endpoint, how, size, args.repeat)
-                        for how in ("serial", "auto", "first")
+                        "serial": measure_read(endpoint, "1", args.repeat, size),
+                        "auto": measure_read(endpoint, "auto", args.repeat, size),
+                        "first": measure_first(endpoint, size, args.repeat),
                     }
                     for size in PAGE_SIZES
                 }
@@ -144,7 +112,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "cell":
-        print(json.dumps(cell(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+    if len(sys.argv) > 1 and sys.argv[1] == "first":
+        print(json.dumps(first_batch(sys.argv[2], int(sys.argv[3]))))
     else:
         main()
