@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._params import Params
-from ..wire._timefmt import format_time
+from ..wire._timefmt import SERVICE_FORM, format_time
 from ._db_terms import Terms
 from ._spatial import SPATIAL_TYPES, InvalidGeometry, geometry_text
 
@@ -131,10 +131,6 @@ class ColumnDef:
 
 
 _DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
-# The service's own form, which normalizing leaves as it is once it parses.
-_SERVICE_FORM = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\+00:00"
-)
 
 
 def normalize_datetime(value: object) -> str | None:
@@ -149,7 +145,7 @@ def normalize_datetime(value: object) -> str | None:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
         return None
-    if _SERVICE_FORM.fullmatch(value):
+    if SERVICE_FORM.fullmatch(value):  # already what formatting it would give
         return value
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)

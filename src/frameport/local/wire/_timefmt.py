@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+
+SERVICE_FORM = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\+00:00")
+"""Text in the form `format_time` writes (whether it names an instant is not checked)."""
 
 
 def format_time(moment: datetime) -> str:
