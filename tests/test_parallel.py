@@ -138,6 +138,49 @@ def test_a_read_without_a_filter_opens_beside_the_column_fetch_sending_nothing_m
     assert rows_served(service, people) - before == len(expected) + BOUNDS_ROWS
 
 
+SERIAL_OPENINGS: dict[str, Callable[[TableQuery], TableQuery]] = {
+    "head of a few rows": lambda t: t.head(10),
+    "head of a select": lambda t: t.select("name", "signup").head(650),
+    "head by $sequence descending": lambda t: t.sort("$sequence", False).head(30),
+}
+
+
+@pytest.mark.parametrize("name", SERIAL_OPENINGS)
+def test_a_serial_read_without_a_filter_asks_for_its_first_page_beside_the_column_fetch(
+    service: LocalService, people: Table, name: str
+) -> None:
+    """The page asked for before the columns are known is the read's own first page: the
+    service sends the result's rows once, and the frame is that of the same read with a
+    filter (which asks for its pages only once the columns are known)."""
+    query = SERIAL_OPENINGS[name](people)
+    assert "because the head fits in one page" in query.explain()
+    expected = SERIAL_OPENINGS[name](people.where(col("$sequence") > 0)).to_pandas(progress=False)
+    before = rows_served(service, people)
+    pd.testing.assert_frame_equal(query.to_pandas(progress=False), expected)
+    assert rows_served(service, people) - before == len(expected)
+
+
+def test_a_serial_read_of_many_pages_takes_its_early_first_page_once(
+    service: LocalService, people: Table
+) -> None:
+    expected = people.where(col("$sequence") > 0).to_pandas(progress=False, page_size=PAGE)
+    before = rows_served(service, people)
+    read = people.to_pandas(progress=False, page_size=PAGE, parallel=1)
+    pd.testing.assert_frame_equal(read, expected)
+    assert rows_served(service, people) - before == len(expected)
+    batches = data_frames(people.iter_batches(progress=False, page_size=PAGE, parallel=1))
+    assert [len(batch) for batch in batches[:2]] == [PAGE, PAGE]
+
+
+def test_a_serial_read_whose_plan_fails_raises_the_plans_error(people: Table) -> None:
+    """Its early first page (refused too: the column is unknown) is let go unseen."""
+    with pytest.raises(FilterError, match="unknown column 'nope'"):
+        people.select("nope").head(5).to_pandas(progress=False)
+    with pytest.raises(FilterError, match="unknown column 'nope'"):
+        people.select("nope").to_pandas(progress=False, parallel=1)
+    assert len(people.head(5).to_pandas(progress=False)) == 5  # the client still reads
+
+
 def test_a_read_whose_plan_fails_closes_what_it_opened(people: Table) -> None:
     with pytest.raises(FilterError, match="unknown column 'nope'"):
         people.select("nope").to_pandas(progress=False)

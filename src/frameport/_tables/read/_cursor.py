@@ -22,9 +22,9 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -87,7 +87,8 @@ class PagedRead:
     the rows still missing; `counted` asks the service to count the rows on the first page
     (work for the service, which a range of a larger read does not need); `last_sequence`,
     the ``$sequence`` of the last row a read up ``$sequence`` can hold, ends it at the page
-    that ends with that row."""
+    that ends with that row. `first_page` is the body of the first page, when it was asked
+    for already (`EarlyPage`)."""
 
     path: str
     requests: tuple[tuple[str, ...], ...]
@@ -96,11 +97,17 @@ class PagedRead:
     every_row_kept: bool = False
     counted: bool = True
     last_sequence: int | None = None
+    first_page: asyncio.Task[bytes] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_page_size(self.page_size)
         if not self.requests:
             raise ValueError("a read needs at least one request")
+
+    @property
+    def row_limit(self) -> int | None:
+        """The most rows its pages ask for in all: the head, when no row is dropped."""
+        return self.head if self.every_row_kept else None
 
 
 def check_page_size(page_size: int) -> int:
@@ -174,10 +181,10 @@ async def _fetch_pages(
 ) -> None:
     try:
         for number, queries in enumerate(read.requests):
-            row_limit = read.head if read.every_row_kept else None
             pages = iter_pages(
-                requester, read.path, queries, read.page_size, row_limit=row_limit,
+                requester, read.path, queries, read.page_size, row_limit=read.row_limit,
                 with_total=read.counted and number == 0, last_sequence=read.last_sequence,
+                first_page=read.first_page if number == 0 else None,
             )  # fmt: skip
             first = number == 0
             asked = time.perf_counter()
@@ -208,6 +215,7 @@ async def iter_pages(
     after: str | None = None,
     skipped: int = 0,
     last_sequence: int | None = None,
+    first_page: Awaitable[bytes] | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Every page body of one list request (`queries`: everything but limit and cursor), in
     the service's order: the one cursor loop of the package.
@@ -218,7 +226,8 @@ async def iter_pages(
     first page asks the service to count the rows (`with_total`). A read that continues an
     earlier one starts after the row `after`, `skipped` rows into the request. A request up
     ``$sequence`` whose rows end at `last_sequence` ends with the page that ends there: an
-    empty page after it would say so a round trip later.
+    empty page after it would say so a round trip later. `first_page` is the first page's
+    body when it was asked for already, with the same queries, limit and count.
     """
     last = None if last_sequence is None else str(last_sequence)
     delivered = 0
@@ -227,10 +236,13 @@ async def iter_pages(
         limit = page_size if row_limit is None else min(page_size, row_limit - delivered)
         if limit < 1:
             return
-        body = await fetch_page(
-            requester, path, queries, limit, cursor=cursor, delivered=skipped + delivered,
-            with_total=with_total and delivered == 0,
-        )  # fmt: skip
+        if first_page is not None:
+            body, first_page = await first_page, None
+        else:
+            body = await fetch_page(
+                requester, path, queries, limit, cursor=cursor, delivered=skipped + delivered,
+                with_total=with_total and delivered == 0,
+            )  # fmt: skip
         cursor = last_row_id(body)
         yield body
         delivered += limit

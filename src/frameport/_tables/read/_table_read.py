@@ -25,7 +25,7 @@ from ..._core._progress import finish, progress_bar
 from ..._schema import InferredSchema
 from .._location import TableLocation
 from ._cursor import TOTAL_CAP
-from ._plan import Plan, QuerySpec, make_plan
+from ._plan import Plan, QuerySpec, make_plan, plan_page_size
 from ._probes import last_sequence, sequence_at, sequence_bounds, service_count
 from ._ranged import (
     GUESSED_WORK_PER_ROW,
@@ -35,7 +35,7 @@ from ._ranged import (
     ranged_batches,
 )
 from ._ranges import SequenceRange, split_ranges
-from ._serial import serial_batches
+from ._serial import EarlyPage, early_page, serial_batches
 from ._strategy import Parallel, ReadStrategy
 from ._system import System
 
@@ -54,7 +54,7 @@ class TableRead:
     plan: Plan
     strategy: ReadStrategy
     inferred: InferredSchema | None
-    opening: ReadOpening | None = field(default=None, repr=False)
+    opening: ReadOpening | EarlyPage | None = field(default=None, repr=False)
 
     @classmethod
     async def make(
@@ -68,11 +68,15 @@ class TableRead:
         reading: bool = False,
     ) -> TableRead:
         """The read of `spec` on the table at `location`. A read `reading` its pages next
-        sends the first requests it can before the table's columns arrive."""
+        sends the first requests it can before the table's columns arrive: those of a ranged
+        read's opening, or a serial read's first page."""
         member = requester.query_member_for(location.rows_path)
-        opening = None
+        opening: ReadOpening | EarlyPage | None = None
         if reading:
-            opening = early_opening(requester, location, member, spec, page_size, parallel)
+            if ReadStrategy.of(spec, plan_page_size(spec, page_size), parallel).ranged:
+                opening = early_opening(requester, location, member, spec, page_size, parallel)
+            else:
+                opening = early_page(requester, location, member, spec, page_size)
         try:
             plan = await make_plan(requester, location, member, spec, page_size)
         except BaseException:
@@ -80,8 +84,11 @@ class TableRead:
                 await opening.close()
             raise
         strategy = ReadStrategy.of_plan(plan, parallel)
-        if opening is not None and not (strategy.ranged and opening.serves(plan)):
+        if isinstance(opening, ReadOpening) and not (strategy.ranged and opening.serves(plan)):
             await opening.close()  # the columns made another read of it
+            opening = None
+        if isinstance(opening, EarlyPage) and strategy.ranged:
+            await opening.close()
             opening = None
         inferred = InferredSchema() if plan.fetched is None else None
         return cls(requester, plan, strategy, inferred, opening)
@@ -100,13 +107,18 @@ class TableRead:
     async def pages(self, bar: Any = None, *, collect: bool) -> AsyncGenerator[pa.RecordBatch]:
         """The result batches, in the result's order. `collect` says the caller keeps every
         batch (memory need not be bounded); `bar` counts the rows."""
+        opening = self.opening
         if self.strategy.ranged:
+            assert not isinstance(opening, EarlyPage), "a ranged read opens with a ReadOpening"
             batches = ranged_batches(
                 self.requester, self.plan, self.strategy.controller(), bar,
-                streaming=not collect, opening=self.opening,
+                streaming=not collect, opening=opening,
             )  # fmt: skip
         else:
-            batches = serial_batches(self.requester, self.plan, self.inferred, bar, collect=collect)
+            assert not isinstance(opening, ReadOpening), "a serial read opens with its page"
+            batches = serial_batches(
+                self.requester, self.plan, self.inferred, bar, collect=collect, early=opening
+            )
         async with aclosing(batches):
             async for batch in batches:
                 yield batch
