@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import ssl
 from pathlib import Path
 
 import certifi
@@ -13,7 +14,7 @@ from frameport._client import AsyncClient, Client
 from frameport._core._auth import config_dir
 from frameport._core._ids import ID
 from frameport._core._permissions import Permission, Role
-from frameport._core._transport import RetryPolicy, _shared_ssl_context, queries_param, redact_url
+from frameport._core._transport import RetryPolicy, _ssl_context, queries_param, redact_url
 
 
 def test_unique_ids_have_the_service_format_and_are_time_ordered() -> None:
@@ -160,7 +161,16 @@ def test_clients_share_one_ssl_context_per_certificate_setting(
 ) -> None:
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    default = _shared_ssl_context()
-    assert _shared_ssl_context() is default
+    default = _ssl_context("https://cloud.example/v1")
+    assert _ssl_context("HTTPS://other.example/v1") is default
+    assert default.cert_store_stats()["x509_ca"] > 0
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
-    assert _shared_ssl_context() is not default
+    assert _ssl_context("https://cloud.example/v1") is not default
+
+
+def test_a_plain_http_client_loads_no_certificates_and_trusts_none() -> None:
+    """Its requests never open TLS; were one opened, it would fail verification."""
+    context = _ssl_context("http://127.0.0.1:8080/v1")
+    assert context.cert_store_stats()["x509_ca"] == 0
+    assert context.verify_mode is ssl.CERT_REQUIRED
+    assert context.check_hostname

@@ -233,11 +233,20 @@ class KeyThrottle(RateLimitThrottle):
             super().observe(route, response)
 
 
-def _shared_ssl_context() -> ssl.SSLContext:
-    """httpx's default SSL context (certificates from ``SSL_CERT_FILE``, ``SSL_CERT_DIR`` or
-    certifi), made once per process and setting: loading the certificates takes tens of
-    milliseconds, which every new client would pay again."""
+def _ssl_context(endpoint: str) -> ssl.SSLContext:
+    """The SSL context of a client of `endpoint`. For HTTPS, httpx's default (certificates
+    from ``SSL_CERT_FILE``, ``SSL_CERT_DIR`` or certifi), made once per process and setting:
+    loading the certificates takes about 40 ms here, which every new client would pay again.
+    A plain-HTTP endpoint opens no TLS connection (requests go to its paths, redirects are
+    not followed), so it loads none: its context verifies against no certificate at all."""
+    if not endpoint.lower().startswith("https:"):
+        return _unused_ssl_context()
     return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _unused_ssl_context() -> ssl.SSLContext:
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifying, and trusting nothing
 
 
 @functools.cache
@@ -384,7 +393,7 @@ class Transport:
                 headers=self._headers,
                 cookies=_no_cookie_jar(),
                 follow_redirects=False,
-                verify=_shared_ssl_context(),
+                verify=_ssl_context(self.endpoint),
             )
             self._loop = loop
         return self._http
