@@ -109,6 +109,11 @@ class PagedRead:
         """The most rows its pages ask for in all: the head, when no row is dropped."""
         return self.head if self.every_row_kept else None
 
+    @property
+    def first_limit(self) -> int:
+        """The rows its first page asks for."""
+        return self.page_size if self.row_limit is None else min(self.page_size, self.row_limit)
+
 
 def check_page_size(page_size: int) -> int:
     """`page_size` if it is a whole number of rows of at least 1."""

@@ -302,6 +302,18 @@ async def make_plan(
     return replace(plan, fetched=arrow_schema(models, select=select))
 
 
+def plan_before_columns(
+    location: TableLocation, member: str, spec: QuerySpec, page_size: int | None
+) -> Plan | None:
+    """The plan of `spec` before the table's columns are known, for the requests a read
+    sends while they are fetched: a query without a filter sends the same requests whatever
+    the columns. None for a query with a filter."""
+    if spec.condition is not None:
+        return None
+    size = plan_page_size(spec, page_size)
+    return Plan(location, member, spec, size, filters=((),), residual=None, fetched=None)
+
+
 def plan_page_size(spec: QuerySpec, page_size: int | None) -> int:
     """The rows per page a read of `spec` asks for: `page_size`, else the query's, else the
     default."""

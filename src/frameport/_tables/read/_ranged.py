@@ -30,7 +30,7 @@ from ..._core._together import cancel_and_wait
 from .._location import TableLocation
 from ._cursor import decoded, fetch_page, rows_at_most, show_total, up_to_head
 from ._decode import last_row_value
-from ._plan import Plan, QuerySpec, plan_page_size
+from ._plan import Plan, QuerySpec, plan_before_columns
 from ._probes import one_row
 from ._ranges import SEQUENCE, SequenceRange, tapering_ranges
 from ._serial import serial_batches
@@ -116,12 +116,10 @@ def early_opening(
     """The opening of a ranged read of `spec`, sent before its plan is made (while the
     table's columns are fetched) when it depends on no column: a query without a filter.
     None when the read cannot open early."""
-    size = plan_page_size(spec, page_size)
-    if spec.condition is not None or not ReadStrategy.of(spec, size, parallel).ranged:
+    plan = plan_before_columns(location, member, spec, page_size)
+    if plan is None or not ReadStrategy.of(spec, plan.page_size, parallel).ranged:
         return None
-    # Without a filter, the requests are the same whatever the columns.
-    unfiltered = Plan(location, member, spec, size, filters=((),), residual=None, fetched=None)
-    return open_read(requester, unfiltered)
+    return open_read(requester, plan)
 
 
 async def ranged_batches(

@@ -36,7 +36,7 @@ from ._cursor import (
     up_to_head,
 )
 from ._ordering import sort_table
-from ._plan import Plan, QuerySpec, plan_page_size
+from ._plan import Plan, QuerySpec, plan_before_columns
 from ._probes import sequence_bounds
 
 if TYPE_CHECKING:
@@ -78,17 +78,14 @@ def early_page(
     """The first page of a serial read of `spec`, asked for now (while the table's columns
     are fetched) when it depends on no column: a query without a filter. None when the read
     cannot ask early."""
-    size = plan_page_size(spec, page_size)
-    if spec.condition is not None:
+    plan = plan_before_columns(location, member, spec, page_size)
+    if plan is None:
         return None
-    # Without a filter, the requests are the same whatever the columns.
-    unfiltered = Plan(location, member, spec, size, filters=((),), residual=None, fetched=None)
-    read = paged_read(unfiltered)
-    limit = size if read.row_limit is None else min(size, read.row_limit)
-    if limit < 1:
+    read = paged_read(plan)
+    if read.first_limit < 1:
         return None
     (queries,) = read.requests
-    body = asyncio.create_task(fetch_page(requester, read.path, queries, limit))
+    body = asyncio.create_task(fetch_page(requester, read.path, queries, read.first_limit))
     return EarlyPage(read, body)
 
 
