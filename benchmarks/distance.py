@@ -34,7 +34,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -57,6 +57,21 @@ BUCKET = "distance"
 
 # ---------------------------------------------------------------------------------------------
 # Reads
+
+
+def served_at_each_distance(
+    rows: int, distances: dict[str, list[str]] = DISTANCES
+) -> Iterator[tuple[str, str]]:
+    """A table of `rows` sample people loaded once into a local service, then served at
+    each of `distances` (name: ``serve`` options) in turn: each one's name and endpoint,
+    while it runs."""
+    with tempfile.TemporaryDirectory(prefix="frameport-bench-") as scratch:
+        data = Path(scratch) / "data"
+        with local_service(data) as endpoint:
+            load_table(endpoint, rows)
+        for distance, extra in distances.items():
+            with local_service(data, extra) as endpoint:
+                yield distance, endpoint
 
 
 def load_table(endpoint: str, rows: int) -> None:
@@ -123,10 +138,10 @@ def read_matrix(endpoints: dict[str, str], repeat: int) -> dict[str, dict[str, d
     return matrix
 
 
-def judge(label: str, value: float, goal: float, *, at_least: bool = True) -> bool:
+def judge(label: str, value: float, goal: float, *, at_least: bool = True, unit: str = "x") -> bool:
     met = value >= goal if at_least else value <= goal
     sign = ">=" if at_least else "<="
-    print(f"  {label:52} {value:6.2f}x  (goal {sign} {goal})  {'met' if met else 'MISSED'}")
+    print(f"  {label:52} {value:6.2f}{unit}  (goal {sign} {goal})  {'met' if met else 'MISSED'}")
     return met
 
 

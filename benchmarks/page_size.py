@@ -27,13 +27,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from distance import load_table, measure_read
+from distance import measure_read, served_at_each_distance
 from read import DATABASE, PROJECT
-from support.served import KEY, local_service
+from support.served import KEY
 
 DISTANCES: dict[str, list[str]] = {
     "near": [],
@@ -94,21 +92,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     os.environ["FRAMEPORT_PROGRESS"] = "0"
-    with tempfile.TemporaryDirectory(prefix="frameport-bench-") as scratch:
-        data = Path(scratch) / "data"
-        with local_service(data) as endpoint:
-            load_table(endpoint, args.rows)
-        for distance, extra in DISTANCES.items():
-            with local_service(data, extra) as endpoint:
-                cells = {
-                    size: {
-                        "serial": measure_read(endpoint, "1", args.repeat, size),
-                        "auto": measure_read(endpoint, "auto", args.repeat, size),
-                        "first": measure_first(endpoint, size, args.repeat),
-                    }
-                    for size in PAGE_SIZES
-                }
-            report(distance, args.rows, cells)
+    for distance, endpoint in served_at_each_distance(args.rows, DISTANCES):
+        cells = {
+            size: {
+                "serial": measure_read(endpoint, "1", args.repeat, size),
+                "auto": measure_read(endpoint, "auto", args.repeat, size),
+                "first": measure_first(endpoint, size, args.repeat),
+            }
+            for size in PAGE_SIZES
+        }
+        report(distance, args.rows, cells)
 
 
 if __name__ == "__main__":

@@ -27,15 +27,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 
-from distance import DISTANCES, load_table, measure_read
+from distance import judge, measure_read, served_at_each_distance
 from read import DATABASE, PROJECT
-from support.served import KEY, headers, local_service
+from support.served import KEY, headers
 
 FIRST_ROWS_GOAL = 1.5  # round trips, at most
 READ_GOAL = 0.85  # far rows/s against near, at least
@@ -87,13 +85,6 @@ def measure_first_rows(endpoint: str, repeat: int) -> dict[str, float]:
     return {name: min(run[name] for run in runs) for name in runs[0]}
 
 
-def judge(label: str, value: float, goal: float, *, at_least: bool) -> bool:
-    met = value >= goal if at_least else value <= goal
-    sign = ">=" if at_least else "<="
-    print(f"  {label:58} {value:6.2f}  (goal {sign} {goal})  {'met' if met else 'NOT met'}")
-    return met
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
@@ -101,32 +92,28 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["FRAMEPORT_PROGRESS"] = "0"
     cells: dict[str, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory(prefix="frameport-bench-") as scratch:
-        data = Path(scratch) / "data"
-        with local_service(data) as endpoint:
-            load_table(endpoint, args.rows)
-        for distance, extra in DISTANCES.items():
-            with local_service(data, extra) as endpoint:
-                first = measure_first_rows(endpoint, args.repeat)
-                read = measure_read(endpoint, "auto", args.repeat)
-            cells[distance] = {**first, "rate": read["rate"]}
-            trip = first["round_trip"]
-            print(
-                f"{distance:24} round trip {trip * 1e3:5.1f} ms · head({HEAD_ROWS}) "
-                f"{first['head'] * 1e3:6.1f} ms = {first['head'] / trip:4.2f} trips · first "
-                f"batch ({first['batch_rows']:,.0f} rows) {first['first_batch'] * 1e3:6.1f} ms = "
-                f"{first['first_batch'] / trip:4.2f} trips · to_pandas {read['rate']:9,.0f} rows/s",
-                flush=True,
-            )
+    for distance, endpoint in served_at_each_distance(args.rows):
+        first = measure_first_rows(endpoint, args.repeat)
+        read = measure_read(endpoint, "auto", args.repeat)
+        cells[distance] = {**first, "rate": read["rate"]}
+        trip = first["round_trip"]
+        print(
+            f"{distance:24} round trip {trip * 1e3:5.1f} ms · head({HEAD_ROWS}) "
+            f"{first['head'] * 1e3:6.1f} ms = {first['head'] / trip:4.2f} trips · first "
+            f"batch ({first['batch_rows']:,.0f} rows) {first['first_batch'] * 1e3:6.1f} ms = "
+            f"{first['first_batch'] / trip:4.2f} trips · to_pandas {read['rate']:9,.0f} rows/s",
+            flush=True,
+        )
     near = cells.pop("near")
     print("\ngoals:")
     for distance, cell in cells.items():
-        judge(f"{distance}: head's first rows, round trips", cell["head"] / cell["round_trip"],
-              FIRST_ROWS_GOAL, at_least=False)  # fmt: skip
-        judge(f"{distance}: first batch, round trips", cell["first_batch"] / cell["round_trip"],
-              FIRST_ROWS_GOAL, at_least=False)  # fmt: skip
-        judge(f"{distance}: {args.rows:,}-row read, rows/s against near",
-              cell["rate"] / near["rate"], READ_GOAL, at_least=True)  # fmt: skip
+        trips = " trips"
+        judge(f"{distance}: head's first rows", cell["head"] / cell["round_trip"],
+              FIRST_ROWS_GOAL, at_least=False, unit=trips)  # fmt: skip
+        judge(f"{distance}: first batch", cell["first_batch"] / cell["round_trip"],
+              FIRST_ROWS_GOAL, at_least=False, unit=trips)  # fmt: skip
+        judge(f"{distance}: {args.rows:,}-row read against near",
+              cell["rate"] / near["rate"], READ_GOAL)  # fmt: skip
 
 
 if __name__ == "__main__":
