@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .._exceptions import ArchiveError
+from .._tables.changes import sorted_sequences
 from ._archive import Archive
 
 FORMAT = 1
@@ -175,9 +176,9 @@ async def held_sequences(
         return (await _column(archive, layers[-1]["held"]["path"], "$sequence")).to_numpy()
     if len(layers) == 1:
         full = await _column(archive, layers[0]["rows"]["path"], "$sequence")
-        return np.sort(full.to_numpy())
+        return sorted_sequences(full.to_numpy())
     rows = await table_ids(archive, layers)
-    return np.sort(rows.column("$sequence").to_numpy())
+    return sorted_sequences(rows.column("$sequence").to_numpy())
 
 
 async def ids_at(

@@ -40,6 +40,7 @@ from .._tables.changes import (
     minus_seconds,
     service_now,
     service_text,
+    sorted_sequences,
     updated_since,
 )
 from .._tables.export import export_resumable
@@ -319,7 +320,9 @@ async def _write_layer(
             return {"layer": layer, "rows": report.rows}
         new = await asyncio.to_thread(read_columns, archive, name, ["$id", "$sequence"])
         # The rows as they are now: the earlier ones and the ones read now, less the gone.
-        candidates = _union(await earlier_held, np.sort(new.column("$sequence").to_numpy()))
+        candidates = _union(
+            await earlier_held, sorted_sequences(new.column("$sequence").to_numpy())
+        )
         # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
         gone_at, _ = await gone_sequences(read.ids_only(), candidates)
         held = np.delete(candidates, np.searchsorted(candidates, gone_at))

