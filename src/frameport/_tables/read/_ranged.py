@@ -34,7 +34,6 @@ from ._plan import Plan, QuerySpec, plan_before_columns
 from ._probes import one_row
 from ._ranges import SEQUENCE, SequenceRange, tapering_ranges
 from ._serial import serial_batches
-from ._strategy import Parallel, ReadStrategy
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -111,15 +110,12 @@ def early_opening(
     member: str,
     spec: QuerySpec,
     page_size: int | None,
-    parallel: Parallel,
 ) -> ReadOpening | None:
     """The opening of a ranged read of `spec`, sent before its plan is made (while the
     table's columns are fetched) when it depends on no column: a query without a filter.
     None when the read cannot open early."""
     plan = plan_before_columns(location, member, spec, page_size)
-    if plan is None or not ReadStrategy.of(spec, plan.page_size, parallel).ranged:
-        return None
-    return open_read(requester, plan)
+    return None if plan is None else open_read(requester, plan)
 
 
 async def ranged_batches(

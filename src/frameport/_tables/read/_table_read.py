@@ -74,7 +74,7 @@ class TableRead:
         opening: ReadOpening | EarlyPage | None = None
         if reading:
             if ReadStrategy.of(spec, plan_page_size(spec, page_size), parallel).ranged:
-                opening = early_opening(requester, location, member, spec, page_size, parallel)
+                opening = early_opening(requester, location, member, spec, page_size)
             else:
                 opening = early_page(requester, location, member, spec, page_size)
         try:
