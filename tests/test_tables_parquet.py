@@ -55,6 +55,34 @@ def test_the_whole_table_in_row_groups_with_the_chosen_codec(
     assert pq.read_table(target).equals(table.to_arrow(progress=False))
 
 
+def test_system_columns_are_delta_encoded_and_every_reader_reads_them_equal(
+    people: tuple[Table, pd.DataFrame], tmp_path: Path
+) -> None:
+    import duckdb
+    import polars as pl
+
+    table, _ = people
+    target = tmp_path / "system.parquet"
+    table.to_parquet(target, system=True, progress=False)
+    chunks = pq.ParquetFile(target).metadata.row_group(0)
+    encodings = {
+        chunks.column(i).path_in_schema: chunks.column(i) for i in range(chunks.num_columns)
+    }
+    for name in ("$sequence", "$createdAt", "$updatedAt"):
+        assert "DELTA_BINARY_PACKED" in encodings[name].encodings, name
+        assert not encodings[name].has_dictionary_page, name
+    assert not encodings["$id"].has_dictionary_page
+    assert encodings["city"].has_dictionary_page  # the user's columns as Arrow writes them
+    expected = table.to_arrow(system=True, progress=False)
+    written = pq.read_table(target)
+    assert written.equals(expected)
+    sequences = expected.column("$sequence").to_pylist()
+    assert pl.read_parquet(target)["$sequence"].to_list() == sequences
+    in_duckdb = duckdb.sql(f'SELECT "$sequence", "$updatedAt" FROM \'{target}\'').to_arrow_table()
+    assert in_duckdb.column(0).to_pylist() == sequences
+    assert in_duckdb.column(1).to_pylist() == expected.column("$updatedAt").to_pylist()
+
+
 def test_an_empty_result_writes_a_file_with_the_schema(
     people: tuple[Table, pd.DataFrame], tmp_path: Path
 ) -> None:

@@ -17,6 +17,7 @@ import os
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -31,6 +32,32 @@ ROW_GROUP_BYTES = 32 * 1024 * 1024
 """A row group is closed earlier when its batches hold about this many bytes in memory."""
 
 
+DELTA_COLUMNS = frozenset({"$sequence", "$createdAt", "$updatedAt"})
+"""System columns of 64-bit numbers that rise (nearly) row by row: written with
+``DELTA_BINARY_PACKED``, a few bits a value, where a dictionary of values that hardly repeat
+costs time and, past its size limit, is given up after it was built."""
+
+UNIQUE_COLUMNS = frozenset({"$id"})
+"""System columns whose values are all different: written plain, without a dictionary."""
+
+
+def column_encodings(schema: pa.Schema) -> dict[str, Any]:
+    """The `pyarrow.parquet.ParquetWriter` options that write the system columns of `schema`
+    as `DELTA_COLUMNS` and `UNIQUE_COLUMNS` say, and every other column as Arrow does by
+    default. Every Parquet reader reads both encodings."""
+    delta = {
+        field.name: "DELTA_BINARY_PACKED"
+        for field in schema
+        if field.name in DELTA_COLUMNS
+        and (pa.types.is_int64(field.type) or pa.types.is_timestamp(field.type))
+    }
+    plain = delta.keys() | (UNIQUE_COLUMNS & set(schema.names))
+    if not plain:
+        return {}
+    dictionary = [name for name in schema.names if name not in plain]
+    return {"use_dictionary": dictionary, "column_encoding": delta}
+
+
 async def write_parquet(
     batches: AsyncIterator[pa.RecordBatch],
     schema: pa.Schema,
@@ -39,12 +66,18 @@ async def write_parquet(
     compression: str = "zstd",
 ) -> int:
     """Write `batches` (each with exactly `schema`) to the Parquet file `path`; return the row
-    count. Compression and writing run in a worker thread, beside the fetching."""
+    count. Compression and writing run in a worker thread, beside the fetching; the system
+    columns are encoded as `column_encodings` says."""
     rows = 0
     with (
         _replacing(path) as temporary,
-        # The stubs list lower-case codec names only; Arrow takes any case.
-        pq.ParquetWriter(temporary, schema, compression=compression) as writer,  # type: ignore[arg-type]
+        pq.ParquetWriter(
+            temporary,
+            schema,
+            # The stubs list lower-case codec names only; Arrow takes any case.
+            compression=compression,  # type: ignore[arg-type]
+            **column_encodings(schema),
+        ) as writer,
     ):
         async for group in _row_groups(batches):
             await in_thread_to_the_end(writer.write_table, group, row_group_size=group.num_rows)
