@@ -21,6 +21,7 @@ resumable after a crash, and incremental when the archive already holds a snapsh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import time
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,13 @@ from .._tables.changes import (
     updated_since,
 )
 from .._tables.export import column_encodings, export_resumable
-from .._tables.read import ALL_SYSTEM, QuerySpec, SequenceRange, TableRead
+from .._tables.read import (
+    ALL_SYSTEM,
+    QuerySpec,
+    SequenceRange,
+    TableRead,
+    table_last_sequence,
+)
 from .._transfer._download import ResumableDownload
 from ._archive import Archive
 from ._manifest import (
@@ -75,6 +82,12 @@ the service had begun but not finished then)."""
 
 CONCURRENT_DOWNLOADS = 4
 
+INCREMENTAL_RANGES = 2
+"""Ranges an incremental layer's read runs at once. A full layer reads its table alone, as
+many ranges at once as the machine keeps up with; incremental layers, few rows as a rule,
+are read all at once (the service builds one table's pages while the client writes
+another's), so each is held to a few ranges, which bounds their memory together."""
+
 
 async def run_backup(
     requester: Requester,
@@ -91,8 +104,7 @@ async def run_backup(
     base = None if plan["base"] is None else load_manifest(archive, plan["base"])
     snapshot = plan["snapshot"]
     files: dict[str, dict[str, Any]] = {}
-    # One table's rows are read at a time; the gone-row probes of an incremental layer run
-    # while the next table's rows come.
+    # The full layers' rows are read one table at a time (see `INCREMENTAL_RANGES`).
     exporting = asyncio.Semaphore(1)
     databases = []
     rows_read = 0
@@ -163,11 +175,14 @@ async def _plan(
         databases = project["databases"]
         locations = [TableLocation(database["record"]["$id"], table["$id"])
                      for database in databases for table in database["tables"]]  # fmt: skip
-        made = await together(
-            TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
-            for location in locations
+        # Each table's bound is asked for beside its columns.
+        made, uppers = await asyncio.gather(
+            together(
+                TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
+                for location in locations
+            ),
+            together(table_last_sequence(requester, location) for location in locations),
         )
-        uppers = await together(read.last_sequence() for read in made)
         now, version = await now_asked, await version_asked
     finally:
         await cancel_and_wait(now_asked, version_asked)
@@ -295,12 +310,14 @@ async def _write_layer(
     snapshot into Parquet; its layer and row count."""
     bounded = read.narrowed(*SequenceRange(0, bound or 0).queries(read.member))
     changed = (
-        bounded if earlier is None else updated_since(bounded, minus_seconds(earlier["time"], lag))
+        bounded
+        if earlier is None
+        else updated_since(bounded, minus_seconds(earlier["time"], lag)).at_most(INCREMENTAL_RANGES)
     )
     name = f"{folder}/rows.parquet"
     earlier_held = None
     try:
-        async with exporting:
+        async with exporting if earlier is None else contextlib.nullcontext():
             # The earlier snapshot's rows are read from the archive while the changed rows come.
             if earlier is not None:
                 earlier_held = asyncio.ensure_future(held_sequences(archive, earlier["layers"]))

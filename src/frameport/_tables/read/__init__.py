@@ -25,7 +25,7 @@ from ._rechunk import rechunk
 from ._serial import learn_columns
 from ._strategy import Parallel
 from ._system import ALL_SYSTEM, DEFAULT_SYSTEM, System, system_fields
-from ._table_read import TableRead
+from ._table_read import TableRead, table_last_sequence
 
 __all__ = [
     "ALL_SYSTEM",
@@ -49,4 +49,5 @@ __all__ = [
     "learn_columns",
     "rechunk",
     "system_fields",
+    "table_last_sequence",
 ]

@@ -25,7 +25,7 @@ from ..._core._progress import finish, progress_bar
 from ..._schema import InferredSchema
 from .._location import TableLocation
 from ._cursor import TOTAL_CAP
-from ._plan import Plan, QuerySpec, make_plan, plan_page_size
+from ._plan import Plan, QuerySpec, make_plan, plan_before_columns, plan_page_size
 from ._probes import last_sequence, sequence_at, sequence_bounds, service_count
 from ._ranged import (
     GUESSED_WORK_PER_ROW,
@@ -182,10 +182,6 @@ class TableRead:
         at any position (the service's counts stop at `TOTAL_CAP`, its offsets do not)."""
         return await sequence_at(self.requester, self.plan, position) if self.plan.filters else None
 
-    async def last_sequence(self) -> int | None:
-        """The ``$sequence`` of its last row now (None: it has none); one one-row request."""
-        return await last_sequence(self.requester, self.plan) if self.plan.filters else None
-
     async def ranges(
         self, *, parts: int | None = None, width: int | None = None
     ) -> list[SequenceRange]:
@@ -200,6 +196,12 @@ class TableRead:
         return split_ranges(bounds.first, bounds.last, parts)
 
     # -- the same read, restricted ---------------------------------------------------------------
+
+    def at_most(self, parallel: int) -> TableRead:
+        """This read with at most `parallel` ranges at once (a serial read stays serial)."""
+        if not self.strategy.ranged:
+            return self
+        return replace(self, strategy=ReadStrategy(parallel, None))
 
     def within(self, part: SequenceRange) -> TableRead:
         """This read restricted to the rows of `part`."""
@@ -286,3 +288,12 @@ async def _tagged(
     async with aclosing(batches):
         async for batch in batches:
             yield index, batch
+
+
+async def table_last_sequence(requester: Requester, location: TableLocation) -> int | None:
+    """The ``$sequence`` of the last row of the table at `location` now (None: it has none):
+    one one-row request, which needs none of the table's columns."""
+    member = requester.query_member_for(location.rows_path)
+    plan = plan_before_columns(location, member, QuerySpec(), None)
+    assert plan is not None, "a query without a filter is planned before the columns"
+    return await last_sequence(requester, plan)
