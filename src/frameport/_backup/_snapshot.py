@@ -321,7 +321,10 @@ async def _write_layer(
             # The earlier snapshot's rows are read from the archive while the changed rows come.
             if earlier is not None:
                 earlier_held = asyncio.ensure_future(held_sequences(archive, earlier["layers"]))
-            report = await export_resumable(changed, archive.staging(name), progress=progress)
+            # The read stops at the snapshot's bound: the rows past it are the next backup's.
+            report = await export_resumable(
+                changed, archive.staging(name), progress=progress, count_rows_left=False
+            )
             if not report.ok:
                 raise ArchiveError(
                     f"the rows of {read.location} did not pass the export's checks "

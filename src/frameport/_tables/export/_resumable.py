@@ -60,8 +60,11 @@ async def export_resumable(
     *,
     compression: str = "zstd",
     progress: bool | None = None,
+    count_rows_left: bool = True,
 ) -> ExportReport:
-    """Export the rows of `read` to `path`, resuming from the checkpoint beside it."""
+    """Export the rows of `read` to `path`, resuming from the checkpoint beside it; with
+    `count_rows_left`, count the rows past the last segment (created since it was fixed) for
+    the report, while the segments are joined."""
     started = time.perf_counter()
     schema = _refuse_unsegmentable(read)
     target = Path(path)
@@ -91,7 +94,7 @@ async def export_resumable(
         pages = await _write_segments(read, checkpoint, folder, schema, bar, distance)
     upper = checkpoint.segments[-1][1] if checkpoint.segments else None
     rows_left = None
-    if upper is not None:  # asked for while the segments are joined
+    if upper is not None and count_rows_left:
         rows_left = asyncio.create_task(
             read.narrowed(sequence_above(upper, read.member)).service_count()
         )
