@@ -173,13 +173,19 @@ async def _plan(
     try:
         project = await describe_project(requester, selection)
         databases = project["databases"]
-        locations = [TableLocation(database["record"]["$id"], table["$id"])
-                     for database in databases for table in database["tables"]]  # fmt: skip
-        # Each table's bound is asked for beside its columns.
+        tables = [(TableLocation(database["record"]["$id"], table["$id"]), table)
+                  for database in databases for table in database["tables"]]  # fmt: skip
+        locations = [location for location, _ in tables]
         made, uppers = await asyncio.gather(
+            # Made with the columns the listing gave: the models a table's own record holds.
             together(
-                TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
-                for location in locations
+                TableRead.make(
+                    requester,
+                    location,
+                    QuerySpec(system=ALL_SYSTEM),
+                    columns=record.get(location.columns_key),
+                )
+                for location, record in tables
             ),
             together(table_last_sequence(requester, location) for location in locations),
         )

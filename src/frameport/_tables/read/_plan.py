@@ -273,10 +273,12 @@ async def make_plan(
     member: str,
     spec: QuerySpec,
     page_size: int | None,
+    *,
+    columns: list[dict[str, Any]] | None = None,
 ) -> Plan:
-    """Resolve `spec` against the columns of the table at `location`, whose requests name
-    columns with `member`."""
-    models = await column_models(requester, location)
+    """Resolve `spec` against the columns of the table at `location` (`columns`: their
+    models, when the caller has them already), whose requests name columns with `member`."""
+    models = await column_models(requester, location) if columns is None else columns
     full = arrow_schema(models) if models is not None else None
     if full is not None:
         warn_unmapped(full, {str(m["key"]): str(m.get("type")) for m in models or ()})

@@ -66,10 +66,12 @@ class TableRead:
         page_size: int | None = None,
         parallel: Parallel = AUTO,
         reading: bool = False,
+        columns: list[dict[str, Any]] | None = None,
     ) -> TableRead:
-        """The read of `spec` on the table at `location`. A read `reading` its pages next
-        sends the first requests it can before the table's columns arrive: those of a ranged
-        read's opening, or a serial read's first page."""
+        """The read of `spec` on the table at `location` (`columns`: the models of its
+        columns, when the caller has them already; else they are asked for). A read
+        `reading` its pages next sends the first requests it can before the table's columns
+        arrive: those of a ranged read's opening, or a serial read's first page."""
         member = requester.query_member_for(location.rows_path)
         opening: ReadOpening | EarlyPage | None = None
         if reading:
@@ -78,7 +80,7 @@ class TableRead:
             else:
                 opening = early_page(requester, location, member, spec, page_size)
         try:
-            plan = await make_plan(requester, location, member, spec, page_size)
+            plan = await make_plan(requester, location, member, spec, page_size, columns=columns)
         except BaseException:
             if opening is not None:
                 await opening.close()
