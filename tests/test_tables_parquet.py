@@ -78,7 +78,9 @@ def test_system_columns_are_delta_encoded_and_every_reader_reads_them_equal(
     assert written.equals(expected)
     sequences = expected.column("$sequence").to_pylist()
     assert pl.read_parquet(target)["$sequence"].to_list() == sequences
-    in_duckdb = duckdb.sql(f'SELECT "$sequence", "$updatedAt" FROM \'{target}\'').to_arrow_table()
+    relation = duckdb.sql(f'SELECT "$sequence", "$updatedAt" FROM \'{target}\'')
+    assert relation is not None
+    in_duckdb = relation.to_arrow_table()
     assert in_duckdb.column(0).to_pylist() == sequences
     assert in_duckdb.column(1).to_pylist() == expected.column("$updatedAt").to_pylist()
 
