@@ -186,7 +186,6 @@ RSS_CHILD = """
 import json, sys, threading, time
 import psutil
 from frameport._client import Client
-from support.served import KEY, PROJECT, local_service
 
 endpoint, project, key, bucket, path = sys.argv[1:]
 process = psutil.Process()
