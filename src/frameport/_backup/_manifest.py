@@ -112,10 +112,11 @@ def tables_of(manifest: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, 
 
 def read_columns(archive: Archive, name: str, columns: list[str]) -> pa.Table:
     """The `columns` of the Parquet file `name`."""
-    with archive.fetched(name) as path:
+    with archive.fetched(name) as path, pq.ParquetFile(path, pre_buffer=False) as parquet:
         # Not pre-buffered: that reads the neighbouring columns' bytes as well (19 MB more at
-        # the peak for the `$sequence` of 500,000 rows, against 3).
-        return pq.read_table(path, columns=columns, pre_buffer=False)
+        # the peak for the `$sequence` of 500,000 rows, against 3). One file, so not through
+        # `pq.read_table`, whose datasets cost an incremental backup 13-23 ms to import.
+        return parquet.read(columns=columns)
 
 
 async def _column(archive: Archive, name: str, column: str) -> pa.Array[Any]:

@@ -314,22 +314,31 @@ async def _write_layer(
 ) -> dict[str, Any]:
     """Read the table's rows (`read`: all of them, with every ``$`` field) for this
     snapshot into Parquet; its layer and row count."""
-    bounded = read.narrowed(*SequenceRange(0, bound or 0).queries(read.member))
+    whole = SequenceRange(0, bound or 0)
+    bounded = read.narrowed(*whole.queries(read.member))
     changed = (
         bounded
         if earlier is None
         else updated_since(bounded, minus_seconds(earlier["time"], lag)).at_most(INCREMENTAL_RANGES)
     )
     name = f"{folder}/rows.parquet"
-    earlier_held = None
+    earlier_held = early_gone = None
     try:
         async with exporting if earlier is None else contextlib.nullcontext():
-            # The earlier snapshot's rows are read from the archive while the changed rows come.
+            # The earlier snapshot's rows are read from the archive, and those gone from the
+            # service are looked for, while the changed rows come (see `_gone_among`).
             if earlier is not None:
                 earlier_held = asyncio.ensure_future(held_sequences(archive, earlier["layers"]))
+                early_gone = asyncio.ensure_future(_gone_among(read, earlier_held))
             # The read stops at the snapshot's bound: the rows past it are the next backup's.
             report = await export_resumable(
-                changed, archive.staging(name), progress=progress, count_rows_left=False
+                changed,
+                archive.staging(name),
+                progress=progress,
+                count_rows_left=False,
+                # An incremental layer's few changed rows lie anywhere in the table; a full
+                # layer's segments start at its first row.
+                within=None if earlier is None else whole,
             )
             if not report.ok:
                 raise ArchiveError(
@@ -342,15 +351,17 @@ async def _write_layer(
             "rows": await _checked_part(archive, name, report.rows),
             "gone": None,
         }
-        if earlier is None or earlier_held is None:  # a full layer holds every row it has
+        if earlier is None or earlier_held is None or early_gone is None:  # a full layer's: all
             return {"layer": layer, "rows": report.rows}
         new = await asyncio.to_thread(read_columns, archive, name, ["$id", "$sequence"])
+        earlier_sequences = await earlier_held
+        read_now = sorted_sequences(new.column("$sequence").to_numpy())
         # The rows as they are now: the earlier ones and the ones read now, less the gone.
-        candidates = _union(
-            await earlier_held, sorted_sequences(new.column("$sequence").to_numpy())
-        )
-        # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
-        gone_at, _ = await gone_sequences(read.ids_only(), candidates)
+        candidates = _union(earlier_sequences, read_now)
+        if _among_held(earlier_sequences, read_now):
+            gone_at = await early_gone
+        else:  # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
+            gone_at, _ = await gone_sequences(read.ids_only(), candidates)
         held = np.delete(candidates, np.searchsorted(candidates, gone_at))
         gone = await _gone_ids(archive, earlier["layers"], new, gone_at)
         if len(gone):
@@ -362,8 +373,29 @@ async def _write_layer(
                                        **column_encodings(sequences.schema))  # fmt: skip
         return {"layer": layer, "rows": len(held)}
     finally:
-        if earlier_held is not None:
-            await cancel_and_wait(earlier_held)
+        if earlier_held is not None and early_gone is not None:
+            await cancel_and_wait(earlier_held, early_gone)
+
+
+async def _gone_among(
+    read: TableRead, held: asyncio.Future[np.ndarray[Any, Any]]
+) -> np.ndarray[Any, Any]:
+    """The ``$sequence``s of the earlier snapshot's rows (`held`) that the table no longer
+    has. The service's rows up to the last of them are those rows and the changed rows
+    among them, so where the changed rows read are all among them (`_among_held`: rows are
+    numbered as they are made), this is every row gone, found without waiting for the
+    changed rows; the rows after them were read now."""
+    gone_at, _ = await gone_sequences(read.ids_only(), await held)
+    return gone_at
+
+
+def _among_held(held: np.ndarray[Any, Any], read_now: np.ndarray[Any, Any]) -> bool:
+    """Whether each of the sorted `read_now` no greater than the last of the sorted `held` is
+    one of `held`."""
+    if not len(held):
+        return True
+    below = read_now[read_now <= held[-1]]
+    return bool(np.array_equal(held[np.searchsorted(held, below)], below))
 
 
 def _union(held: np.ndarray[Any, Any], more: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

@@ -61,10 +61,12 @@ async def export_resumable(
     compression: str = "zstd",
     progress: bool | None = None,
     count_rows_left: bool = True,
+    within: SequenceRange | None = None,
 ) -> ExportReport:
     """Export the rows of `read` to `path`, resuming from the checkpoint beside it; with
     `count_rows_left`, count the rows past the last segment (created since it was fixed) for
-    the report, while the segments are joined."""
+    the report, while the segments are joined. `within`: the ``$sequence`` range the read's
+    rows all lie in, when the caller has fixed it (see `_segments`)."""
     started = time.perf_counter()
     schema = _refuse_unsegmentable(read)
     target = Path(path)
@@ -80,7 +82,7 @@ async def export_resumable(
     distance = None
     if checkpoint is None:
         asked = time.perf_counter()
-        segments = await _segments(read)
+        segments = await _segments(read, within)
         distance = time.perf_counter() - asked
         checkpoint = Checkpoint(fingerprint, [(part.after, part.upto) for part in segments])
         folder.mkdir(exist_ok=True)
@@ -163,12 +165,19 @@ async def _write_segments(
     return pages
 
 
-async def _segments(read: TableRead) -> list[SequenceRange]:
+async def _segments(read: TableRead, within: SequenceRange | None) -> list[SequenceRange]:
     """The ``$sequence`` values of the read's rows cut into segments of `SEGMENT_PAGES`
     pages' worth; one segment when the rows would fill no more than that (a filter keeping
     few rows spread over a large table, as an incremental read's, would otherwise make a
-    request and a file per `SEGMENT_PAGES` pages of the table)."""
+    request and a file per `SEGMENT_PAGES` pages of the table). Given the range the rows
+    lie `within`, one probe tells whether they fill more, and when they do not, that range
+    is the segment: an incremental backup's few changed rows cost the service one request
+    before they are read, not three."""
     rows = SEGMENT_PAGES * read.plan.page_size
+    if within is not None:
+        if await read.sequence_at(rows) is None:
+            return [within]
+        return await read.ranges(width=rows, after=within.after)
     segments, beyond = await asyncio.gather(read.ranges(width=rows), read.sequence_at(rows))
     if beyond is None and len(segments) > 1:
         return [SequenceRange(segments[0].after, segments[-1].upto)]

@@ -26,7 +26,13 @@ from ..._schema import InferredSchema
 from .._location import TableLocation
 from ._cursor import TOTAL_CAP
 from ._plan import Plan, QuerySpec, make_plan, plan_before_columns, plan_page_size
-from ._probes import last_sequence, sequence_at, sequence_bounds, service_count
+from ._probes import (
+    SequenceBounds,
+    last_sequence,
+    sequence_at,
+    sequence_bounds,
+    service_count,
+)
 from ._ranged import (
     GUESSED_WORK_PER_ROW,
     ReadOpening,
@@ -185,11 +191,19 @@ class TableRead:
         return await sequence_at(self.requester, self.plan, position) if self.plan.filters else None
 
     async def ranges(
-        self, *, parts: int | None = None, width: int | None = None
+        self, *, parts: int | None = None, width: int | None = None, after: int | None = None
     ) -> list[SequenceRange]:
         """The ``$sequence`` values from the first row to the last (asked for now) cut into
-        `parts` ranges, or into ranges of at most `width` values; none without rows."""
-        bounds = await sequence_bounds(self.requester, self.plan) if self.plan.filters else None
+        `parts` ranges, or into ranges of at most `width` values; none without rows. `after`:
+        a value below every row's, from which the ranges start (the first row is not asked
+        for)."""
+        if not self.plan.filters:
+            return []
+        if after is None:
+            bounds = await sequence_bounds(self.requester, self.plan)
+        else:
+            last = await last_sequence(self.requester, self.plan)
+            bounds = None if last is None else SequenceBounds(min(after + 1, last), last)
         if bounds is None:
             return []
         if parts is None:
