@@ -21,7 +21,6 @@ resumable after a crash, and incremental when the archive already holds a snapsh
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import time
 from typing import TYPE_CHECKING, Any
@@ -324,28 +323,30 @@ async def _write_layer(
     name = f"{folder}/rows.parquet"
     earlier_held = early_gone = None
     try:
-        async with exporting if earlier is None else contextlib.nullcontext():
-            # The earlier snapshot's rows are read from the archive, and those gone from the
-            # service are looked for, while the changed rows come (see `_gone_among`).
-            if earlier is not None:
-                earlier_held = asyncio.ensure_future(held_sequences(archive, earlier["layers"]))
-                early_gone = asyncio.ensure_future(_gone_among(read, earlier_held))
-            # The read stops at the snapshot's bound: the rows past it are the next backup's.
-            report = await export_resumable(
-                changed,
-                archive.staging(name),
-                progress=progress,
-                count_rows_left=False,
-                # An incremental layer's few changed rows lie anywhere in the table; a full
-                # layer's segments start at its first row.
-                within=None if earlier is None else whole,
+        # The earlier snapshot's rows are read from the archive, and those gone from the
+        # service are looked for, while the changed rows come (see `_gone_among`).
+        if earlier is not None:
+            earlier_held = asyncio.ensure_future(held_sequences(archive, earlier["layers"]))
+            early_gone = asyncio.ensure_future(_gone_among(read, earlier_held))
+        # The read stops at the snapshot's bound: the rows past it are the next backup's.
+        report = await export_resumable(
+            changed,
+            archive.staging(name),
+            progress=progress,
+            count_rows_left=False,
+            # An incremental layer's few changed rows lie anywhere in the table; a full
+            # layer's segments start at its first row.
+            within=None if earlier is None else whole,
+            # Full layers are read one at a time (see `INCREMENTAL_RANGES`); one's rows are
+            # joined while the next's come.
+            reading=exporting if earlier is None else None,
+        )
+        if not report.ok:
+            raise ArchiveError(
+                f"the rows of {read.location} did not pass the export's checks "
+                f"({report.summary()}); back up again.",
             )
-            if not report.ok:
-                raise ArchiveError(
-                    f"the rows of {read.location} did not pass the export's checks "
-                    f"({report.summary()}); back up again.",
-                )
-            archive.commit(name)
+        archive.commit(name)
         layer: dict[str, Any] = {
             "snapshot": plan["snapshot"],
             "rows": await _checked_part(archive, name, report.rows),

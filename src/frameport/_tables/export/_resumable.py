@@ -19,6 +19,7 @@ to Parquet once, as an export without resume encodes them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import glob
 import os
 import shutil
@@ -62,11 +63,13 @@ async def export_resumable(
     progress: bool | None = None,
     count_rows_left: bool = True,
     within: SequenceRange | None = None,
+    reading: asyncio.Semaphore | None = None,
 ) -> ExportReport:
     """Export the rows of `read` to `path`, resuming from the checkpoint beside it; with
     `count_rows_left`, count the rows past the last segment (created since it was fixed) for
     the report, while the segments are joined. `within`: the ``$sequence`` range the read's
-    rows all lie in, when the caller has fixed it (see `_segments`)."""
+    rows all lie in, when the caller has fixed it (see `_segments`). `reading`: held while the
+    rows are read, and let go before they are joined (exports taking turns to read)."""
     started = time.perf_counter()
     schema = _refuse_unsegmentable(read)
     target = Path(path)
@@ -77,23 +80,25 @@ async def export_resumable(
         requests=[list(request) for request in read.plan.requests],
         columns=[f"{item.name}: {item.type}" for item in schema],
     )
-    checkpoint = load(folder)
-    resumed = checkpoint is not None
-    distance = None
-    if checkpoint is None:
-        asked = time.perf_counter()
-        segments = await _segments(read, within)
-        distance = time.perf_counter() - asked
-        checkpoint = Checkpoint(fingerprint, [(part.after, part.upto) for part in segments])
-        folder.mkdir(exist_ok=True)
-        save(folder, checkpoint)
-    else:
-        refuse_mismatch(folder, checkpoint.fingerprint, fingerprint)
-        for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.part"):
-            leftover.unlink(missing_ok=True)  # a join killed part-way
-    resumed_after = checkpoint.resumed_after() if resumed else None
-    with read.bar(progress) as bar:
-        pages = await _write_segments(read, checkpoint, folder, schema, bar, distance)
+    # Only the read holds `reading`: the segments are joined without it.
+    async with reading if reading is not None else contextlib.nullcontext():
+        checkpoint = load(folder)
+        resumed = checkpoint is not None
+        distance = None
+        if checkpoint is None:
+            asked = time.perf_counter()
+            segments = await _segments(read, within)
+            distance = time.perf_counter() - asked
+            checkpoint = Checkpoint(fingerprint, [(part.after, part.upto) for part in segments])
+            folder.mkdir(exist_ok=True)
+            save(folder, checkpoint)
+        else:
+            refuse_mismatch(folder, checkpoint.fingerprint, fingerprint)
+            for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.part"):
+                leftover.unlink(missing_ok=True)  # a join killed part-way
+        resumed_after = checkpoint.resumed_after() if resumed else None
+        with read.bar(progress) as bar:
+            pages = await _write_segments(read, checkpoint, folder, schema, bar, distance)
     upper = checkpoint.segments[-1][1] if checkpoint.segments else None
     rows_left = None
     if upper is not None and count_rows_left:
