@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frameport._client import Client
 from frameport._core._transport import RetryPolicy
@@ -139,3 +142,21 @@ def test_the_checks_read_the_written_file_not_the_batches_that_went_by(tmp_path:
     pq.write_table(pa.table({"$id": ["a", "b", "a"]}), path, row_group_size=2)
     checks = file_checks(path, 3, None)
     assert checks.rows_match and not checks.ids_unique and not checks.ok
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    ids=st.lists(st.one_of(st.none(), st.text(alphabet="ab€\x00", max_size=4)), max_size=40),
+    rows_per_group=st.integers(1, 9),
+)
+def test_ids_unique_says_whether_a_files_ids_repeat(
+    ids: list[str | None], rows_per_group: int
+) -> None:
+    """The check hashes the IDs of each row group: IDs of every length (empty, unicode, a NUL
+    byte, null) repeated within a row group or across two are found, as a set of them finds
+    them."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.parquet"
+        pq.write_table(pa.table({"$id": pa.array(ids, pa.string())}), path,
+                       row_group_size=rows_per_group)  # fmt: skip
+        assert file_checks(path, len(ids), None).ids_unique == (len(set(ids)) == len(ids))
