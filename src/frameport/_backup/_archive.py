@@ -30,7 +30,7 @@ from .._core._atomic import replace_json
 from .._core._config import default_cache_dir
 from .._exceptions import ArchiveError
 
-HASH_BLOCK = 4 * 1024 * 1024
+COPY_BLOCK = 4 * 1024 * 1024
 
 
 def _without_secret(url: str) -> str:
@@ -113,7 +113,7 @@ class Archive:
                 self.filesystem.open_input_stream(self.path(name)) as source,
                 copy.open("wb") as out,
             ):
-                shutil.copyfileobj(source, out, HASH_BLOCK)
+                shutil.copyfileobj(source, out, COPY_BLOCK)
             yield copy
 
     # -- writing -----------------------------------------------------------------------------
@@ -152,7 +152,7 @@ class Archive:
             staged.open("rb") as source,
             self.filesystem.open_output_stream(self.path(name)) as out,
         ):
-            shutil.copyfileobj(source, out, HASH_BLOCK)
+            shutil.copyfileobj(source, out, COPY_BLOCK)
         staged.unlink()
 
     def delete(self, name: str) -> None:
