@@ -28,7 +28,7 @@ from backup_support import (
     people_frame,
     table_rows,
 )
-from frameport import ArchiveError, Client, ConflictError
+from frameport import ArchiveError, BackupReport, Client, ConflictError, Table
 from frameport.cli import main
 from frameport.local import LocalService
 
@@ -225,6 +225,23 @@ def test_an_incremental_backup_stores_what_changed_and_each_snapshot_restores_al
                 assert_same_project(at_first, again, project)
 
 
+def _backed_up_twice(
+    client: Client, tmp_path: Path
+) -> tuple[Project, Path, Table, pd.DataFrame, BackupReport]:
+    """A project of 200 people backed up, then again after one row changed: the project, the
+    archive, its people table, their rows before (every ``$`` field) and the second
+    backup's report."""
+    project = make_project(client, tmp_path, rows=200)
+    target = tmp_path / "archive"
+    time.sleep(2.1)  # the rows made are older than the watermark (see above)
+    client.backup(target, progress=False)
+    people = client.table(project.database, "people")
+    rows = people.to_pandas(system=True, progress=False)
+    people.upsert(pd.DataFrame({"$id": [rows["$id"].iloc[0]], "name": ["changed"]}),
+                  progress=False)  # fmt: skip
+    return project, target, people, rows, client.backup(target, progress=False, lag=0)
+
+
 def _as_an_earlier_version_wrote(target: Path, snapshot: str) -> None:
     """Take out of `snapshot` the ``held`` files (the ``$sequence``s each table holds), which
     earlier versions of the archive did not write."""
@@ -253,15 +270,8 @@ def test_an_incremental_backup_keeps_a_row_made_again_under_its_id(
     outright; also after an incremental snapshot an earlier version wrote (no ``held``
     files: its layers are read back)."""
     with LocalService() as service, service.client() as client:
-        project = make_project(client, tmp_path, rows=200)
-        target = tmp_path / "archive"
-        time.sleep(2.1)  # the rows made are older than the watermark (see above)
-        client.backup(target, progress=False)
-        people = client.table(project.database, "people")
-        row_ids = people.to_pandas(progress=False)["$id"]
-        people.upsert(pd.DataFrame({"$id": [row_ids.iloc[0]], "name": ["changed"]}),
-                      progress=False)  # fmt: skip
-        second = client.backup(target, progress=False, lag=0)
+        project, target, people, rows, second = _backed_up_twice(client, tmp_path)
+        row_ids = rows["$id"]
         assert second.rows_read == 1
         if earlier_version:
             _as_an_earlier_version_wrote(target, second.snapshot)
@@ -320,15 +330,7 @@ def test_an_incremental_backup_finds_a_row_gone_beside_a_row_the_last_snapshot_d
     rows up to that ``$sequence`` as the snapshot held, and the deleted row is still found
     gone."""
     with LocalService() as service, service.client() as client:
-        project = make_project(client, tmp_path, rows=200)
-        target = tmp_path / "archive"
-        time.sleep(2.1)  # the rows made are older than the watermark (see above)
-        client.backup(target, progress=False)
-        people = client.table(project.database, "people")
-        rows = people.to_pandas(system=True, progress=False)
-        people.upsert(pd.DataFrame({"$id": [rows["$id"].iloc[0]], "name": ["changed"]}),
-                      progress=False)  # fmt: skip
-        second = client.backup(target, progress=False, lag=0)
+        project, target, people, rows, second = _backed_up_twice(client, tmp_path)
         late = rows.iloc[60]
         _without_held_sequence(target, second.snapshot, int(late["$sequence"]))
         assert fp.verify(target).ok
