@@ -94,13 +94,17 @@ def _ids_unique(file: pq.ParquetFile) -> bool:
         return False
     hashes = np.concatenate(hashed)
     hashes.sort()
-    alike = hashes[1:][hashes[1:] == hashes[:-1]]
+    alike = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
     if not len(alike):
         return True
-    ids = [chunk.filter(pa.array(np.isin(_string_hashes(chunk), alike)))
-           for chunk in _id_chunks(file)]  # fmt: skip
-    values = pa.concat_arrays(ids).to_pylist()
-    return len(set(values)) == len(values)
+    seen: set[str | None] = set()  # the IDs with a hash alike, up to the first repeated
+    for chunk in _id_chunks(file):
+        candidates = chunk.filter(pa.array(np.isin(_string_hashes(chunk), alike))).to_pylist()
+        before = len(seen)
+        seen.update(candidates)
+        if len(seen) - before != len(candidates):
+            return False
+    return True
 
 
 def _id_chunks(file: pq.ParquetFile) -> Iterator[pa.Array[Any]]:
