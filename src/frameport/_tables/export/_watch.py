@@ -83,18 +83,23 @@ def file_checks(path: Path, rows_listed: int, pages_in_order: bool | None) -> Ex
 
 def _ids_unique(file: pq.ParquetFile) -> bool:
     """Whether the file's ``$id`` column holds no value twice (null counting as a value): no
-    two of the IDs' 64-bit hashes are alike, or the IDs whose hashes are alike differ. Eight
-    bytes a row: a set of the IDs as Python strings grew a 500,000-row export's memory by
-    57 MB (this by 26), and Arrow's and pandas' hash tables kept 100 MB."""
-    hashed, nulls = [np.empty(0, np.uint64)], 0
+    two of the IDs' 32-bit hashes are alike, or the IDs whose hashes are alike differ. Four
+    bytes a row, and a few colliding IDs compared (a hundred pairs in a million): a set of
+    the IDs as Python strings grew a 500,000-row export's memory by 57 MB, and Arrow's and
+    pandas' hash tables kept 100 MB."""
+    hashes = np.empty(file.metadata.num_rows, np.uint32)
+    filled = nulls = 0
     for chunk in _id_chunks(file):
-        hashed.append(_string_hashes(chunk))
+        hashes[filled : filled + len(chunk)] = _string_hashes(chunk)
+        filled += len(chunk)
         nulls += chunk.null_count
     if nulls > 1:
         return False
-    hashes = np.concatenate(hashed)
+    hashes = hashes[:filled]
     hashes.sort()
-    alike = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
+    repeated = hashes[1:] == hashes[:-1]
+    # Each hash seen more than once, once: where a run of equal neighbours starts.
+    alike = hashes[1:][repeated & ~np.concatenate([[False], repeated[:-1]])]
     if not len(alike):
         return True
     seen: set[str | None] = set()  # the IDs with a hash alike, up to the first repeated
@@ -117,7 +122,8 @@ _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3
 
 def _string_hashes(values: pa.Array[Any]) -> np.ndarray[Any, Any]:
     """The FNV-1a hash of each string of `values` (a null's: of the bytes its slot spans),
-    computed over the strings of each length at once, a byte position at a time."""
+    computed over the strings of each length at once, a byte position at a time, in 64 bits
+    folded to 32."""
     wide = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
     _, offsets_buffer, data_buffer = values.buffers()
     assert offsets_buffer is not None, "a string array has offsets"
@@ -134,4 +140,4 @@ def _string_hashes(values: pa.Array[Any]) -> np.ndarray[Any, Any]:
             hashed ^= data[at + position]
             hashed *= _FNV_PRIME
         hashes[rows] = hashed
-    return hashes
+    return ((hashes >> np.uint64(32)) ^ hashes).astype(np.uint32)
