@@ -102,13 +102,18 @@ def _ids_unique(file: pq.ParquetFile) -> bool:
     alike = hashes[1:][repeated & ~np.concatenate([[False], repeated[:-1]])]
     if not len(alike):
         return True
-    seen: set[str | None] = set()  # the IDs with a hash alike, up to the first repeated
-    for chunk in _id_chunks(file):
-        candidates = chunk.filter(pa.array(np.isin(_string_hashes(chunk), alike))).to_pylist()
-        before = len(seen)
-        seen.update(candidates)
-        if len(seen) - before != len(candidates):
-            return False
+    # The IDs of a few thousand of those hashes at a time, up to the first ID repeated: few
+    # strings held, where IDs repeat throughout or a hash or two collide.
+    for first in range(0, len(alike), ALIKE_AT_ONCE):
+        hashed_alike = alike[first : first + ALIKE_AT_ONCE]
+        seen: set[str | None] = set()
+        for chunk in _id_chunks(file):
+            kept = np.isin(_string_hashes(chunk), hashed_alike)
+            candidates = chunk.filter(pa.array(kept)).to_pylist()
+            before = len(seen)
+            seen.update(candidates)
+            if len(seen) - before != len(candidates):
+                return False
     return True
 
 
@@ -116,6 +121,9 @@ def _id_chunks(file: pq.ParquetFile) -> Iterator[pa.Array[Any]]:
     for group in range(file.num_row_groups):
         yield from file.read_row_group(group, columns=["$id"]).column(0).chunks
 
+
+ALIKE_AT_ONCE = 4096
+"""Hashes whose IDs `_ids_unique` compares in one pass over the file."""
 
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
