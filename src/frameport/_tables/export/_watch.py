@@ -10,7 +10,7 @@ row count of its footer, compared with the rows the watch saw listed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,40 +87,39 @@ def _ids_unique(file: pq.ParquetFile) -> bool:
     bytes a row, and a few colliding IDs compared (a hundred pairs in a million): a set of
     the IDs as Python strings grew a 500,000-row export's memory by 57 MB, and Arrow's and
     pandas' hash tables kept 100 MB."""
-    hashes = np.empty(file.metadata.num_rows, np.uint32)  # in the file's order
+    hashes = np.empty(file.metadata.num_rows, np.uint32)
     filled = nulls = 0
-    for group in range(file.num_row_groups):
-        for chunk in file.read_row_group(group, columns=["$id"]).column(0).chunks:
-            hashes[filled : filled + len(chunk)] = _string_hashes(chunk)
-            filled += len(chunk)
-            nulls += chunk.null_count
+    for chunk in _id_chunks(file):
+        hashes[filled : filled + len(chunk)] = _string_hashes(chunk)
+        filled += len(chunk)
+        nulls += chunk.null_count
     if nulls > 1:
         return False
     hashes = hashes[:filled]
-    ordered = np.sort(hashes)
-    repeated = ordered[1:] == ordered[:-1]
+    hashes.sort()
+    repeated = hashes[1:] == hashes[:-1]
     # Each hash seen more than once, once: where a run of equal neighbours starts.
-    alike = ordered[1:][repeated & ~np.concatenate([[False], repeated[:-1]])]
-    del ordered, repeated
-    # The IDs of a few thousand of those hashes at a time, read again from the row groups
-    # that hold them (their hashes are kept, not computed again), up to the first ID
-    # repeated: few strings held, where IDs repeat throughout or a hash or two collide.
+    alike = hashes[1:][repeated & ~np.concatenate([[False], repeated[:-1]])]
+    if not len(alike):
+        return True
+    # The IDs of a few thousand of those hashes at a time, up to the first ID repeated: few
+    # strings held, where IDs repeat throughout or a hash or two collide.
     for first in range(0, len(alike), ALIKE_AT_ONCE):
-        wanted = np.isin(hashes, alike[first : first + ALIKE_AT_ONCE])
+        hashed_alike = alike[first : first + ALIKE_AT_ONCE]
         seen: set[str | None] = set()
-        start = 0
-        for group in range(file.num_row_groups):
-            rows = file.metadata.row_group(group).num_rows
-            kept, start = wanted[start : start + rows], start + rows
-            if not kept.any():
-                continue
-            ids = file.read_row_group(group, columns=["$id"]).column(0)
-            candidates = ids.filter(pa.array(kept)).to_pylist()
+        for chunk in _id_chunks(file):
+            kept = np.isin(_string_hashes(chunk), hashed_alike)
+            candidates = chunk.filter(pa.array(kept)).to_pylist()
             before = len(seen)
             seen.update(candidates)
             if len(seen) - before != len(candidates):
                 return False
     return True
+
+
+def _id_chunks(file: pq.ParquetFile) -> Iterator[pa.Array[Any]]:
+    for group in range(file.num_row_groups):
+        yield from file.read_row_group(group, columns=["$id"]).column(0).chunks
 
 
 ALIKE_AT_ONCE = 4096
