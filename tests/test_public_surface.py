@@ -16,8 +16,8 @@ import frameport as fp
 def test_all_lists_exactly_the_public_names() -> None:
     public = {
         name
-        for name, value in vars(fp).items()
-        if not name.startswith("_") and not isinstance(value, ModuleType)
+        for name in dir(fp)
+        if not name.startswith("_") and not isinstance(getattr(fp, name), ModuleType)
     }
     assert set(fp.__all__) - {"__version__"} == public
     assert fp.__all__ == sorted(fp.__all__, key=lambda name: (not name.isupper(), name))

@@ -5,18 +5,15 @@
 >>> people = client.table("crm", "people")  # doctest: +SKIP
 >>> people.where(fp.col("age") > 30).to_pandas()  # doctest: +SKIP
 
-`fp.local` (the local service) and `fp.widgets` (notebook widgets) are imported on first use,
-so the client itself never loads Starlette or ipywidgets.
+Everything but the exceptions is imported on first use (`fp.Client`, `fp.local`,
+`fp.widgets`): the client never loads Starlette or ipywidgets, and the `frameport` command
+chooses the process's memory allocators before pyarrow loads.
 """
 
 import importlib as _importlib
-from types import ModuleType as _ModuleType
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from ._backup import BackupReport, RestoreReport, VerifyReport
-from ._client import AsyncClient, Client
-from ._core import ID, RetryPolicy
-from ._core._permissions import Permission, Role
 from ._exceptions import (
     APIError,
     ArchiveError,
@@ -44,33 +41,83 @@ from ._exceptions import (
     UploadVerificationError,
     VerificationError,
 )
-from ._expr import Expr, col
-from ._functions import AsyncFunction, Deployment, Function
-from ._projects import copy, verify
-from ._schema import DTYPE_TABLE
-from ._sql import scan_table, sql
-from ._storage import AsyncBucket, Bucket, File
-from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery, explain_scans
-from ._tables.writes import (
-    ChangeReport,
-    UpdateOperator,
-    WriteReport,
-    append,
-    concat,
-    decrement,
-    divide,
-    increment,
-    multiply,
-    now,
-    prepend,
-    remove,
-    toggle,
-)
+
+if _TYPE_CHECKING:
+    from ._backup import BackupReport, RestoreReport, VerifyReport
+    from ._client import AsyncClient, Client
+    from ._core import ID, RetryPolicy
+    from ._core._permissions import Permission, Role
+    from ._expr import Expr, col
+    from ._functions import AsyncFunction, Deployment, Function
+    from ._projects import copy, verify
+    from ._schema import DTYPE_TABLE
+    from ._sql import scan_table, sql
+    from ._storage import AsyncBucket, Bucket, File
+    from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery, explain_scans
+    from ._tables.writes import (
+        ChangeReport,
+        UpdateOperator,
+        WriteReport,
+        append,
+        concat,
+        decrement,
+        divide,
+        increment,
+        multiply,
+        now,
+        prepend,
+        remove,
+        toggle,
+    )
 
 __version__ = "0.1.0"
 """This package's version (`frameport --version` prints it too)."""
 
 _LAZY_SUBMODULES = ("local", "widgets")
+
+_EXPORTED_FROM: dict[str, str] = {
+    "BackupReport": "_backup",
+    "RestoreReport": "_backup",
+    "VerifyReport": "_backup",
+    "AsyncClient": "_client",
+    "Client": "_client",
+    "ID": "_core",
+    "RetryPolicy": "_core",
+    "Permission": "_core._permissions",
+    "Role": "_core._permissions",
+    "Expr": "_expr",
+    "col": "_expr",
+    "AsyncFunction": "_functions",
+    "Deployment": "_functions",
+    "Function": "_functions",
+    "copy": "_projects",
+    "verify": "_projects",
+    "DTYPE_TABLE": "_schema",
+    "scan_table": "_sql",
+    "sql": "_sql",
+    "AsyncBucket": "_storage",
+    "Bucket": "_storage",
+    "File": "_storage",
+    "AsyncTable": "_tables",
+    "AsyncTableQuery": "_tables",
+    "Table": "_tables",
+    "TableQuery": "_tables",
+    "explain_scans": "_tables",
+    "ChangeReport": "_tables.writes",
+    "UpdateOperator": "_tables.writes",
+    "WriteReport": "_tables.writes",
+    "append": "_tables.writes",
+    "concat": "_tables.writes",
+    "decrement": "_tables.writes",
+    "divide": "_tables.writes",
+    "increment": "_tables.writes",
+    "multiply": "_tables.writes",
+    "now": "_tables.writes",
+    "prepend": "_tables.writes",
+    "remove": "_tables.writes",
+    "toggle": "_tables.writes",
+}
+"""The module defining each exported name that is imported on first use."""
 
 
 def load_ipython_extension(ipython: _Any) -> None:
@@ -81,10 +128,19 @@ def load_ipython_extension(ipython: _Any) -> None:
     load(ipython)
 
 
-def __getattr__(name: str) -> _ModuleType:
+def __getattr__(name: str) -> _Any:
     if name in _LAZY_SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _EXPORTED_FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"{__name__}.{_EXPORTED_FROM[name]}"), name)
+    _present_as_frameport(value)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTED_FROM, *_LAZY_SUBMODULES})
 
 
 __all__ = [
@@ -158,13 +214,13 @@ __all__ = [
 ]
 
 
-def _present_as_frameport() -> None:
-    """Exported classes and functions say ``frameport.Client``, not the private module, in
+def _present_as_frameport(value: _Any) -> None:
+    """An exported class or function says ``frameport.Client``, not the private module, in
     reprs, tracebacks and documentation."""
-    for name in __all__:
-        value = globals()[name]
-        if isinstance(value, type) or callable(value):
-            value.__module__ = __name__
+    if isinstance(value, type) or callable(value):
+        value.__module__ = __name__
 
 
-_present_as_frameport()
+for _name in __all__:
+    if _name in globals():
+        _present_as_frameport(globals()[_name])
