@@ -5,9 +5,10 @@
 >>> people = client.table("crm", "people")  # doctest: +SKIP
 >>> people.where(fp.col("age") > 30).to_pandas()  # doctest: +SKIP
 
-Everything but the exceptions is imported on first use (`fp.Client`, `fp.local`,
-`fp.widgets`): the client never loads Starlette or ipywidgets, and the `frameport` command
-chooses the process's memory allocators before pyarrow loads.
+The exceptions are imported with the package; the other names together, on the first use of
+any of them (`fp.Client`), and `fp.local` and `fp.widgets` each on its own first use. So the
+client never loads Starlette or ipywidgets, and the `frameport` command chooses the process's
+memory allocators before pyarrow loads.
 """
 
 import importlib as _importlib
@@ -117,7 +118,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "remove": "_tables.writes",
     "toggle": "_tables.writes",
 }
-"""The module defining each exported name that is imported on first use."""
+"""The module defining each exported name that is imported on first use (of any of them)."""
 
 
 def load_ipython_extension(ipython: _Any) -> None:
@@ -133,10 +134,12 @@ def __getattr__(name: str) -> _Any:
         return _importlib.import_module(f"{__name__}.{name}")
     if name not in _EXPORTED_FROM:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(f"{__name__}.{_EXPORTED_FROM[name]}"), name)
-    _present_as_frameport(value)
-    globals()[name] = value
-    return value
+    # All at once, as an eager import would: every exported class says frameport.X from here on.
+    for exported, module in _EXPORTED_FROM.items():
+        value = getattr(_importlib.import_module(f"{__name__}.{module}"), exported)
+        _present_as_frameport(value)
+        globals()[exported] = value
+    return globals()[name]
 
 
 def __dir__() -> list[str]:
