@@ -1,4 +1,5 @@
-"""``python -m frameport.cli``: the same as the ``frameport`` command."""
+"""``python -m frameport.cli``: the ``frameport`` command, in a process left on the allocators
+it started with (``python -m frameport`` chooses them first, as the command does)."""
 
 from . import main
 
