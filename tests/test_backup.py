@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -364,6 +365,37 @@ def test_an_incremental_backup_of_more_changed_rows_than_a_segment_holds(tmp_pat
         with LocalService() as other, other.client() as restored:
             restored.restore(target, progress=False)
             assert_same_project(client, restored, project)
+
+
+def test_a_restore_far_away_writes_more_than_two_requests_at_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The restore's writes tell the concurrency controller their CPU, as an insert's do, so
+    against a distant service it sends more at once than the two it starts with."""
+    with LocalService() as service, service.client() as client:
+        table = client.create_table(fp.ID.unique(), "people", schema=people_frame(1))
+        table.insert(people_frame(4_000), progress=False)
+        client.backup(tmp_path / "archive", buckets=[], functions=[], progress=False)
+    with (
+        LocalService(latency=30) as far,
+        far.client() as restored,
+        caplog.at_level(logging.DEBUG, logger="frameport"),
+    ):
+        report = restored.restore(tmp_path / "archive", progress=False)
+    assert report.written == 4_000
+    logged = [vars(record) for record in caplog.records]
+    writes = [
+        (fields["created"] - fields["elapsed"], fields["created"])
+        for fields in logged
+        if fields.get("http_method") in ("POST", "PUT") and "/rows" in fields["http_path"]
+    ]
+    assert len(writes) >= 40
+    events = sorted([(start, 1) for start, _ in writes] + [(end, -1) for _, end in writes])
+    in_flight = most = 0
+    for _, change in events:
+        in_flight += change
+        most = max(most, in_flight)
+    assert most > 2
 
 
 def test_a_copy_streams_a_project_into_another(

@@ -16,6 +16,7 @@ found there are its own, counted as written whatever `on_conflict` says.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -85,13 +86,17 @@ async def write_batches(
     async with TaskWindow(concurrency) as jobs:
         index = 0
         async for batch in batches:
+            worked = time.perf_counter()
             names = [name for name in batch.schema.names if name in _NOT_WRITTEN]
             rows = batch_to_rows(batch.drop_columns(names))
             left.append(1)
             if on_send is not None and rows:
                 on_send(index)
-            for first in range(0, len(rows), ROWS_PER_REQUEST):
+            starts = range(0, len(rows), ROWS_PER_REQUEST)
+            per_request = (time.perf_counter() - worked) / max(1, len(starts))
+            for first in starts:
                 left[index] += 1
+                concurrency.worked(per_request)
                 await jobs.start(send(index, rows[first : first + ROWS_PER_REQUEST]))
             finished(index)  # cut: an empty batch is written at once
             index += 1
