@@ -162,6 +162,23 @@ def test_a_restore_into_a_project_holding_some_rows_follows_on_conflict(
             assert len(kept) == 4
 
 
+def test_a_restore_stopped_part_way_does_again_what_the_destination_lost_since(
+    source: tuple[Client, Project], archive: Path, destination: Client
+) -> None:
+    """The steps a stopped restore did are kept for the next run; those whose database or
+    table the destination no longer holds (dropped since) are done again, not skipped."""
+    client, project = source
+    notes = destination.create_table(project.database, "notes", schema={"text": "string(200)"})
+    first_id = table_rows(client, project.database, "notes")["$id"].iloc[0]
+    notes.insert(pd.DataFrame({"$id": [first_id], "text": ["taken"]}), progress=False)
+    with pytest.raises(ConflictError, match="already exist"):
+        destination.restore(archive, progress=False)  # stops at notes, the database done
+    destination.drop_database(project.database)
+    report = destination.restore(archive, progress=False)
+    assert not report.resumed and report.written == 303
+    assert_same_project(client, destination, project)
+
+
 def test_the_report_lists_each_row_the_destination_rejects_and_restores_the_rest(
     source: tuple[Client, Project], archive: Path, destination: Client
 ) -> None:

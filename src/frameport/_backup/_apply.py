@@ -90,6 +90,28 @@ class Checkpoint:
         key = hashlib.sha256(identity.encode()).hexdigest()[:32]
         return cls(default_cache_dir() / "restores" / f"{key}.json")
 
+    def keep_what_exists(self, existing: Destination) -> None:
+        """Forget the steps whose database, table, bucket, file or function the destination
+        does not hold (dropped, or the destination made anew, since the run that did them):
+        they are done again. Resumed only when something is left."""
+        held = {
+            "database": existing.databases,
+            "table": existing.tables.keys(),
+            "rows": existing.tables.keys(),
+            "bucket": existing.buckets,
+            "file": existing.files.keys(),
+            "function": existing.functions,
+        }
+
+        def holds(step: str) -> bool:
+            kind, _, name = step.removesuffix(" started").partition(" ")
+            return kind not in held or name in held[kind]
+
+        self.done = {step for step in self.done if holds(step)}
+        self.batches = {key: n for key, n in self.batches.items() if key in existing.tables}
+        self.sent = {key: n for key, n in self.sent.items() if key in existing.tables}
+        self.resumed = self.resumed and bool(self.done or self.batches or self.sent)
+
     def mark(self, step: str) -> None:
         self.done.add(step)
         self._save()
@@ -189,9 +211,10 @@ async def apply_project(
 ) -> RestoreReport:
     """Put `source`'s project into `destination`; see the module docstring."""
     started = time.perf_counter()
-    report = RestoreReport(source.label, source.snapshot, dry_run, resumed=checkpoint.resumed)
     existing = Destination(destination)
     await existing.read(source.project)
+    checkpoint.keep_what_exists(existing)
+    report = RestoreReport(source.label, source.snapshot, dry_run, resumed=checkpoint.resumed)
     report.plan = await _plan(existing, source)
     if dry_run:
         return report
