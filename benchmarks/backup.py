@@ -20,7 +20,7 @@ files (``--rows``, ``--mib``). Each measurement runs in a fresh process:
    them.
 
 Every measurement's process starts as the ``frameport`` command's does, with its allocators
-(``frameport.__main__.choose_allocators``: Arrow's system pool, two malloc arenas, large
+(``frameport._core._memory.choose_allocators``: Arrow's system pool, two malloc arenas, large
 blocks mapped on their own), so the baselines and frameport's jobs run alike. (In a process
 left on Arrow's default allocator the full backup peaks 50–80 MB higher, in the same time.)
 
@@ -247,7 +247,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "measure":
-        from frameport.__main__ import choose_allocators
+        from frameport._core._memory import choose_allocators
 
         choose_allocators()  # before pyarrow loads, as the command's process does
         os.environ.setdefault("TQDM_DISABLE", "1")

@@ -33,7 +33,7 @@ def test_importing_frameport_loads_no_heavy_library_until_a_name_is_used() -> No
 
 def test_the_command_takes_arrows_system_allocator() -> None:
     code = (
-        "from frameport.__main__ import choose_allocators\n"
+        "from frameport._core._memory import choose_allocators\n"
         "choose_allocators()\n"
         "import pyarrow\n"
         "print(pyarrow.default_memory_pool().backend_name)"
