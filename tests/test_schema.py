@@ -23,6 +23,7 @@ from frameport._schema import (
     InferredSchema,
     RowDecodeError,
     arrow_schema,
+    batch_to_rows,
     batches_to_pandas,
     column_arrow_type,
     column_definitions,
@@ -506,6 +507,37 @@ def test_frame_to_rows_equals_value_by_value_conversion(frame: pd.DataFrame) -> 
         for i in range(len(frame))
     ]
     assert frame_to_rows(frame) == expected
+
+
+_SECONDS_IN_PYTHON = (-62_135_510_400, 253_402_128_000)  # 0001-01-02 to 9999-12-30 (UTC)
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+@given(st.data(), st.sampled_from(list(_PER_SECOND)), st.sampled_from([None, "UTC", "Europe/Oslo"]))
+def test_arrow_timestamps_are_written_as_each_value_alone_would_be(
+    data: st.DataObject, unit: str, zone: str | None
+) -> None:
+    scale = _PER_SECOND[unit]
+    low, high = (max(bound * scale, 1 - 2**63) for bound in _SECONDS_IN_PYTHON)  # pandas: NaT
+    high = min(high, 2**63 - 1)
+    values = data.draw(st.lists(st.none() | st.integers(low, high), max_size=8))
+    column = pa.array(values, pa.int64()).cast(pa.timestamp(unit, zone))
+    assert [row["t"] for row in batch_to_rows(pa.record_batch({"t": column}))] == [
+        to_json_value(stamp.as_py()) if stamp.is_valid else None for stamp in column
+    ]
+
+
+def test_dates_and_years_before_one_are_written_in_the_service_form() -> None:
+    days = pa.array([date(1, 1, 1), None, date(999, 12, 31), date(2020, 2, 29)])
+    before_one = pa.array([-62_135_596_800_001, -62_198_755_200_000], pa.timestamp("ms"))
+    rows = batch_to_rows(pa.record_batch({"d": days, "t": pa.concat_arrays([before_one] * 2)}))
+    assert [row["d"] for row in rows] == [
+        "0001-01-01T00:00:00.000+00:00", None, "0999-12-31T00:00:00.000+00:00",
+        "2020-02-29T00:00:00.000+00:00",
+    ]  # fmt: skip
+    assert [row["t"] for row in rows[:2]] == [
+        "0000-12-31T23:59:59.999+00:00", "-0001-01-01T00:00:00.000+00:00",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("collecting", [True, False])

@@ -363,14 +363,27 @@ def _jsonable(values: pa.Array[Any]) -> pa.Array[Any]:
     return values
 
 
+_YEAR_ZERO_MS = int(np.datetime64("0000-01-01", "ms").astype(np.int64))
+_UTC_SUFFIX = "+00:00"
+_PER_MILLISECOND = {"ms": 1, "us": 1_000, "ns": 1_000_000}
+
+
 def format_timestamps(values: pa.Array[Any]) -> pa.StringArray:
-    if pa.types.is_date(values.type):
-        values = values.cast(pa.timestamp("ms"))
-    stamps = cast("pa.TimestampArray[Any, Any]", values)
-    if stamps.type.tz is None:
-        stamps = pc.assume_timezone(stamps, "UTC")
-    floored = pc.floor_temporal(stamps, unit="millisecond").cast(TIMESTAMP)
-    return pc.strftime(cast("pa.TimestampArray[Any, Any]", floored), format=WIRE_DATETIME_FORMAT)
+    """Dates and timestamps as the service's text: UTC (naive means UTC), milliseconds,
+    floored."""
+    if pa.types.is_date(values.type) or values.type.unit == "s":
+        values = values.cast(pa.timestamp("ms"))  # checked: fails rather than overflows
+    per_millisecond = _PER_MILLISECOND[values.type.unit]
+    mask = values.is_null().to_numpy(zero_copy_only=False) if values.null_count else None
+    millis = values.cast(pa.int64()).fill_null(0).to_numpy() // per_millisecond
+    if len(millis) and millis.min() < _YEAR_ZERO_MS:  # NumPy writes years before 0 otherwise
+        floored = cast("pa.TimestampArray[Any, Any]", pa.array(millis, TIMESTAMP, mask=mask))
+        return pc.strftime(floored, format=WIRE_DATETIME_FORMAT)
+    # NumPy writes the text five times as fast as `pc.strftime`, the same for years 0 on.
+    text = np.datetime_as_string(millis.view("datetime64[ms]"), unit="ms")
+    local = pa.array(text, pa.string(), mask=mask)
+    joined = pc.binary_join_element_wise(local, _UTC_SUFFIX, "")  # type: ignore[call-overload]
+    return cast("pa.StringArray", joined)
 
 
 def with_list_values(lists: ListArray, values: pa.Array[Any]) -> pa.Array[Any]:
