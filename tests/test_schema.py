@@ -540,6 +540,14 @@ def test_dates_and_years_before_one_are_written_in_the_service_form() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("unit", ["ms", "us"])
+def test_a_time_in_a_zones_repeated_hour_is_written(unit: str) -> None:
+    # 02:11 on 1965-09-19 came twice in Oslo; flooring in local time raised ArrowInvalid.
+    utc = int(np.datetime64("1965-09-19T00:11:28.216", unit).astype(np.int64))
+    column = pa.array([utc]).cast(pa.timestamp(unit, "Europe/Oslo"))
+    assert batch_to_rows(pa.record_batch({"t": column})) == [{"t": "1965-09-19T00:11:28.216+00:00"}]
+
+
 @pytest.mark.parametrize("collecting", [True, False])
 def test_list_columns_convert_and_leave_the_garbage_collector_as_it_was(collecting: bool) -> None:
     data = pa.table({"tags": pa.array([["a", "b"], None, []], pa.list_(pa.string()))})
