@@ -11,7 +11,8 @@ files (``--rows``, ``--mib``). Each measurement runs in a fresh process:
 2. after updating 1 % of the rows and adding 2 files: an incremental backup (goal ≤ 5 % of
    the full backup's time), ``--rounds`` times, each into a copy of the last full backup;
 3. a restore of rows into an empty service against ``Table.insert`` of the same rows into
-   another (goal ≥ 0.9× its rows per second), taken in turn for ``--rounds`` rounds. Both
+   another (goal ≥ 0.9× its rows per second), taken in turn for ``--restore-rounds`` rounds
+   (5: a run's rate swings by a tenth either way, more than the gap it is read on). Both
    write at the service's insert rate, which does not depend on the project's size, so they
    write a snapshot of a database of the same 3 tables with ``--restore-rows`` rows in all
    (200,000: 20 s a run, where the goal's million would take 100; at 60,000 the restore's
@@ -25,11 +26,11 @@ blocks mapped on their own), so the baselines and frameport's jobs run alike. (I
 left on Arrow's default allocator the full backup peaks 50–80 MB higher, in the same time.)
 
 Each time is the fastest of its rounds (this machine's speed swings by a third from run to
-run), each memory figure the highest. The defaults take about ten minutes;
-``--rows 60000 --mib 24 --restore-rows 60000`` one.
+run), each memory figure the highest. The defaults take about twelve minutes;
+``--rows 60000 --mib 24 --restore-rows 60000 --restore-rounds 3`` two.
 
     .venv/bin/python benchmarks/backup.py [--rows 1000000] [--mib 200] [--restore-rows 200000]
-        [--rounds 3] [--no-restore]
+        [--rounds 3] [--restore-rounds 5] [--no-restore]
 """
 
 from __future__ import annotations
@@ -174,8 +175,12 @@ def main() -> int:
     parser.add_argument("--no-restore", action="store_true", help="measure the backups only")
     parser.add_argument(
         "--rounds", type=int, default=3,
-        help="runs of each measurement (baseline and full backup in turn, incremental, "
-             "restore and insert in turn); the fastest of each counts",
+        help="runs of the backups (the baseline and the full backup in turn, then the "
+             "incremental); the fastest of each counts",
+    )  # fmt: skip
+    parser.add_argument(
+        "--restore-rounds", type=int, default=5,
+        help="runs of the restore and the insert in turn; the fastest of each counts",
     )  # fmt: skip
     args = parser.parse_args()
     mb = 1024 * 1024
@@ -208,7 +213,7 @@ def main() -> int:
             # Interleaved rounds, each into an empty service: this machine's speed drifts
             # over the minutes the writes take, and drifts alike for both in a round.
             runs: dict[str, list[dict[str, Any]]] = {"restore": [], "insert": []}
-            for round_number in range(args.rounds):
+            for round_number in range(args.restore_rounds):
                 for kind, kind_runs in runs.items():
                     with local_service(work / f"{kind}-{round_number}") as destination:
                         kind_runs.append(run_measure(kind, destination, work / "rows"))
