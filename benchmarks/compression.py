@@ -21,9 +21,11 @@ Printed, in one run:
    and the compressed size as a fraction of the plain body.
 
 The service and the client share this machine's cores: compare the ratios more than the
-absolute figures.
+absolute figures. A read in a fresh process takes about 0.6 s and swings by a tenth from run
+to run, as much as the gap between ``"auto"`` and ``"off"`` (which near send the same
+requests but the first), hence five rounds.
 
-    .venv/bin/python benchmarks/compression.py [--rows 200000] [--repeat 3]
+    .venv/bin/python benchmarks/compression.py [--rows 200000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -173,7 +175,7 @@ def one_page(endpoint: str) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "service"
