@@ -124,9 +124,14 @@ def reference_client(endpoint: str) -> int:
 
 def fresh_read(kind: str, endpoint: str) -> float:
     """Seconds of one read of `kind` (one of `FRESH_READS`) in this process, after imports."""
-    import pandas  # noqa: F401  (imported before the clock starts, for every kind)
+    # Imported before the clock starts: pandas for every kind, and each contender's own.
+    import pandas  # noqa: F401
 
-    from frameport._client import Client
+    if kind == "reference":
+        import pydantic  # noqa: F401
+        import requests  # noqa: F401
+    else:
+        from frameport._client import Client
 
     started = time.perf_counter()
     if kind == "reference":
