@@ -381,8 +381,8 @@ def format_timestamps(values: pa.Array[Any]) -> pa.StringArray:
         return pc.strftime(floored, format=WIRE_DATETIME_FORMAT)
     # NumPy writes the text five times as fast as `pc.strftime`, the same for years 0 on.
     text = np.datetime_as_string(millis.view("datetime64[ms]"), unit="ms")
-    local = pa.array(text, pa.string(), mask=mask)
-    joined = pc.binary_join_element_wise(local, _UTC_SUFFIX, "")  # type: ignore[call-overload]
+    digits = pa.array(text, pa.string(), mask=mask)
+    joined = pc.binary_join_element_wise(digits, _UTC_SUFFIX, "")  # type: ignore[call-overload]
     return cast("pa.StringArray", joined)
 
 

@@ -5,13 +5,7 @@ writes it (`write_batches`), through the same sender."""
 
 from ._batches import WriteCounts, write_batches
 from ._changes import ChangeReport, change_rows
-from ._load import (
-    DEFAULT_ON_CONFLICT,
-    MAX_ROWS_PER_REQUEST,
-    LoadOptions,
-    load_rows,
-    rows_rejected,
-)
+from ._load import DEFAULT_ON_CONFLICT, LoadOptions, load_rows, rows_rejected
 from ._operators import (
     UpdateOperator,
     append,
@@ -27,7 +21,7 @@ from ._operators import (
     update_data,
 )
 from ._report import WriteReport
-from ._sending import OnConflict, check_on_conflict
+from ._sending import MAX_ROWS_PER_REQUEST, OnConflict, check_on_conflict
 
 __all__ = [
     "DEFAULT_ON_CONFLICT",

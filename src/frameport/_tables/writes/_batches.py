@@ -23,18 +23,22 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..._core._adaptive import AdaptiveConcurrency, TaskWindow
+from ..._core._adaptive import TaskWindow
 from ..._schema import SERVICE_FIELDS, batch_to_rows
-from ._sending import ID, OnConflict, Outcome, RowSender, check_on_conflict
+from ._sending import (
+    ID,
+    MAX_ROWS_PER_REQUEST,
+    OnConflict,
+    Outcome,
+    RowSender,
+    check_on_conflict,
+    write_concurrency,
+)
 
 if TYPE_CHECKING:
     from ..._core import Requester
     from .._location import TableLocation
 
-ROWS_PER_REQUEST = 100
-"""The service's limit of rows in one bulk request."""
-
-MAX_CONCURRENCY = 8
 _KEPT_FIELDS = frozenset({"$id", "$permissions", "$createdAt", "$updatedAt"})
 _NOT_WRITTEN = SERVICE_FIELDS - _KEPT_FIELDS
 
@@ -64,7 +68,7 @@ async def write_batches(
     `location`; the first `maybe_written` batches may be there already. `on_send(index)` is
     told before a batch's first request goes out, `on_batch` as the module docstring says."""
     check_on_conflict(on_conflict)
-    concurrency = AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
+    concurrency = write_concurrency()
     sender = RowSender(requester, location, on_conflict, concurrency)
     counts = WriteCounts()
     left: list[int] = []  # per batch: its requests not yet answered, plus one until it is cut
@@ -92,12 +96,12 @@ async def write_batches(
             left.append(1)
             if on_send is not None and rows:
                 on_send(index)
-            starts = range(0, len(rows), ROWS_PER_REQUEST)
+            starts = range(0, len(rows), MAX_ROWS_PER_REQUEST)
             per_request = (time.perf_counter() - worked) / max(1, len(starts))
             for first in starts:
                 left[index] += 1
                 concurrency.worked(per_request)
-                await jobs.start(send(index, rows[first : first + ROWS_PER_REQUEST]))
+                await jobs.start(send(index, rows[first : first + MAX_ROWS_PER_REQUEST]))
             finished(index)  # cut: an empty batch is written at once
             index += 1
         await jobs.drain()

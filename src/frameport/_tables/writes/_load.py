@@ -42,18 +42,21 @@ from ._checkpoint import (
 from ._prepare import PreparedChunk, RowPreparer, rejected_frame, rejected_value_name
 from ._report import REJECTED_COLUMNS, WriteReport
 from ._row_ids import ID_COLUMN, IdFrom
-from ._sending import OnConflict, Outcome, RowSender, check_on_conflict
+from ._sending import (
+    MAX_ROWS_PER_REQUEST,
+    OnConflict,
+    Outcome,
+    RowSender,
+    check_on_conflict,
+    write_concurrency,
+)
 from ._sources import Source, open_source
 
 if TYPE_CHECKING:
     from ..._core import Requester
     from .._location import TableLocation
 
-MAX_ROWS_PER_REQUEST = 100
-"""The service's limit of rows in one bulk request (plans may raise it: `batch_size`)."""
-
 DEFAULT_ON_CONFLICT: OnConflict = "skip"
-MAX_CONCURRENCY = 8
 _VERBS = {"fail": "inserting", "replace": "upserting", "skip": "loading"}
 _SAVE_INTERVAL = 0.2  # seconds between checkpoint saves of the finished prefix
 
@@ -238,7 +241,7 @@ class _Stream:
         if options.ordered:
             self._concurrency = AdaptiveConcurrency.pinned_at(1)
         elif options.concurrency == AUTO:
-            self._concurrency = AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
+            self._concurrency = write_concurrency()
         else:
             self._concurrency = AdaptiveConcurrency.pinned_at(options.concurrency)
         self._sender = RowSender(requester, location, options.on_conflict, self._concurrency)

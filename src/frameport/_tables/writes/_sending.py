@@ -54,6 +54,19 @@ def check_on_conflict(on_conflict: str) -> OnConflict:
     return on_conflict
 
 
+MAX_ROWS_PER_REQUEST = 100
+"""The service's limit of rows in one bulk request (plans may raise it: `batch_size`)."""
+
+MAX_CONCURRENCY = 8
+"""Bulk requests in flight at most, for one write."""
+
+
+def write_concurrency() -> AdaptiveConcurrency:
+    """The controller of a write's requests in flight: two at first, up to `MAX_CONCURRENCY`
+    while the service keeps up, and no more than 64 MiB of bodies out at once."""
+    return AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
+
+
 ID = "$id"
 ROW_EXISTS = frozenset({"row_already_exists", "document_already_exists"})
 UNIQUE_CLASH = "row_unique_constraint_violation"
