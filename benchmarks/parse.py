@@ -16,6 +16,11 @@ types exact), on one thread (polars' pool is set to one thread):
   (e) polars read_json alone                   its parse, before any conversion
   (f) Arrow's reader over NDJSON rows          the rows one per line (made beforehand)
   (g) orjson.loads                             parse only, to Python objects
+  (h) DuckDB read_json + to_arrow + casts      DuckDB's reader (one thread) with the columns'
+                                               types, converted to the batch
+  (i) polars read_ndjson over NDJSON rows      polars' line reader, which refuses misfits
+                                               where its read_json converts them (made
+                                               beforehand, parse only)
 
 and which misfits each reader lets through silently (`decode_page` either reads a value
 exactly or raises `RowDecodeError`).
@@ -26,6 +31,7 @@ exactly or raises `RowDecodeError`).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import random
@@ -131,12 +137,16 @@ def polars_wire_schema(schema: pa.Schema) -> dict[str, Any]:
 
 def polars_rows(body: bytes, wire: dict[str, Any]) -> Any:
     """The rows array of a page body read by polars with the types `wire`."""
-    import io
-
     import polars as pl
 
     rows = memoryview(body)[body.index(b"[") : body.rindex(b"]") + 1]
     return pl.read_json(io.BytesIO(rows), schema=wire)
+
+
+def to_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
+    """A reader's table of the rows, cast column by column to `schema`, as one batch."""
+    columns = [table.column(field.name).cast(field.type) for field in schema]
+    return pa.Table.from_arrays(columns, schema=schema).combine_chunks().to_batches()[0]
 
 
 def polars_reader(schema: pa.Schema) -> Callable[[bytes], pa.RecordBatch]:
@@ -145,9 +155,34 @@ def polars_reader(schema: pa.Schema) -> Callable[[bytes], pa.RecordBatch]:
     wire = polars_wire_schema(schema)
 
     def decode(body: bytes) -> pa.RecordBatch:
-        frame = polars_rows(body, wire).to_arrow()
-        columns = [frame.column(field.name).cast(field.type) for field in schema]
-        return pa.Table.from_arrays(columns, schema=schema).combine_chunks().to_batches()[0]
+        return to_batch(polars_rows(body, wire).to_arrow(), schema)
+
+    return decode
+
+
+def duckdb_type(kind: pa.DataType) -> str:
+    """The DuckDB type a column of `kind` is read as (`$sequence` as text)."""
+    if pa.types.is_list(kind):
+        return duckdb_type(kind.value_type) + "[]"
+    if pa.types.is_timestamp(kind):
+        return "TIMESTAMPTZ"
+    scalars = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.float64(): "DOUBLE"}
+    return scalars.get(kind, "BOOLEAN" if pa.types.is_boolean(kind) else "VARCHAR")
+
+
+def duckdb_reader(schema: pa.Schema) -> Callable[[bytes], pa.RecordBatch]:
+    """A decoder on DuckDB's JSON reader, on one thread: the rows array read with the
+    columns' types, converted to Arrow and cast to `schema`."""
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute("SET threads = 1")
+    columns = {f.name: duckdb_type(f.type) for f in schema} | {"$sequence": "VARCHAR"}
+
+    def decode(body: bytes) -> pa.RecordBatch:
+        rows = memoryview(body)[body.index(b"[") : body.rindex(b"]") + 1]
+        read = connection.read_json(io.BytesIO(rows), format="array", columns=columns)
+        return to_batch(read.to_arrow_table(), schema)
 
     return decode
 
@@ -220,10 +255,13 @@ def compare_candidates(body: bytes, schema: pa.Schema, repeat: int) -> None:
     """The faster-decoder candidates on `body`, against Arrow's reader (`decode_page`)."""
     os.environ["POLARS_MAX_THREADS"] = "1"  # read before polars is imported: one core each
     import orjson
+    import polars as pl
     import pyarrow.json as pa_json
 
     by_polars, wire = polars_reader(schema), polars_wire_schema(schema)
+    by_duckdb = duckdb_reader(schema)
     assert by_polars(body).equals(decode_page(body, schema)[1]), "polars reads other values"
+    assert by_duckdb(body).equals(decode_page(body, schema)[1]), "DuckDB reads other values"
     rows = json.loads(body)["rows"]
     lines = b"\n".join(json.dumps(row, ensure_ascii=False).encode() for row in rows)
     as_text = pa.schema([f.with_type(pa.string()) if f.name == "$sequence" else f for f in schema])
@@ -238,6 +276,10 @@ def compare_candidates(body: bytes, schema: pa.Schema, repeat: int) -> None:
             parse_options=options,
         ),
         "(g) orjson.loads": lambda: orjson.loads(body),
+        "(h) DuckDB read_json + to_arrow + casts": lambda: by_duckdb(body),
+        "(i) polars read_ndjson over NDJSON rows": lambda: pl.read_ndjson(
+            io.BytesIO(lines), schema=wire
+        ),
     }
     candidates["(c) decode_page, again"] = lambda: decode_page(body, schema)
     # Rounds that take each once, by CPU time (every thread of the process): a busy machine
@@ -257,6 +299,8 @@ def compare_candidates(body: bytes, schema: pa.Schema, repeat: int) -> None:
     print(f"  decode_page: {', '.join(silent_misfits(decode_page)) or 'none'}")
     polars_silent = silent_misfits(lambda page, kinds: polars_reader(kinds)(page))
     print(f"  polars:      {', '.join(polars_silent) or 'none'}")
+    duckdb_silent = silent_misfits(lambda page, kinds: duckdb_reader(kinds)(page))
+    print(f"  DuckDB:      {', '.join(duckdb_silent) or 'none'}")
 
 
 if __name__ == "__main__":
