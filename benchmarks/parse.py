@@ -135,12 +135,16 @@ def polars_wire_schema(schema: pa.Schema) -> dict[str, Any]:
     return {**wire, "$sequence": pl.String}
 
 
+def rows_array(body: bytes) -> io.BytesIO:
+    """The rows array of a page body (its first ``[`` to its last ``]``), as a file."""
+    return io.BytesIO(memoryview(body)[body.index(b"[") : body.rindex(b"]") + 1])
+
+
 def polars_rows(body: bytes, wire: dict[str, Any]) -> Any:
     """The rows array of a page body read by polars with the types `wire`."""
     import polars as pl
 
-    rows = memoryview(body)[body.index(b"[") : body.rindex(b"]") + 1]
-    return pl.read_json(io.BytesIO(rows), schema=wire)
+    return pl.read_json(rows_array(body), schema=wire)
 
 
 def to_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
@@ -180,8 +184,7 @@ def duckdb_reader(schema: pa.Schema) -> Callable[[bytes], pa.RecordBatch]:
     columns = {f.name: duckdb_type(f.type) for f in schema} | {"$sequence": "VARCHAR"}
 
     def decode(body: bytes) -> pa.RecordBatch:
-        rows = memoryview(body)[body.index(b"[") : body.rindex(b"]") + 1]
-        read = connection.read_json(io.BytesIO(rows), format="array", columns=columns)
+        read = connection.read_json(rows_array(body), format="array", columns=columns)
         return to_batch(read.to_arrow_table(), schema)
 
     return decode
