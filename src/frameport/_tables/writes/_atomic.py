@@ -19,7 +19,9 @@ batch's IDs up first (one list request per `batch_size` rows).
   whole source has been checked; `RowsRejectedError` carries the report with every bad row.
 * **Lost answers.** Staging is not idempotent, so when an answer is lost the transaction's
   ``operations`` count says whether the operation was staged; a lost commit answer is
-  settled by reading the transaction's status.
+  settled by reading the transaction's status, waiting while it is ``committing`` (a commit
+  that outlasts the client's timeout): ``committed`` is a success. Only a ``pending``
+  transaction is ever rolled back.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from ..._core._polling import poll_until
 from ..._exceptions import LoadError, RowsRejectedError, ServerError, TransportError
 from ._sending import ID, OnConflict, existing_ids
 
@@ -51,6 +54,9 @@ TRANSACTION_TTL = 3600
 """Seconds the transaction stays open (the service's maximum)."""
 
 _ATTEMPTS = 5
+COMMIT_WAIT = 3600.0
+"""Seconds to wait for the outcome of a commit whose answer was lost (still ``committing``)."""
+_POLL_DELAY, _POLL_MAX_DELAY = 0.2, 5.0
 _TRANSACTIONS = "/tablesdb/transactions"
 
 
@@ -83,6 +89,7 @@ class AtomicLoad:
         self._skipped = 0
         self._replaced = 0
         self._rejected = False
+        self._commit_sent = False
 
     async def stage(
         self, rows: list[dict[str, Any]], *, rejected_so_far: int, source_rows: int | None
@@ -221,21 +228,49 @@ class AtomicLoad:
         path = f"{_TRANSACTIONS}/{self._transaction}"
         for attempt in range(_ATTEMPTS):
             try:
+                self._commit_sent = True
                 await self._requester.request("PATCH", path, json={"commit": True})
                 return
             except (TransportError, ServerError):
-                status = (await self._status())["status"]
+                status = await self._outcome()
                 if status == "committed":
                     return
-                if status != "pending" or attempt == _ATTEMPTS - 1:
+                if status == "failed":
+                    raise LoadError(
+                        f"the commit of transaction {self._transaction} failed on the service "
+                        "(its answer was lost): nothing of this load was written; run it again"
+                    ) from None
+                if attempt == _ATTEMPTS - 1:
                     raise
+
+    async def _outcome(self) -> str:
+        """The transaction's status once its commit is no longer running."""
+
+        async def settled() -> str | None:
+            status = str((await self._status())["status"])
+            return None if status == "committing" else status
+
+        def still_running() -> LoadError:
+            return LoadError(
+                f"the commit of transaction {self._transaction} was still running after "
+                f"{COMMIT_WAIT:,.0f} s: its rows may yet be written. Read the transaction's "
+                "status before loading again"
+            )
+
+        return await poll_until(
+            settled, timeout=COMMIT_WAIT, delay=_POLL_DELAY, max_delay=_POLL_MAX_DELAY,
+            timed_out=still_running,
+        )  # fmt: skip
 
     async def _rollback(self) -> None:
         if self._transaction is None:
             return
-        transaction, self._transaction = self._transaction, None
-        # On failure the transaction expires by itself; nothing of it was committed.
-        with contextlib.suppress(TransportError, ServerError):
-            await self._requester.request(
-                "PATCH", f"{_TRANSACTIONS}/{transaction}", json={"rollback": True}
-            )
+        path = f"{_TRANSACTIONS}/{self._transaction}"
+        try:
+            # On failure the transaction expires by itself; nothing of it was committed.
+            with contextlib.suppress(TransportError, ServerError):
+                # Once a commit was sent, only a transaction still pending is rolled back.
+                if not self._commit_sent or (await self._status())["status"] == "pending":
+                    await self._requester.request("PATCH", path, json={"rollback": True})
+        finally:
+            self._transaction = None
