@@ -396,11 +396,11 @@ def test_expiry_is_410_when_staging_and_committing(
                                   "rowId": "e1"}]}  # fmt: skip
     assert_error(admin.post(f"{TX}/{tx}/operations", json=operations), 410, "transaction_expired")
     bulk = admin.post(ROWS, json={"rows": [{"$id": "e3"}], "transactionId": tx})
-    assert ok(bulk) == {"total": 1, "rows": []}, "bulk routes do not check expiry when staging"
+    assert_error(bulk, 410, "transaction_expired")
     assert_error(commit(admin, tx), 410, "transaction_expired")
     rollback = admin.patch(f"{TX}/{tx}", json={"rollback": True})
     assert_error(rollback, 410, "transaction_expired")
-    assert transaction(admin, tx)["status"] == "pending"
+    assert transaction(admin, tx)["status"] == "failed", "closed, its staged data purged"
     assert row_names(admin) == {}
 
 

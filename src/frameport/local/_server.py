@@ -27,6 +27,7 @@ from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
 from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
+from .service._transactions import DEFAULT_MAX_TRANSACTION_BYTES
 
 __all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
 
@@ -91,7 +92,8 @@ class LocalService:
     `_distance`). Answers are compressed as the service compresses them unless
     `compression=False` (see `_compression`). `max_connections` (default: from the process's
     descriptor limit), `header_timeout` and `body_timeout` (seconds) bound slow connections
-    (see `_connections`).
+    (see `_connections`). `max_transaction_bytes` (default 256 MiB) bounds the JSON staged in
+    one transaction.
     """
 
     def __init__(
@@ -104,6 +106,7 @@ class LocalService:
         rate_limit_overrides: Mapping[str, tuple[int, int]] | None = None,
         faults: str | None = None,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        max_transaction_bytes: int = DEFAULT_MAX_TRANSACTION_BYTES,
         latency: str | float | None = None,
         bandwidth: float | None = None,
         max_connections: int | None = None,
@@ -125,6 +128,7 @@ class LocalService:
             rate_limit_overrides=dict(rate_limit_overrides or {}),
             faults=faults,
             max_file_size=max_file_size,
+            max_transaction_bytes=max_transaction_bytes,
             latency=latency,
             bandwidth=bandwidth,
             max_connections=max_connections,

@@ -19,13 +19,12 @@ from typing import Any
 from ..service._permissions import default_item_permissions
 from ..service._ratelimit import RateLimit
 from ..service._row_access import requested_permissions
-from ..service._staging import check_operation
-from ..service._transaction_view import StagedTable, committed_rows, staged_table
-from ..service._transactions import Stager, find_transaction, open_for_staging, stage
+from ..service._staging import Staging
+from ..service._transaction_view import StagedTable
+from ..service._transactions import Stager, expired, find_transaction, open_for_staging, purge
 from ..store._db_terms import Terms
 from ..store._rowstore import load_row, render_rows, row_projection
 from ..store._schema_store import TableMeta, promote_ready
-from ..store._transactions import staged_operations
 from ._routing import Context, Reply, RouteSpec
 from ._tablesdb import sequence_as_text, table_or_404
 
@@ -74,15 +73,16 @@ class RowCall:
         return self.ctx.state.clock.text()
 
     def staged(self, conn: sqlite3.Connection, table: TableMeta) -> StagedTable | None:
-        """What the request's transaction staged for the table; None without a pending
-        transaction the caller may see (a read then goes as without `transactionId`)."""
+        """What the request's transaction staged for the table; None without a pending,
+        unexpired transaction the caller may see (a read then goes as without
+        `transactionId`)."""
         if self.transaction_id is None:
             return None
         record = find_transaction(conn, self.ctx.caller, self.transaction_id)
-        if record is None or record.status != "pending":
+        if record is None or record.status != "pending" or expired(record, self.ctx.state.clock):
             return None
-        committed = committed_rows(conn, table)
-        return staged_table(staged_operations(conn, record), table.database_id, table.id, committed)
+        log = self.ctx.state.staged_logs.of(conn, record)
+        return log.table((table.database_id, table.id))
 
     def stage(
         self,
@@ -96,13 +96,11 @@ class RowCall:
         """Stage one operation into the request's transaction; `answer` (given the state the
         transaction then sees) makes the reply, else 204."""
         assert self.transaction_id is not None  # staging is only for requests with one
-        ctx, clock = self.ctx, self.ctx.state.clock
+        ctx, clock, logs = self.ctx, self.ctx.state.clock, self.ctx.state.staged_logs
+        purge(ctx.store, clock, logs)
         with self.writing() as (conn, table):
             record = open_for_staging(conn, ctx.caller, self.transaction_id, stager, clock)
-            committed = committed_rows(conn, table)
-            state = staged_table(
-                staged_operations(conn, record), table.database_id, table.id, committed
-            )
+            staging = Staging(conn, ctx.caller, self.terms, record, logs.of(conn, record))
             operation: dict[str, Any] = {
                 "action": action, "databaseId": table.database_id, "tableId": table.id,
             }  # fmt: skip
@@ -110,13 +108,11 @@ class RowCall:
                 operation["rowId"] = row_id
             if data is not None:
                 operation["data"] = data
-            check_operation(
-                conn, ctx.caller, self.terms, table, operation, state,
-                row_must_exist=stager is not Stager.COUNTER_ROUTE,
-            )  # fmt: skip
-            stage(conn, record, [operation], clock)
-            state.replay(operation, committed)
-            return Reply(status=204) if answer is None else answer(conn, table, state)
+            state = staging.add(table, operation, row_must_exist=stager is not Stager.COUNTER_ROUTE)
+            staged = staging.write(clock, ctx.state.config.max_transaction_bytes)
+            reply = Reply(status=204) if answer is None else answer(conn, table, state)
+        logs.replace(record.seq, staging.log, staged)
+        return reply
 
     def mock_row(
         self,

@@ -9,10 +9,9 @@ from __future__ import annotations
 from functools import partial
 
 from ..service._realtime import publish_row_event
-from ..service._staging import check_operation, parse_operation, staging_table
+from ..service._staging import Staging, parse_operation, staging_table
 from ..service._state import ServiceState
 from ..service._transaction_commit import CommittedWrite, finish_commit
-from ..service._transaction_view import StagedTable, committed_rows, staged_table
 from ..service._transactions import (
     DEFAULT_TTL,
     MAX_TTL,
@@ -23,8 +22,8 @@ from ..service._transactions import (
     not_ready,
     open_for_staging,
     owner_clause,
+    purge,
     require_member,
-    stage,
     transaction_model,
     transaction_or_404,
 )
@@ -36,16 +35,20 @@ from ..store._transactions import (
     drop_operations,
     load_transaction,
     set_status,
-    staged_operations,
 )
 from ..wire._errors import ServiceError, invalid_param
 from ._routing import Context, Reply, RouteSpec, route
 from ._tablesdb import list_queries, metadata_page
 
 
+def _purge(ctx: Context) -> None:
+    purge(ctx.store, ctx.state.clock, ctx.state.staged_logs)
+
+
 def create(ctx: Context) -> Reply:
     require_member(ctx.caller)
     ttl = ctx.params.integer("ttl", DEFAULT_TTL, minimum=MIN_TTL, maximum=MAX_TTL)
+    _purge(ctx)
     with ctx.store.write() as conn:
         record = create_transaction(conn, ctx.caller, ttl or DEFAULT_TTL, ctx.state.clock)
     return Reply(transaction_model(record), 201)
@@ -77,13 +80,14 @@ def update(ctx: Context) -> Reply:
     commit = ctx.params.boolean("commit", False)
     rollback = ctx.params.boolean("rollback", False)
     clock = ctx.state.clock
+    _purge(ctx)
     with ctx.store.write() as conn:
         record = transaction_or_404(conn, ctx.caller, ctx.path["transactionId"])
-        if record.status != "pending":
-            raise not_ready()
         error = expired(record, clock)
         if error is not None:
             raise error
+        if record.status != "pending":
+            raise not_ready()
         if commit == rollback:
             raise ServiceError(
                 "general_bad_request", "Send exactly one of `commit: true` or `rollback: true`."
@@ -93,6 +97,7 @@ def update(ctx: Context) -> Reply:
             drop_operations(conn, record)
         else:
             set_status(conn, record.id, "committing", clock.text())
+    ctx.state.staged_logs.drop([record.seq])
     if commit and record.operations:
         publish_commit(ctx.state, finish_commit(ctx.store, record, clock))
     with ctx.store.read() as conn:
@@ -108,8 +113,11 @@ def publish_commit(state: ServiceState, written: list[CommittedWrite]) -> None:
 
 def delete(ctx: Context) -> Reply:
     require_member(ctx.caller)
+    _purge(ctx)
     with ctx.store.write() as conn:
-        delete_transaction(conn, transaction_or_404(conn, ctx.caller, ctx.path["transactionId"]))
+        record = transaction_or_404(conn, ctx.caller, ctx.path["transactionId"])
+        delete_transaction(conn, record)
+    ctx.state.staged_logs.drop([record.seq])
     return Reply(status=204)
 
 
@@ -121,22 +129,18 @@ def create_operations(ctx: Context, terms: Terms) -> Reply:
     if not entries:
         raise ServiceError("general_argument_invalid", "Operations array cannot be empty")
     operations = [parse_operation(entry, position) for position, entry in enumerate(entries)]
-    clock = ctx.state.clock
+    clock, logs = ctx.state.clock, ctx.state.staged_logs
+    _purge(ctx)
     with ctx.store.write() as conn:
         record = open_for_staging(
             conn, ctx.caller, ctx.path["transactionId"], Stager.ENDPOINT, clock
         )
-        staged = staged_operations(conn, record)
-        states: dict[tuple[str, str], StagedTable] = {}
+        staging = Staging(conn, ctx.caller, terms, record, logs.of(conn, record))
         for operation in operations:
-            table = staging_table(conn, ctx.caller, terms, operation)
-            key, committed = (table.database_id, table.id), committed_rows(conn, table)
-            if key not in states:
-                states[key] = staged_table(staged, *key, committed)
-            check_operation(conn, ctx.caller, terms, table, operation, states[key])
-            states[key].replay(operation, committed)
-        stage(conn, record, operations, clock)
+            staging.add(staging_table(conn, ctx.caller, terms, operation), operation)
+        staged = staging.write(clock, ctx.state.config.max_transaction_bytes)
         updated = load_transaction(conn, record.id)
+    logs.replace(record.seq, staging.log, staged)
     return Reply(transaction_model(updated or record), 201)
 
 

@@ -3,21 +3,26 @@ operations endpoint's entries, and the checks every staged operation passes firs
 
 Operations are kept in one form whichever route staged them: `action`, `databaseId`,
 `tableId`, `rowId` (single-row actions) and `data`, with the legacy keys (`collectionId`,
-`documentId`) read as these.
+`documentId`) read as these. As on the row routes, `$createdAt` and `$updatedAt` are kept
+only from API keys, and values are checked against their columns when staged (`check_data`);
+update operators are left for the commit to apply.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..store._db_terms import Terms
-from ..store._rowstore import load_row
+from ..store._rowstore import load_row, row_values, split_row_data
 from ..store._schema_store import TableMeta
+from ..store._transactions import TransactionRecord, encoded
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._params import UNIQUE, is_uid, unique_id
 from ._caller import Caller
+from ._clock import ServiceClock
 from ._row_access import (
     requested_permissions,
     row_allows,
@@ -25,8 +30,10 @@ from ._row_access import (
     table_or_404,
     unauthorized,
 )
-from ._transaction_view import StagedTable
-from ._transactions import ACTIONS, BULK_ACTIONS, SINGLE_ACTIONS
+from ._staged_log import StagedLog, TableKey
+from ._transaction_view import StagedTable, committed_rows
+from ._transactions import ACTIONS, BULK_ACTIONS, SINGLE_ACTIONS, stage
+from ._update_operators import parse_operator
 
 #: The table permission each action needs from a caller without an API key.
 NEEDED = {
@@ -166,3 +173,88 @@ def check_operation(
     data = operation.get("data")
     if isinstance(data, dict):
         requested_permissions(caller, data.get("$permissions"), "$permissions")
+
+
+#: Row data members only API keys may set.
+STAMPS = ("$createdAt", "$updatedAt")
+
+
+def without_user_stamps(caller: Caller, operation: dict[str, Any]) -> dict[str, Any]:
+    """The operation as staged for `caller`: a caller without a key cannot set a row's
+    `$createdAt` or `$updatedAt` (the row routes drop them too)."""
+    data = operation.get("data")
+    if caller.is_key or not isinstance(data, dict) or not any(key in data for key in STAMPS):
+        return operation
+    kept = {key: value for key, value in data.items() if key not in STAMPS}
+    return {**operation, "data": kept}
+
+
+def check_data(
+    caller: Caller, terms: Terms, table: TableMeta, operation: Mapping[str, Any]
+) -> None:
+    """400 `row_invalid_structure` (as the row routes answer) for staged data a commit would
+    refuse by its columns: a created row is checked whole, other data value by value."""
+    action = operation["action"]
+    data: Any = operation.get("data")
+    rows: list[Mapping[str, Any]] = data if action in ("bulkCreate", "bulkUpsert") else [data]
+    if action in ("create", "bulkCreate"):
+        for row in rows:
+            values, _ = split_row_data(row, terms, honour_times=caller.is_key)
+            row_values(table, terms, values)
+    elif action in ("update", "upsert", "bulkUpsert"):
+        for row in rows:
+            _check_given(caller, terms, table, row)
+    elif action == "bulkUpdate":
+        _check_given(caller, terms, table, data["data"])
+
+
+def _check_given(caller: Caller, terms: Terms, table: TableMeta, data: Mapping[str, Any]) -> None:
+    """The values `data` gives, checked as written over a row with every column set;
+    operators are left for the commit."""
+    values, _ = split_row_data(data, terms, honour_times=caller.is_key)
+    given = {key: value for key, value in values.items() if parse_operator(value) is None}
+    every_column_set = {column.key: True for column in table.available_columns}
+    row_values(table, terms, given, every_column_set)
+
+
+@dataclass
+class Staging:
+    """One request's staging into `record`, from the kept `log`: each operation is checked
+    against the state the transaction sees (earlier operations of the request included),
+    then all are written at once (`write`)."""
+
+    conn: sqlite3.Connection
+    caller: Caller
+    terms: Terms
+    record: TransactionRecord
+    log: StagedLog
+    states: dict[TableKey, StagedTable] = field(default_factory=dict)
+    operations: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(
+        self, table: TableMeta, operation: dict[str, Any], *, row_must_exist: bool = True
+    ) -> StagedTable:
+        """Check one operation and lay it over its table's state; that state."""
+        operation = without_user_stamps(self.caller, operation)
+        check_data(self.caller, self.terms, table, operation)
+        key = (table.database_id, table.id)
+        state = self.states.get(key) or self.log.table(key).copy()
+        check_operation(
+            self.conn, self.caller, self.terms, table, operation, state,
+            row_must_exist=row_must_exist,
+        )  # fmt: skip
+        state.replay(operation, committed_rows(self.conn, table))
+        self.states[key] = state
+        self.operations.append(operation)
+        return state
+
+    def write(self, clock: ServiceClock, max_bytes: int) -> StagedLog:
+        """Stage the operations (limits checked); the log as it is once this SQLite
+        transaction is committed."""
+        texts = [encoded(operation) for operation in self.operations]
+        stage(self.conn, self.record, texts, clock, staged_bytes=self.log.size, max_bytes=max_bytes)
+        return StagedLog(
+            self.log.operations + len(texts),
+            self.log.size + sum(len(text) for text in texts),
+            {**self.log.tables, **self.states},
+        )

@@ -16,6 +16,8 @@ from ..store._transactions import fail_interrupted_commits
 from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
 from ._realtime import RealtimeHub
+from ._staged_log import StagedLogs
+from ._transactions import DEFAULT_MAX_TRANSACTION_BYTES
 from ._upload_recovery import recover_uploads
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
@@ -32,6 +34,8 @@ class ServiceConfig:
     rate_limit_overrides: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     faults: str | None = None
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: JSON bytes of staged operations one transaction may hold.
+    max_transaction_bytes: int = DEFAULT_MAX_TRANSACTION_BYTES
     latency: str | float | None = None  # milliseconds, "MS:JITTER_MS" (see `_distance`)
     bandwidth: float | None = None  # megabits per second per connection
     #: Compress answers as the service does (`_compression`); off separates the costs.
@@ -72,6 +76,8 @@ class ServiceState:
         self.jwt_secret, _ = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
         recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
         self.clock = ServiceClock()
+        self.staged_logs = StagedLogs()
+        """What each pending transaction has staged, decoded once (`_staged_log`)."""
         with self.store.write() as conn:
             fail_interrupted_commits(conn, self.clock.text())
             add_sequence_indexes(conn)

@@ -2,13 +2,15 @@
 with `transactionId` (service interface, "Transactions"): rows it creates, changes laid over
 committed rows, and rows it deletes.
 
-Staged bulk updates and deletes, increments and decrements are not replayed.
+Staged bulk updates and deletes, increments and decrements are not replayed. A state is
+shared by the reads of its transaction: staging lays its operations over a `copy`, and no
+row's data is changed in place, so a read never sees a state change under it.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,13 +37,17 @@ class StagedTable:
     changed: dict[str, dict[str, Any]] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
 
+    def copy(self) -> StagedTable:
+        """A state to lay more operations over, this one left as it is."""
+        return StagedTable(dict(self.created), dict(self.changed), set(self.deleted))
+
     def exists(self, row_id: str, committed: Callable[[str], bool]) -> bool:
         """Whether the row exists as the transaction sees it."""
         if row_id in self.created or row_id in self.changed:
             return True
         return row_id not in self.deleted and committed(row_id)
 
-    def replay(self, operation: dict[str, Any], committed: Callable[[str], bool]) -> None:
+    def replay(self, operation: Mapping[str, Any], committed: Callable[[str], bool]) -> None:
         """Lay one staged operation over the state."""
         action, row_id = operation["action"], operation.get("rowId")
         data = operation.get("data")
@@ -65,12 +71,12 @@ class StagedTable:
 
     def _merge(self, row_id: str, values: dict[str, Any], committed: Callable[[str], bool]) -> None:
         if row_id in self.created:
-            self.created[row_id].update(values)
+            self.created[row_id] = {**self.created[row_id], **values}
         elif row_id in self.deleted or not committed(row_id):
             self.deleted.discard(row_id)
             self.created[row_id] = values
         else:
-            self.changed.setdefault(row_id, {}).update(values)
+            self.changed[row_id] = {**self.changed.get(row_id, {}), **values}
 
 
 def staged_table(
@@ -82,7 +88,7 @@ def staged_table(
     """The staged state of table `table_id` of `database_id`."""
     state = StagedTable()
     for staged in operations:
-        operation = dict(staged.operation)
+        operation = staged.operation
         if operation.get("databaseId") == database_id and operation.get("tableId") == table_id:
             state.replay(operation, committed)
     return state

@@ -3,31 +3,43 @@ goes through, what may be staged into it and when.
 
 A transaction is `pending` while operations are staged, `committing` while its commit runs,
 then `committed` or `failed` (a rollback also writes `failed`). It expires `ttl` seconds after
-it was made. Users see and use only their own transactions; API keys see all of them.
+it was made: from then on every staging, commit and rollback is 410 `transaction_expired`,
+and the next request that makes, stages into, commits, rolls back or deletes a transaction
+purges: it closes the expired pending ones (`failed`, their staged data deleted) and deletes
+those expired `EXPIRED_KEPT` seconds ago. Users see and use only their own transactions; API
+keys see all of them.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
+from ..store._store import Store
 from ..store._transactions import (
     TransactionRecord,
     append_operations,
     insert_transaction,
     load_transaction,
+    purge_expired,
 )
 from ..wire._errors import ServiceError
 from ..wire._params import unique_id
 from ..wire._timefmt import from_timestamp
 from ._caller import Caller
 from ._clock import ServiceClock
+from ._staged_log import StagedLogs
 
 MIN_TTL, MAX_TTL, DEFAULT_TTL = 60, 3600, 300
 #: Operations one transaction may hold; a bulk operation counts once.
 MAX_OPERATIONS = 100
+#: JSON bytes of staged operations one transaction may hold (`max_transaction_bytes`).
+DEFAULT_MAX_TRANSACTION_BYTES = 256 * 1024 * 1024
+#: Seconds an expired transaction's record is kept (closed, without its data) and answers
+#: 410 `transaction_expired`, before it is deleted.
+EXPIRED_KEPT = 3600
 SINGLE_ACTIONS = ("create", "update", "upsert", "delete", "increment", "decrement")
 BULK_ACTIONS = ("bulkCreate", "bulkUpdate", "bulkUpsert", "bulkDelete")
 ACTIONS = SINGLE_ACTIONS + BULK_ACTIONS
@@ -133,32 +145,54 @@ def open_for_staging(
     stager: Stager,
     clock: ServiceClock,
 ) -> TransactionRecord:
-    """The pending transaction operations are staged into, with each stager's answers."""
+    """The pending transaction operations are staged into, with each stager's answers. An
+    expired one is 410 for every stager (the bulk routes included: its data is purged)."""
     require_member(caller)
     record = find_transaction(conn, caller, transaction_id)
     lenient = stager in (Stager.BULK_ROUTE, Stager.COUNTER_ROUTE)
     if record is None:
         raise _invalid_or_closed() if lenient else not_found()
+    error = expired(record, clock)
+    if error is not None:
+        raise error
     if record.status != "pending":
         raise not_ready() if stager is Stager.SINGLE_ROUTE else _invalid_or_closed()
-    if stager is not Stager.BULK_ROUTE:
-        error = expired(record, clock)
-        if error is not None:
-            raise error
     return record
+
+
+def purge(store: Store, clock: ServiceClock, logs: StagedLogs) -> None:
+    """Close the expired pending transactions and delete the long expired (module
+    docstring), in a SQLite transaction of its own: it holds whatever the request then
+    answers."""
+    now = clock.now()
+    with store.write() as conn:
+        purged = purge_expired(conn, from_timestamp(now), from_timestamp(now - EXPIRED_KEPT))
+    logs.drop(purged)
 
 
 def stage(
     conn: sqlite3.Connection,
     record: TransactionRecord,
-    operations: Sequence[Mapping[str, Any]],
+    operations: Sequence[str],
     clock: ServiceClock,
+    *,
+    staged_bytes: int,
+    max_bytes: int,
 ) -> None:
-    """Append operations in order: 400 `transaction_limit_exceeded` past the maximum."""
+    """Append operations (each `encoded`) in order: 400 `transaction_limit_exceeded` past
+    the maximum operations, or past `max_bytes` with the `staged_bytes` already held."""
     if record.operations + len(operations) > MAX_OPERATIONS:
         raise ServiceError(
             "transaction_limit_exceeded",
             f"A transaction holds at most {MAX_OPERATIONS} operations (a bulk operation counts "
             f"once); it has {record.operations}. Commit it and stage the rest in another.",
+        )
+    adding = sum(len(text) for text in operations)
+    if staged_bytes + adding > max_bytes:
+        raise ServiceError(
+            "transaction_limit_exceeded",
+            f"A transaction holds at most {max_bytes:,} bytes of staged data; it holds "
+            f"{staged_bytes:,} and this adds {adding:,}. Commit it and stage the rest in "
+            "another (the local service's max_transaction_bytes sets the limit).",
         )
     append_operations(conn, record, list(operations), clock.text())

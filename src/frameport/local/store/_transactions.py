@@ -77,19 +77,22 @@ def set_status(conn: sqlite3.Connection, transaction_id: str, status: str, now: 
     )
 
 
+def encoded(operation: Mapping[str, Any]) -> str:
+    """An operation as it is stored: ASCII JSON, so its length is its size in bytes."""
+    return json.dumps(operation)
+
+
 def append_operations(
-    conn: sqlite3.Connection,
-    record: TransactionRecord,
-    operations: list[Mapping[str, Any]],
-    now: str,
+    conn: sqlite3.Connection, record: TransactionRecord, operations: list[str], now: str
 ) -> None:
-    """Stage `operations` after the ones already staged; `operations` rises by their count."""
+    """Stage `operations` (each `encoded`) after the ones already staged; `operations`
+    rises by their count."""
     conn.executemany(
         "INSERT INTO transaction_operations (transaction_seq, position, operation, staged_at) "
         "VALUES (?, ?, ?, ?)",
         [
-            (record.seq, record.operations + offset, json.dumps(operation), now)
-            for offset, operation in enumerate(operations)
+            (record.seq, record.operations + offset, text, now)
+            for offset, text in enumerate(operations)
         ],
     )
     conn.execute(
@@ -108,6 +111,16 @@ def staged_operations(conn: sqlite3.Connection, record: TransactionRecord) -> li
     return [StagedOperation(position, json.loads(text), at) for position, text, at in rows]
 
 
+def staged_size(conn: sqlite3.Connection, record: TransactionRecord) -> int:
+    """The bytes of the transaction's staged operations."""
+    found = conn.execute(
+        "SELECT COALESCE(SUM(length(CAST(operation AS BLOB))), 0) FROM transaction_operations "
+        "WHERE transaction_seq = ?",
+        (record.seq,),
+    ).fetchone()
+    return int(found[0])
+
+
 def drop_operations(conn: sqlite3.Connection, record: TransactionRecord) -> None:
     """Delete the staged log (after a commit, a rollback or a failure)."""
     conn.execute("DELETE FROM transaction_operations WHERE transaction_seq = ?", (record.seq,))
@@ -116,6 +129,35 @@ def drop_operations(conn: sqlite3.Connection, record: TransactionRecord) -> None
 def delete_transaction(conn: sqlite3.Connection, record: TransactionRecord) -> None:
     drop_operations(conn, record)
     conn.execute("DELETE FROM transactions WHERE seq = ?", (record.seq,))
+
+
+def purge_expired(conn: sqlite3.Connection, now: str, forgotten_before: str) -> list[int]:
+    """Close the transactions pending past their expiry (`failed`, staged log deleted) and
+    delete those that expired before `forgotten_before` (a commit under way is left alone);
+    the `seq` of every transaction closed or deleted."""
+    closed = [
+        seq
+        for (seq,) in conn.execute(
+            "SELECT seq FROM transactions WHERE status = 'pending' AND expires_at <= ?", (now,)
+        )
+    ]
+    forgotten = [
+        seq
+        for (seq,) in conn.execute(
+            "SELECT seq FROM transactions WHERE status != 'committing' AND expires_at <= ?",
+            (forgotten_before,),
+        )
+    ]
+    conn.executemany(
+        "UPDATE transactions SET status = 'failed', operations = 0, updated_at = ? WHERE seq = ?",
+        [(now, seq) for seq in closed],
+    )
+    conn.executemany(
+        "DELETE FROM transaction_operations WHERE transaction_seq = ?",
+        [(seq,) for seq in {*closed, *forgotten}],
+    )
+    conn.executemany("DELETE FROM transactions WHERE seq = ?", [(seq,) for seq in forgotten])
+    return [*closed, *forgotten]
 
 
 def fail_interrupted_commits(conn: sqlite3.Connection, now: str) -> int:
