@@ -79,7 +79,9 @@ class RowCall:
         if self.transaction_id is None:
             return None
         record = find_transaction(conn, self.ctx.caller, self.transaction_id)
-        if record is None or record.status != "pending" or expired(record, self.ctx.state.clock):
+        if record is None or record.status != "pending":
+            return None
+        if expired(record, self.ctx.state.clock) is not None:
             return None
         log = self.ctx.state.staged_logs.of(conn, record)
         return log.table((table.database_id, table.id))

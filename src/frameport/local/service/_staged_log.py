@@ -61,15 +61,25 @@ class StagedLogs:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._reading = threading.Lock()  # one log read from SQLite at a time
         self._logs: dict[int, StagedLog] = {}
 
-    def of(self, conn: sqlite3.Connection, record: TransactionRecord) -> StagedLog:
-        """The transaction's log as `record` (read on `conn`) counts its operations."""
+    def _kept(self, record: TransactionRecord) -> StagedLog | None:
         with self._lock:
             kept = self._logs.get(record.seq)
-        if kept is not None and kept.operations == record.operations:
+        return kept if kept is not None and kept.operations == record.operations else None
+
+    def of(self, conn: sqlite3.Connection, record: TransactionRecord) -> StagedLog:
+        """The transaction's log as `record` (read on `conn`) counts its operations. Reads
+        that find none kept wait for the one reading it rather than each decoding it."""
+        kept = self._kept(record)
+        if kept is not None:
             return kept
-        log = _read(conn, record)
+        with self._reading:
+            kept = self._kept(record)
+            if kept is not None:
+                return kept
+            log = _read(conn, record)
         with self._lock:
             newer = self._logs.get(record.seq)
             if newer is None or newer.operations <= log.operations:

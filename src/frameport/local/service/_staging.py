@@ -236,13 +236,13 @@ class Staging:
     ) -> StagedTable:
         """Check one operation and lay it over its table's state; that state."""
         operation = without_user_stamps(self.caller, operation)
-        check_data(self.caller, self.terms, table, operation)
         key = (table.database_id, table.id)
         state = self.states.get(key) or self.log.table(key).copy()
         check_operation(
             self.conn, self.caller, self.terms, table, operation, state,
             row_must_exist=row_must_exist,
         )  # fmt: skip
+        check_data(self.caller, self.terms, table, operation)
         state.replay(operation, committed_rows(self.conn, table))
         self.states[key] = state
         self.operations.append(operation)
