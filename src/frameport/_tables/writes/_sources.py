@@ -15,7 +15,8 @@
 
 CSV columns that the table has are read as text and converted by the table's rules
 (`_schema.validate_batch`), so a value that does not parse is one rejected row, not a failed
-read.
+read. CSV and JSON files are read in blocks of whole records (`_text_files`): a record that
+is not UTF-8 or does not parse is one rejected row too.
 
 >>> source = open_source(pd.DataFrame({"n": [1, 2]}), text_columns=())
 >>> [batch.num_rows for batch in source.batches()]

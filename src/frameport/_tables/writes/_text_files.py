@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -284,7 +285,8 @@ def _parsed(
 
 def _reason(error: Exception) -> str:
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return reason.removeprefix("JSON parse error: ").removeprefix("CSV parse error: ")
+    reason = reason.removeprefix("JSON parse error: ").removeprefix("CSV parse error: ")
+    return re.sub(r"\.? in row \d+$", "", reason)  # pyarrow's row is within the block
 
 
 def _conformed(
