@@ -28,6 +28,7 @@ from ..._core._config import default_cache_dir
 from ..._exceptions import ResumeError
 
 VERSION = 1
+_FILES = ("parquet|", "csv|", "json|")  # the identities of files, the same in every version
 
 
 @dataclass
@@ -35,6 +36,9 @@ class LoadCheckpoint:
     """How far a load came (see the module docstring)."""
 
     run_id: str
+    source: str = ""
+    """The source's identity (`_sources.Source.identity`): a checkpoint is used only for its
+    own source."""
     done: int = 0
     sent: int = 0
     written: int = 0
@@ -53,8 +57,10 @@ def checkpoint_path(*identity: str) -> Path:
     return default_cache_dir() / "loads" / f"{digest}.json"
 
 
-def load_checkpoint(path: Path) -> LoadCheckpoint | None:
-    """The checkpoint at `path`, or None when there is none."""
+def load_checkpoint(path: Path, source: str) -> LoadCheckpoint | None:
+    """The checkpoint at `path` of the source named `source`, or None when there is none.
+    One of another source (or of a frame, from a version that kept no identity) is not
+    used: the load starts from the start, and its checkpoint replaces that one."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -64,7 +70,10 @@ def load_checkpoint(path: Path) -> LoadCheckpoint | None:
             f"the load checkpoint {path} was written by another version of frameport; "
             "delete it to load from the start."
         )
-    return LoadCheckpoint(**data)
+    checkpoint = LoadCheckpoint(**data)
+    if checkpoint.source != source and (checkpoint.source or not source.startswith(_FILES)):
+        return None
+    return checkpoint
 
 
 def save_checkpoint(path: Path, checkpoint: LoadCheckpoint) -> None:

@@ -133,15 +133,20 @@ async def load_rows(
     opened = open_source(source, text_columns=text_columns)
     stored_at = None
     checkpoint = LoadCheckpoint(run_id=new_run_id())
-    if options.resume:
+    if options.resume and not options.dry_run:
+        identity = opened.identity()
+        if identity is None:
+            raise LoadError(
+                f"resume=True cannot tell {opened.description} from another stream of its "
+                "columns before reading it: load a frame or a file (e.g. the stream collected "
+                "with .arrow() or .collect()), or give id_from= and run again without resume "
+                "(on_conflict='skip' leaves the rows already written as they are)"
+            )
         stored_at = checkpoint_path(
-            requester.endpoint,
-            requester.project,
-            str(location),
-            opened.identity,
-            options.identity(),
+            requester.endpoint, requester.project, str(location), identity, options.identity()
         )
-        checkpoint = load_checkpoint(stored_at) or checkpoint
+        checkpoint = load_checkpoint(stored_at, identity) or checkpoint
+        checkpoint.source = identity
     preparer = RowPreparer(rules, options.id_from, checkpoint.run_id)
     preparer.check_columns(opened.schema.names)
     if options.atomic and not options.dry_run:

@@ -29,6 +29,7 @@ from ..._schema import (
 )
 from ._report import REJECTED_COLUMNS
 from ._row_ids import ID_COLUMN, ID_MESSAGE, IdFrom, column_ids, hashed_ids, positional_ids
+from ._text_files import UNREADABLE
 
 PERMISSIONS = "$permissions"
 WRITTEN_FIELDS = frozenset({ID_COLUMN, PERMISSIONS})
@@ -59,7 +60,7 @@ class RowPreparer:
 
     def check_columns(self, names: Sequence[str]) -> None:
         """Refuse a source whose columns do not fit the table or the ID options."""
-        given = [name for name in names if name not in _DROPPED_FIELDS]
+        given = [name for name in names if name not in _DROPPED_FIELDS and name != UNREADABLE]
         try:
             check_column_keys(given)
         except ValueError as exc:
@@ -89,15 +90,24 @@ class RowPreparer:
 
     def prepare(self, batch: pa.RecordBatch, first_row: int) -> PreparedChunk:
         """The chunk `batch`, whose first row is row `first_row` of the source."""
-        source = batch
-        kept_names = [name for name in batch.schema.names if name not in _DROPPED_FIELDS]
-        batch = batch.select(kept_names)
+        source, readable, unreadable = _unreadable_rows(batch)
+        kept_names = [name for name in source.schema.names if name not in _DROPPED_FIELDS]
+        batch = source.select(kept_names)
+        if readable is not None:
+            batch = batch.take(pa.array(readable))
         if self._rules is not None:
             checked = validate_batch(batch, self._rules)
             rows, kept, rejected = checked.rows, checked.kept, checked.rejected
         else:
             rows, kept = batch, np.arange(batch.num_rows, dtype=np.int64)
             rejected = pa.table({name: [] for name in REJECTED_COLUMNS})
+        if readable is not None:  # places in the batch read, not in its readable rows
+            kept = readable[kept]
+            rejected = rejected.set_column(
+                0, "row", pa.array(readable[rejected.column("row").to_numpy()], pa.int64())
+            )
+            rejected = pa.concat_tables([rejected.cast(unreadable.schema), unreadable])
+            rejected = rejected.sort_by("row")
         ids, bad_ids, id_column = self._ids(rows, first_row + kept)
         if bad_ids.any():
             rejected = _with_rejections(rejected, kept[bad_ids], id_column, ID_MESSAGE)
@@ -140,6 +150,28 @@ class RowPreparer:
         given, bad = column_ids(rows.column(ID_COLUMN))
         bad_given = pc.and_(bad, given.is_valid()).to_numpy(zero_copy_only=False)
         return pc.coalesce(given, made), bad_given, ID_COLUMN
+
+
+def _unreadable_rows(
+    batch: pa.RecordBatch,
+) -> tuple[pa.RecordBatch, np.ndarray[Any, np.dtype[np.int64]] | None, pa.Table]:
+    """`batch` without its `UNREADABLE` column, the places of its readable rows (None: all
+    are), and the unreadable rows' rejections (rule ``read``)."""
+    if UNREADABLE not in batch.schema.names:
+        return batch, None, pa.table({})
+    messages = batch.column(UNREADABLE)
+    bad = messages.is_valid().to_numpy(zero_copy_only=False)
+    places = np.flatnonzero(bad).astype(np.int64)
+    unreadable = pa.table(
+        {
+            "row": pa.array(places, pa.int64()),
+            "column": pa.array([""] * len(places), pa.string()),
+            "rule": pa.array(["read"] * len(places), pa.string()),
+            "message": messages.filter(pa.array(bad)).cast(pa.string()),
+        }
+    )
+    source = batch.drop_columns([UNREADABLE])
+    return source, np.flatnonzero(~bad).astype(np.int64), unreadable
 
 
 def _positional(run_id: str, positions: np.ndarray[Any, np.dtype[np.int64]]) -> pa.Array[Any]:

@@ -15,7 +15,8 @@
 
 CSV columns that the table has are read as text and converted by the table's rules
 (`_schema.validate_batch`), so a value that does not parse is one rejected row, not a failed
-read.
+read. CSV and JSON files are read in blocks of whole records (`_text_files`): a record that
+is not UTF-8 or does not parse is one rejected row too.
 
 >>> source = open_source(pd.DataFrame({"n": [1, 2]}), text_columns=())
 >>> [batch.num_rows for batch in source.batches()]
@@ -24,43 +25,55 @@ read.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from ..._exceptions import LoadError
 from ..._schema import to_json_value
+from ._text_files import (
+    UNREADABLE,
+    csv_format,
+    json_format,
+    record_batches,
+    record_blocks,
+    split_header,
+)
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
 
 CHUNK_ROWS = 10_000
 """Rows read, checked and converted at a time."""
+_HASHED_ROWS = 100_000  # rows of a frame hashed at a time for its identity
 
 _PARQUET = (".parquet", ".pq")
 _CSV = (".csv", ".tsv")
 _JSON = (".ndjson", ".jsonl", ".json")
 _COMPRESSION = (".gz", ".bz2", ".zst", ".lz4")
-_BLOCK_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
 class Source:
     """A readable source: `batches()` reads it from the start (again, for the sources that
-    can be re-read); `rows` is its number of rows when known before reading; `identity`
-    names it for a checkpoint (a file's path, size and modification time; a frame's kind,
-    columns and rows)."""
+    can be re-read); `rows` is its number of rows when known before reading; `identity()`
+    names it for a checkpoint: a file's path, size and modification time; a frame's kind,
+    columns, rows and a hash of its values (`content_identity`); None for a stream, which
+    cannot be known before it is read."""
 
     description: str
     schema: pa.Schema
     rows: int | None
-    identity: str
+    identity: Callable[[], str | None]
     read: Callable[[], Iterator[pa.RecordBatch]]
 
     def batches(self) -> Iterator[pa.RecordBatch]:
@@ -106,13 +119,14 @@ def _pandas_source(frame: pd.DataFrame) -> Source:
         for start in range(0, len(frame), CHUNK_ROWS):
             yield from _arrow_of(frame.iloc[start : start + CHUNK_ROWS]).to_batches()
 
-    return Source(
-        "a pandas DataFrame",
-        schema,
-        len(frame),
-        _frame_identity("pandas", schema, len(frame)),
-        read,
-    )
+    def parts() -> Iterator[pd.DataFrame]:
+        for start in range(0, len(frame), _HASHED_ROWS):
+            yield frame.iloc[start : start + _HASHED_ROWS]
+
+    def identity() -> str:
+        return content_identity("pandas", schema, len(frame), parts())
+
+    return Source("a pandas DataFrame", schema, len(frame), identity, read)
 
 
 def _arrow_of(part: pd.DataFrame) -> pa.Table:
@@ -144,7 +158,13 @@ def _table_source(table: pa.Table, description: str) -> Source:
     def read() -> Iterator[pa.RecordBatch]:
         yield from table.to_batches(max_chunksize=CHUNK_ROWS)
 
-    identity = _frame_identity("arrow", table.schema, table.num_rows)
+    def parts() -> Iterator[pd.DataFrame]:
+        for start in range(0, table.num_rows, _HASHED_ROWS):
+            yield table.slice(start, _HASHED_ROWS).to_pandas()
+
+    def identity() -> str:
+        return content_identity("arrow", table.schema, table.num_rows, parts())
+
     return Source(description, table.schema, table.num_rows, identity, read)
 
 
@@ -158,9 +178,7 @@ def _reader_source(reader: pa.RecordBatchReader, description: str) -> Source:
         used = True
         yield from reader
 
-    return Source(
-        description, reader.schema, None, _frame_identity("stream", reader.schema, None), read
-    )
+    return Source(description, reader.schema, None, lambda: None, read)
 
 
 def _polars_source(source: object) -> Source | None:
@@ -179,9 +197,7 @@ def _polars_source(source: object) -> Source | None:
             for frame in lazy.collect_batches(chunk_size=CHUNK_ROWS):
                 yield from frame.to_arrow().to_batches()
 
-        return Source(
-            "a polars LazyFrame", schema, None, _frame_identity("polars-lazy", schema, None), read
-        )
+        return Source("a polars LazyFrame", schema, None, lambda: None, read)
     return None
 
 
@@ -197,9 +213,33 @@ def _narwhals_source(source: object) -> Source | None:
     return _table_source(frame.to_arrow(), f"a {type(source).__name__} frame")
 
 
-def _frame_identity(kind: str, schema: pa.Schema, rows: int | None) -> str:
+def content_identity(kind: str, schema: pa.Schema, rows: int, parts: Iterator[pd.DataFrame]) -> str:
+    """A frame's identity for a checkpoint: its kind, columns and rows, and a SHA-256 of its
+    values in order (pandas' hash of each row's values, `_row_hashes`), so that two frames of
+    one shape never share a checkpoint and the same values built again find theirs."""
     columns = ",".join(f"{field.name}:{field.type}" for field in schema)
-    return f"{kind}|{columns}|{rows}"
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(_row_hashes(part).tobytes())
+    return f"{kind}|{columns}|{rows}|{digest.hexdigest()}"
+
+
+def _row_hashes(part: pd.DataFrame) -> np.ndarray[Any, Any]:
+    """A hash of each row's values; a column of values pandas cannot hash (lists, arrays,
+    mappings) is hashed by their full text."""
+    try:
+        return pd.util.hash_pandas_object(part, index=False).to_numpy()
+    except TypeError:
+        pass
+    with np.printoptions(threshold=sys.maxsize):
+        as_text = part.apply(
+            lambda column: column.map(_full_text) if column.dtype == object else column
+        )
+    return pd.util.hash_pandas_object(as_text, index=False).to_numpy()
+
+
+def _full_text(value: object) -> str:
+    return repr(value.tolist() if isinstance(value, np.ndarray) else value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,7 +255,7 @@ def _file_source(location: str, text_columns: Collection[str]) -> Source:
     if name.endswith(_CSV):
         return _csv_source(location, text_columns, delimiter="\t" if name.endswith(".tsv") else ",")
     if name.endswith(_JSON):
-        return _json_source(location)
+        return _json_source(location, text_columns)
     raise LoadError(
         f"cannot tell the format of {location!r} from its name: load a file ending in "
         ".parquet, .csv, .tsv, .ndjson, .jsonl or .json (optionally compressed, e.g. .csv.gz)"
@@ -256,64 +296,45 @@ def _parquet_source(location: str) -> Source:
             batch_size=CHUNK_ROWS, batch_readahead=1, fragment_readahead=0
         )
 
+    identity = _identity("parquet", location, filesystem, path)
     return Source(
-        f"the Parquet file {location}",
-        dataset.schema,
-        dataset.count_rows(),
-        _identity("parquet", location, filesystem, path),
-        read,
+        f"the Parquet file {location}", dataset.schema, dataset.count_rows(), lambda: identity, read
     )
 
 
 def _csv_source(location: str, text_columns: Collection[str], *, delimiter: str) -> Source:
-    import pyarrow.csv as csv
-
     filesystem, path = _filesystem(location)
 
-    def open_reader() -> csv.CSVStreamingReader:
-        stream = _open_input(filesystem, path)
-        return csv.open_csv(
-            stream,
-            read_options=csv.ReadOptions(block_size=_BLOCK_BYTES),
-            parse_options=csv.ParseOptions(delimiter=delimiter),
-            convert_options=csv.ConvertOptions(
-                column_types={name: pa.string() for name in text_columns},
-                strings_can_be_null=True,
-            ),
-        )
-
-    schema = open_reader().schema
-
     def read() -> Iterator[pa.RecordBatch]:
-        yield from open_reader()
+        header, blocks = split_header(_open_input(filesystem, path))
+        text_format, names = csv_format(header, text_columns, delimiter)
+        yield from record_batches(blocks, text_format, names)
 
-    return Source(
-        f"the CSV file {location}", schema, None, _identity("csv", location, filesystem, path), read
+    return _text_source(
+        f"the CSV file {location}", _identity("csv", location, filesystem, path), read
     )
 
 
-def _json_source(location: str) -> Source:
-    import pyarrow.json as pj
-
+def _json_source(location: str, text_columns: Collection[str]) -> Source:
     filesystem, path = _filesystem(location)
 
-    def open_reader() -> Any:
-        return pj.open_json(
-            _open_input(filesystem, path), read_options=pj.ReadOptions(block_size=_BLOCK_BYTES)
-        )
-
-    schema = open_reader().schema
-
     def read() -> Iterator[pa.RecordBatch]:
-        yield from open_reader()
+        blocks = record_blocks(_open_input(filesystem, path), quoted=False)
+        yield from record_batches(blocks, json_format(text_columns), None)
 
-    return Source(
-        f"the JSON lines file {location}",
-        schema,
-        None,
-        _identity("json", location, filesystem, path),
-        read,
+    return _text_source(
+        f"the JSON lines file {location}", _identity("json", location, filesystem, path), read
     )
+
+
+def _text_source(
+    description: str, identity: str, read: Callable[[], Iterator[pa.RecordBatch]]
+) -> Source:
+    """A CSV or JSON lines file's source: its columns are those of its first rows."""
+    first = next(read(), None)
+    names = [] if first is None else [n for n in first.schema.names if n != UNREADABLE]
+    schema = pa.schema([] if first is None else [first.schema.field(n) for n in names])
+    return Source(description, schema, None, lambda: identity, read)
 
 
 def _open_input(filesystem: Any, path: str) -> Any:
