@@ -114,8 +114,11 @@ def test_the_row_routes_refuse_a_staged_value_over_its_limit_too(admin: httpx.Cl
     assert_error(admin.post(ROWS, json=too_long), 400, "row_invalid_structure")
     bulk = {"rows": [{"name": "z" * 17}], "transactionId": tx}
     assert_error(admin.post(ROWS, json=bulk), 400, "row_invalid_structure")
+    ok(admin.post(ROWS, json={"rowId": "increased", "data": {"count": 1}}), 201)
     operator = '{"method":"increment","values":[1]}'
-    staged = admin.patch(f"{ROWS}/stamped", json={"data": {"count": operator}, "transactionId": tx})
+    staged = admin.patch(
+        f"{ROWS}/increased", json={"data": {"count": operator}, "transactionId": tx}
+    )
     assert staged.status_code == 200, "operators are applied at commit, not parsed when staged"
     assert ok(admin.get(f"{TX}/{tx}"))["operations"] == 1
 
