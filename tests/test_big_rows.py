@@ -1,15 +1,142 @@
-"""Bulk update and delete answers list at most 100 rows beside the total of rows changed,
-and frameport's reports count every row changed."""
+"""Rows of a megabyte and more: every bulk write (load, insert, import, restore, copy) is cut
+by encoded size as well as by count, so that no request passes the service's body limit; a
+request the service still refuses as too large (413) is halved; a row too large for any
+request is a rejected row naming its size, and the rest of the write goes on. Bulk update
+and delete answers list at most 100 rows beside the total of rows changed."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
 import httpx
 import pandas as pd
+import pytest
 
 import frameport as fp
 from frameport import Client
+from frameport.cli import main
 from frameport.local import LocalService
 from tables_support import new_id
+
+MIB = 1024 * 1024
+ROWS = 40
+SCHEMA = {"n": "integer", "blob": "longtext"}
+
+
+def big_rows(count: int, size: int = MIB, first: int = 0) -> pd.DataFrame:
+    """`count` rows whose `blob` is `size` characters, each row's its own."""
+    return pd.DataFrame(
+        {
+            "$id": [f"r{first + i}" for i in range(count)],
+            "n": range(first, first + count),
+            "blob": [chr(ord("a") + (first + i) % 26) * size for i in range(count)],
+        }
+    )
+
+
+def new_table(client: Client, name: str = "big") -> fp.Table:
+    database = new_id("big")
+    client.create_database(database)
+    return client.create_table(database, name, schema=SCHEMA)
+
+
+def assert_holds(table: fp.Table, frame: pd.DataFrame) -> None:
+    """The table holds exactly the rows of `frame` (IDs, numbers and whole blobs)."""
+    read = table.to_pandas(progress=False).sort_values("n").reset_index(drop=True)
+    assert read["$id"].tolist() == frame["$id"].tolist()
+    assert read["n"].tolist() == frame["n"].tolist()
+    assert read["blob"].tolist() == frame["blob"].tolist()
+
+
+def size_named(message: str) -> int:
+    """The size in bytes a rejection's message names."""
+    match = re.search(r"([\d,]+) bytes", message)
+    assert match, message
+    return int(match.group(1).replace(",", ""))
+
+
+# --- load, insert, import ----------------------------------------------------------------
+
+
+def test_a_load_of_forty_one_mib_rows_writes_them_all(client: Client) -> None:
+    table = new_table(client)
+    frame = big_rows(ROWS)
+    report = table.load(frame, progress=False)
+    assert report.written == ROWS and report.ok, report.rejected
+    assert report.batches >= 3  # 40 MiB cannot go in fewer requests
+    assert_holds(table, frame)
+
+
+def test_an_insert_of_one_mib_rows_writes_them_all(client: Client) -> None:
+    table = new_table(client)
+    frame = big_rows(20)
+    table.insert(frame, progress=False)
+    assert_holds(table, frame)
+
+
+@pytest.mark.usefixtures("credentials")
+def test_an_import_of_a_file_of_one_mib_rows_writes_them_all(
+    client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = new_table(client)
+    frame = big_rows(20)
+    source = tmp_path / "big.parquet"
+    frame.to_parquet(source)
+    code = main(["import", table.database_id, table.id, str(source)])
+    assert code == 0, capsys.readouterr()
+    assert_holds(table, frame)
+
+
+def test_a_row_over_the_body_limit_is_rejected_with_its_size_and_the_others_written(
+    client: Client,
+) -> None:
+    table = new_table(client)
+    frame = big_rows(6)
+    huge = 17 * MIB
+    frame.loc[3, "blob"] = "z" * huge
+    report = table.load(frame, progress=False)
+    assert report.written == 5
+    ((row, column, message),) = report.rejected[["row", "column", "message"]].to_numpy()
+    assert row == 3 and column == "blob"
+    assert huge < size_named(message) < huge + 100
+    assert_holds(table, frame.drop(index=3).reset_index(drop=True))
+
+
+# --- restore and copy --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def backed_up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Client, fp.Table, Path]]:
+    with LocalService() as service, service.client() as client:
+        table = new_table(client)
+        table.load(big_rows(ROWS), batch_size=10, progress=False)  # 10 MiB requests
+        target = tmp_path_factory.mktemp("big-backup") / "big"
+        report = client.backup(target, progress=False)
+        assert report.rows == ROWS
+        yield client, table, target
+
+
+def test_a_restore_of_one_mib_rows_writes_every_row(
+    backed_up: tuple[Client, fp.Table, Path],
+) -> None:
+    _, table, archive = backed_up
+    with LocalService() as service, service.client() as destination:
+        report = destination.restore(archive, progress=False)
+        assert report.written == ROWS and not report.rejected
+        assert_holds(destination.table(table.database_id, table.id), big_rows(ROWS))
+
+
+def test_a_copy_of_one_mib_rows_writes_every_row(
+    backed_up: tuple[Client, fp.Table, Path],
+) -> None:
+    source, table, _ = backed_up
+    with LocalService() as service, service.client() as destination:
+        report = fp.copy(source, destination, progress=False)
+        assert report.written == ROWS and not report.rejected
+        assert_holds(destination.table(table.database_id, table.id), big_rows(ROWS))
+
 
 # --- bulk update and delete answers ------------------------------------------------------
 
