@@ -39,6 +39,10 @@ def add_serve_command(commands: Any) -> None:
         "--max-file-size", type=positive_int, default=None, help="bytes (default 5 GiB)"
     )
     serve.add_argument(
+        "--max-body-size", type=positive_int, default=None,
+        help="bytes of parameters one request may send (default 16 MiB)",
+    )  # fmt: skip
+    serve.add_argument(
         "--access-log", action="store_true", help="print one line per request (uvicorn's log)"
     )
     serve.add_argument(
@@ -115,6 +119,8 @@ def _serve(args: argparse.Namespace) -> int:
         return fail("serve", f"cannot listen on {where}; choose another --port (or --host)")
     if args.max_file_size is not None:
         config.max_file_size = args.max_file_size
+    if args.max_body_size is not None:
+        config.max_body_size = args.max_body_size
     try:
         serve(config, args.host, args.port, access_log=args.access_log)
     except OSError as exc:  # e.g. a data directory that cannot be created
