@@ -21,7 +21,7 @@ from frameport.local import LocalService
 from tables_support import new_id
 
 MIB = 1024 * 1024
-ROWS = 40
+ROWS = 24  # 24 MiB: over the local service's 16 MiB body limit in 100-row requests
 SCHEMA = {"n": "integer", "blob": "longtext"}
 
 
@@ -60,12 +60,12 @@ def size_named(message: str) -> int:
 # --- load, insert, import ----------------------------------------------------------------
 
 
-def test_a_load_of_forty_one_mib_rows_writes_them_all(client: Client) -> None:
+def test_a_load_of_one_mib_rows_writes_them_all(client: Client) -> None:
     table = new_table(client)
     frame = big_rows(ROWS)
     report = table.load(frame, progress=False)
     assert report.written == ROWS and report.ok, report.rejected
-    assert report.batches >= 3  # 40 MiB cannot go in fewer requests
+    assert report.batches == 3  # 11 rows of 1 MiB a request at most
     assert_holds(table, frame)
 
 
@@ -89,19 +89,46 @@ def test_an_import_of_a_file_of_one_mib_rows_writes_them_all(
     assert_holds(table, frame)
 
 
+def assert_only_rejected(table: fp.Table, frame: pd.DataFrame, place: int, size: int) -> None:
+    """A load of `frame`, its row at `place` given a blob of `size` bytes, writes the other
+    rows and rejects that one, naming its size and its largest column."""
+    frame.loc[place, "blob"] = "z" * size
+    report = table.load(frame, progress=False)
+    assert report.written == len(frame) - 1
+    ((row, column, message),) = report.rejected[["row", "column", "message"]].to_numpy()
+    assert row == place and column == "blob"
+    assert size < size_named(message) < size + 100
+    assert_holds(table, frame.drop(index=place).reset_index(drop=True))
+
+
 def test_a_row_over_the_body_limit_is_rejected_with_its_size_and_the_others_written(
     client: Client,
 ) -> None:
-    table = new_table(client)
-    frame = big_rows(6)
-    huge = 17 * MIB
-    frame.loc[3, "blob"] = "z" * huge
+    assert_only_rejected(new_table(client), big_rows(6), 3, 17 * MIB)
+
+
+# --- a service that refuses smaller bodies: 413 halves the request -----------------------
+
+
+@pytest.fixture(scope="module")
+def small_bodies() -> Iterator[Client]:
+    with LocalService(max_body_size=3 * MIB) as service, service.client() as client:
+        yield client
+
+
+def test_a_request_refused_as_too_large_is_halved_and_written(small_bodies: Client) -> None:
+    table = new_table(small_bodies)
+    frame = big_rows(8)  # 8 MiB: one request under frameport's cut, 413 here
     report = table.load(frame, progress=False)
-    assert report.written == 5
-    ((row, column, message),) = report.rejected[["row", "column", "message"]].to_numpy()
-    assert row == 3 and column == "blob"
-    assert huge < size_named(message) < huge + 100
-    assert_holds(table, frame.drop(index=3).reset_index(drop=True))
+    assert report.written == 8 and report.ok, report.rejected
+    assert report.retries == 3  # 8 → 4 + 4 → 2 + 2 + 2 + 2
+    assert_holds(table, frame)
+
+
+def test_a_row_the_service_refuses_as_too_large_is_rejected_with_its_size(
+    small_bodies: Client,
+) -> None:
+    assert_only_rejected(new_table(small_bodies), big_rows(3), 1, 4 * MIB)
 
 
 # --- restore and copy --------------------------------------------------------------------
@@ -111,7 +138,7 @@ def test_a_row_over_the_body_limit_is_rejected_with_its_size_and_the_others_writ
 def backed_up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Client, fp.Table, Path]]:
     with LocalService() as service, service.client() as client:
         table = new_table(client)
-        table.load(big_rows(ROWS), batch_size=10, progress=False)  # 10 MiB requests
+        table.load(big_rows(ROWS), batch_size=8, progress=False)  # 8 MiB requests
         target = tmp_path_factory.mktemp("big-backup") / "big"
         report = client.backup(target, progress=False)
         assert report.rows == ROWS

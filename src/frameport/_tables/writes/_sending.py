@@ -338,7 +338,7 @@ def _refused_whole(error: APIError, *, absent: bool) -> bool:
     (409) by a row of a batch whose IDs are `absent` (else it may be the row itself)."""
     if isinstance(error, ConflictError):
         return error.type == UNIQUE_CLASH and absent
-    return isinstance(error, BadRequestError)
+    return isinstance(error, BadRequestError) or _over_limit(error)
 
 
 def _refusal(rows: EncodedRows, error: APIError | None) -> Refusal:
