@@ -346,8 +346,7 @@ class _Stream:
                 )
             )
         if not batches:  # every row rejected: the chunk is done as it is
-            empty = EncodedRows([], [])
-            batches.append(_Batch(empty, [], end, maybe_written=False, outcome=Outcome()))
+            batches.append(_Batch(EncodedRows([]), [], end, maybe_written=False, outcome=Outcome()))
         return batches
 
     async def _send(self, item: _Batch, bar: Any) -> None:

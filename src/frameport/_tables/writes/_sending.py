@@ -1,8 +1,8 @@
 """One batch of rows to the service: created, with conflicts settled and refused rows split off.
 
 Every bulk write cuts its rows into batches with `cut_requests`: at most the bulk limit of
-rows and at most `MAX_REQUEST_BYTES` of JSON each, under the service's body limit (each row
-is encoded once, there, and sent as encoded). `RowSender.send` sends a batch (each row with
+rows and at most `MAX_REQUEST_BYTES` of JSON each, under the service's body limit (the rows
+are encoded there and sent as encoded). `RowSender.send` sends a batch (each row with
 its ``$id``) as a bulk create, the one request a batch costs when its IDs are new:
 
 * **Conflicts.** When the service answers 409 (an ID exists), the batch's IDs are looked up
@@ -70,7 +70,7 @@ ENVELOPE_HEADROOM = 64 << 10
 object around them, and headers where the service's proxy counts them."""
 
 MAX_REQUEST_BYTES = SERVICE_BODY_LIMIT - ENVELOPE_HEADROOM
-"""The most bytes of rows (their JSON and the commas between) one bulk request carries."""
+"""The most bytes of rows (the JSON array of them) one bulk request carries."""
 
 MAX_CONCURRENCY = 8
 """Bulk requests in flight at most, for one write."""
@@ -122,34 +122,57 @@ class Outcome:
         self.refused += [Refusal(places[r.index], r.message, r.column) for r in other.refused]
 
 
-def row_json(row: dict[str, Any]) -> bytes:
-    """One row as the bulk routes take it: compact JSON, UTF-8."""
-    return json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode()
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(frozen=True)
+def row_json(row: object) -> bytes:
+    """Rows (a row, or a list of them) as the bulk routes take them: compact JSON, UTF-8."""
+    return _JSON.encode(row).encode()
+
+
 class EncodedRows:
-    """Rows and the JSON of each (`row_json`), in the same order: what one bulk request (or
-    a part of it) sends."""
+    """Rows and their JSON, in the same order: what one bulk request (or a part of it)
+    sends. `array` is the JSON array of them all, `texts` each row's (made when asked for)."""
 
-    rows: list[dict[str, Any]]
-    texts: list[bytes]
+    def __init__(
+        self,
+        rows: list[dict[str, Any]],
+        *,
+        array: bytes | None = None,
+        texts: list[bytes] | None = None,
+    ) -> None:
+        self.rows = rows
+        self._array = array
+        self._texts = texts
 
     def __len__(self) -> int:
         return len(self.rows)
 
     @property
+    def texts(self) -> list[bytes]:
+        """Each row's JSON."""
+        if self._texts is None:
+            self._texts = [row_json(row) for row in self.rows]
+        return self._texts
+
+    @property
     def size(self) -> int:
-        """The bytes these rows take in a body: their JSON and a comma each."""
-        return sum(len(text) + 1 for text in self.texts)
+        """The bytes of the JSON array of these rows."""
+        if self._array is not None:
+            return len(self._array)
+        return sum(len(text) + 1 for text in self.texts) + 1
 
     def pick(self, places: Sequence[int]) -> EncodedRows:
         """The rows at `places`."""
-        return EncodedRows([self.rows[p] for p in places], [self.texts[p] for p in places])
+        texts = self.texts
+        return EncodedRows([self.rows[p] for p in places], texts=[texts[p] for p in places])
 
     def body(self, key: str) -> bytes:
         """The JSON body ``{key: rows}``."""
-        return b'{"%s":[%s]}' % (key.encode(), b",".join(self.texts))
+        array = self._array
+        if array is None:
+            array = b"[%s]" % b",".join(self.texts)
+        return b'{"%s":%s}' % (key.encode(), array)
 
 
 def cut_requests(
@@ -157,17 +180,31 @@ def cut_requests(
 ) -> list[tuple[int, EncodedRows]]:
     """`rows` in bulk requests, each as ``(where it starts in rows, its rows)``: in order, at
     most `max_rows` rows and `MAX_REQUEST_BYTES` each; a row longer than that alone, so that
-    it is refused on its own (`RowSender`)."""
+    it is refused on its own (`RowSender`). Each run of `max_rows` rows is encoded at once;
+    only a run over the bytes is encoded row by row, to be cut by size."""
+    cuts: list[tuple[int, EncodedRows]] = []
+    for first in range(0, len(rows), max_rows):
+        run = rows[first : first + max_rows]
+        array = row_json(run)
+        if len(array) <= MAX_REQUEST_BYTES:
+            cuts.append((first, EncodedRows(run, array=array)))
+        else:
+            cuts += [(first + start, part) for start, part in _cut_by_size(run)]
+    return cuts
+
+
+def _cut_by_size(rows: list[dict[str, Any]]) -> list[tuple[int, EncodedRows]]:
+    """`rows` in consecutive parts of at most `MAX_REQUEST_BYTES` of JSON (a longer row
+    alone), each with where it starts."""
     texts = [row_json(row) for row in rows]
     cuts: list[tuple[int, EncodedRows]] = []
-    start = size = 0
+    start, size = 0, 1  # the array's brackets, and a comma or bracket per row
     for end, text in enumerate(texts):
-        if end > start and (end - start == max_rows or size + len(text) + 1 > MAX_REQUEST_BYTES):
-            cuts.append((start, EncodedRows(rows[start:end], texts[start:end])))
-            start, size = end, 0
+        if end > start and size + len(text) + 1 > MAX_REQUEST_BYTES:
+            cuts.append((start, EncodedRows(rows[start:end], texts=texts[start:end])))
+            start, size = end, 1
         size += len(text) + 1
-    if start < len(rows):
-        cuts.append((start, EncodedRows(rows[start:], texts[start:])))
+    cuts.append((start, EncodedRows(rows[start:], texts=texts[start:])))
     return cuts
 
 
