@@ -13,7 +13,7 @@ import pytest
 from callers import assert_error
 from served import ServedService, served
 
-from frameport.local._body import MAX_BODY_BYTES
+from frameport.local.service._state import DEFAULT_MAX_BODY_SIZE as MAX_BODY_BYTES
 
 MIB = 1024 * 1024
 BODY_BYTES = 68 * MIB

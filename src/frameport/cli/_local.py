@@ -43,6 +43,10 @@ def add_serve_command(commands: Any) -> None:
         help="JSON bytes one transaction may stage (default 256 MiB)",
     )  # fmt: skip
     serve.add_argument(
+        "--max-body-size", type=positive_int, default=None,
+        help="bytes of parameters one request may send (default 16 MiB)",
+    )  # fmt: skip
+    serve.add_argument(
         "--access-log", action="store_true", help="print one line per request (uvicorn's log)"
     )
     serve.add_argument(
@@ -121,6 +125,8 @@ def _serve(args: argparse.Namespace) -> int:
         config.max_file_size = args.max_file_size
     if args.max_transaction_bytes is not None:
         config.max_transaction_bytes = args.max_transaction_bytes
+    if args.max_body_size is not None:
+        config.max_body_size = args.max_body_size
     try:
         serve(config, args.host, args.port, access_log=args.access_log)
     except OSError as exc:  # e.g. a data directory that cannot be created

@@ -140,7 +140,7 @@ async def _read_parameters(
     request: Request, ctx: Context, state: ServiceState, target: FileTarget | None = None
 ) -> RequestBody:
     """The body, read once the project and caller are known; its `project` must agree."""
-    body = await read_body(request, target)
+    body = await read_body(request, target, limit=state.config.max_body_size)
     try:
         _project_of(request, _body_project(body), state)
     except ServiceError:
@@ -184,7 +184,7 @@ def make_endpoint(
         try:
             body_first = _body_names_project(request, state)
             if body_first:
-                body = await read_body(request)
+                body = await read_body(request, limit=state.config.max_body_size)
             project = _project_of(request, _body_project(body), state)
             ip = request.client.host if request.client else ""
             caller = await threads.run("GET", resolve_caller, state, request, project, ip)

@@ -2,10 +2,12 @@
 
 What one request may take, whatever it sends:
 
-- Parameters (a JSON body, form fields, any part kept in memory): `MAX_BODY_BYTES` in all and
-  `MAX_FIELDS` fields, with or without a `Content-Length`; more is 413
-  `general_payload_too_large` with the error body. A JSON body is decoded off the event loop
-  within the limits of `wire._json` (what its text may decode into).
+- Parameters (a JSON body, form fields, any part kept in memory): the service's body limit
+  (`ServiceConfig.max_body_size`: 16 MiB unless `LocalService(max_body_size=...)` or
+  ``frameport serve --max-body-size`` sets another) in all and `MAX_FIELDS` fields, with or
+  without a `Content-Length`; more is 413 `general_payload_too_large` with the error body. A
+  JSON body is decoded off the event loop within the limits of `wire._json` (what its text
+  may decode into).
 - The route's file part (the two upload routes): streamed to a file in the route's staging
   directory, never to memory, at most the `FileTarget`'s limit; a longer part is the route's
   own error. A body announcing more than that in `Content-Length` is refused before a byte is
@@ -34,8 +36,6 @@ from .service._chunks import FileTarget
 from .wire import _json as request_json
 from .wire._errors import ServiceError
 
-#: 16 MiB: a bulk write of 100 rows of 160 KB each still fits.
-MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_FIELDS = 1000
 #: Bytes of a file part gathered before they are written out (off the event loop).
 WRITE_BLOCK = 1024 * 1024
@@ -51,8 +51,8 @@ class PayloadTooLarge(ServiceError):
         self.code, self.message = 413, message
 
 
-def _over_the_limit() -> PayloadTooLarge:
-    return PayloadTooLarge(f"The request body is larger than {MAX_BODY_BYTES:,} bytes.")
+def _over_the_limit(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"The request body is larger than {limit:,} bytes.")
 
 
 @dataclass
@@ -72,14 +72,17 @@ class RequestBody:
             Path(part.file.name).unlink(missing_ok=True)
 
 
-async def read_body(request: Request, target: FileTarget | None = None) -> RequestBody:
-    """The body of `request` within the bounds above (GET and HEAD have none)."""
+async def read_body(
+    request: Request, target: FileTarget | None = None, *, limit: int
+) -> RequestBody:
+    """The body of `request` within the bounds above, `limit` bytes of parameters (GET and
+    HEAD have none)."""
     if request.method in ("GET", "HEAD"):
         return RequestBody()
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("multipart/form-data"):
-        return await _MultipartReader(request, target).read()
-    raw = await read_limited_body(request)
+        return await _MultipartReader(request, target, limit).read()
+    raw = await read_limited_body(request, limit)
     if content_type.startswith("application/x-www-form-urlencoded"):
         return RequestBody(_form_pairs(raw))
     if not raw.strip():
@@ -92,16 +95,16 @@ def _declared_length(request: Request) -> int | None:
     return int(declared) if declared.isdigit() and len(declared) < 20 else None
 
 
-async def read_limited_body(request: Request) -> bytearray:
-    """The whole body, or PayloadTooLarge once it passes `MAX_BODY_BYTES`."""
+async def read_limited_body(request: Request, limit: int) -> bytearray:
+    """The whole body, or PayloadTooLarge once it passes `limit` bytes."""
     declared = _declared_length(request)
-    if declared is not None and declared > MAX_BODY_BYTES:
-        raise _over_the_limit()
+    if declared is not None and declared > limit:
+        raise _over_the_limit(limit)
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise _over_the_limit()
+        if len(body) > limit:
+            raise _over_the_limit(limit)
     return body
 
 
@@ -145,10 +148,10 @@ class _MultipartReader:
     """A multipart body parsed as it streams in (python-multipart's push parser): fields and
     other parts into memory within the parameter budget, the target's part to its file."""
 
-    def __init__(self, request: Request, target: FileTarget | None) -> None:
+    def __init__(self, request: Request, target: FileTarget | None, limit: int) -> None:
         self.request, self.target = request, target
         self.body = RequestBody()
-        self.budget = MAX_BODY_BYTES
+        self.limit = self.budget = limit
         self.fields = 0
         self.header_name = self.header_value = b""
         self.part_headers: list[tuple[bytes, bytes]] = []
@@ -167,10 +170,10 @@ class _MultipartReader:
         if not boundary:
             raise _malformed("the Content-Type has no boundary.")
         self.charset = options.get(b"charset", b"utf-8").decode("latin-1")
-        limit = MAX_BODY_BYTES + (self.target.limit if self.target else 0)
+        limit = self.limit + (self.target.limit if self.target else 0)
         declared = _declared_length(self.request)
         if declared is not None and declared > limit:
-            raise self.target.too_long() if self.target else _over_the_limit()
+            raise self.target.too_long() if self.target else _over_the_limit(self.limit)
         try:
             parser = MultipartParser(boundary, self._callbacks())
             async for chunk in self.request.stream():
@@ -202,7 +205,7 @@ class _MultipartReader:
     def _spend(self, size: int) -> None:
         self.budget -= size
         if self.budget < 0:
-            raise _over_the_limit()
+            raise _over_the_limit(self.limit)
 
     def _begin(self) -> None:
         self.part_headers, self.name, self.filename = [], None, None

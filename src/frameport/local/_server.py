@@ -26,7 +26,12 @@ from ._date import DatedAnswers
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
-from .service._state import DEFAULT_MAX_FILE_SIZE, ServiceConfig, ServiceState
+from .service._state import (
+    DEFAULT_MAX_BODY_SIZE,
+    DEFAULT_MAX_FILE_SIZE,
+    ServiceConfig,
+    ServiceState,
+)
 from .service._transactions import DEFAULT_MAX_TRANSACTION_BYTES
 
 __all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
@@ -87,6 +92,7 @@ class LocalService:
 
     `faults="0.2:7"` injects faults at 20 % with seed 7 (see `faults`);
     `rate_limit_overrides={"POST /v1/account/jwts": (5, 2)}` sets (limit, window seconds).
+    `max_body_size` (bytes, default 16 MiB) bounds a request's parameters (see `_body`).
     `latency=50` (milliseconds, or `"50:10"` with 10 ms of jitter) delays every answer and
     `bandwidth=100` caps each connection at 100 Mbit/s, as for a distant service (see
     `_distance`). Answers are compressed as the service compresses them unless
@@ -107,6 +113,7 @@ class LocalService:
         faults: str | None = None,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         max_transaction_bytes: int = DEFAULT_MAX_TRANSACTION_BYTES,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         latency: str | float | None = None,
         bandwidth: float | None = None,
         max_connections: int | None = None,
@@ -129,6 +136,7 @@ class LocalService:
             faults=faults,
             max_file_size=max_file_size,
             max_transaction_bytes=max_transaction_bytes,
+            max_body_size=max_body_size,
             latency=latency,
             bandwidth=bandwidth,
             max_connections=max_connections,

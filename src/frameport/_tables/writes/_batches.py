@@ -2,7 +2,8 @@
 rows keep their ``$id``, ``$permissions``, ``$createdAt`` and ``$updatedAt`` (the service
 takes the two times from API keys), and every row is counted.
 
-Each batch is cut into bulk requests sent by the load's `RowSender` (`_sending`: conflicts
+Each batch is cut into bulk requests (`cut_requests`: by count and by size) sent by the
+load's `RowSender` (`_sending`: conflicts
 settled by `on_conflict`, refused rows split off and named, lost answers read back), as many
 at once as the shared controller says, the requests of one batch following those of the
 one before without a pause. `on_batch(index)` is told when a batch and every batch before
@@ -19,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -27,11 +28,12 @@ from ..._core._adaptive import TaskWindow
 from ..._schema import SERVICE_FIELDS, batch_to_rows
 from ._sending import (
     ID,
-    MAX_ROWS_PER_REQUEST,
+    EncodedRows,
     OnConflict,
     Outcome,
     RowSender,
     check_on_conflict,
+    cut_requests,
     write_concurrency,
 )
 
@@ -82,9 +84,9 @@ async def write_batches(
                 on_batch(told)
             told += 1
 
-    async def send(index: int, rows: list[dict[str, object]]) -> None:
+    async def send(index: int, rows: EncodedRows) -> None:
         outcome = await sender.send(rows, maybe_written=index < maybe_written)
-        _count(counts, outcome, rows)
+        _count(counts, outcome, rows.rows)
         finished(index)
 
     async with TaskWindow(concurrency) as jobs:
@@ -96,19 +98,19 @@ async def write_batches(
             left.append(1)
             if on_send is not None and rows:
                 on_send(index)
-            starts = range(0, len(rows), MAX_ROWS_PER_REQUEST)
-            per_request = (time.perf_counter() - worked) / max(1, len(starts))
-            for first in starts:
+            requests = cut_requests(rows)
+            per_request = (time.perf_counter() - worked) / max(1, len(requests))
+            for _, part in requests:
                 left[index] += 1
                 concurrency.worked(per_request)
-                await jobs.start(send(index, rows[first : first + MAX_ROWS_PER_REQUEST]))
+                await jobs.start(send(index, part))
             finished(index)  # cut: an empty batch is written at once
             index += 1
         await jobs.drain()
     return counts
 
 
-def _count(counts: WriteCounts, outcome: Outcome, rows: list[dict[str, object]]) -> None:
+def _count(counts: WriteCounts, outcome: Outcome, rows: list[dict[str, Any]]) -> None:
     counts.written += outcome.written
     counts.replaced += outcome.replaced
     counts.skipped += outcome.skipped

@@ -3,7 +3,8 @@
 `load_rows` reads the table's columns, opens the source (`_sources`), refuses a source that
 does not fit (`RowPreparer.check_columns`), then streams it chunk by chunk: each chunk is
 checked and given IDs (`_prepare`), cut into batches of `batch_size` rows (the service's
-bulk limit, 100 unless a plan raises it) and sent by `RowSender` (`_sending`), as many at
+bulk limit, 100 unless a plan raises it) and at most the body the service takes
+(`cut_requests`), and sent by `RowSender` (`_sending`), as many at
 once as the shared concurrency controller says (`_core._adaptive`: from each request's wait
 and each batch's preparation time), or one at a time with ``ordered=True``. Memory holds
 one chunk and the batches in flight, whatever the source's size.
@@ -44,10 +45,12 @@ from ._report import REJECTED_COLUMNS, WriteReport
 from ._row_ids import ID_COLUMN, IdFrom
 from ._sending import (
     MAX_ROWS_PER_REQUEST,
+    EncodedRows,
     OnConflict,
     Outcome,
     RowSender,
     check_on_conflict,
+    cut_requests,
     write_concurrency,
 )
 from ._sources import Source, open_source
@@ -221,7 +224,7 @@ def _rejected(parts: list[pd.DataFrame]) -> pd.DataFrame:
 class _Batch:
     """A batch in flight: its rows, and where in the source its part ends."""
 
-    rows: list[dict[str, Any]]
+    rows: EncodedRows
     positions: Sequence[int]
     end: int
     maybe_written: bool
@@ -329,35 +332,33 @@ class _Stream:
             self._rejected.append(rejected_frame(table, part, first))
 
     def _batches(self, chunk: PreparedChunk, end: int) -> list[_Batch]:
-        """The chunk's rows in batches; each batch's part of the source ends where the next
+        """The chunk's rows in batches of at most `batch_size` rows and of a body the
+        service takes (`cut_requests`); each batch's part of the source ends where the next
         batch's first row is (the last at the chunk's end), so rows rejected between count
         as done with it."""
-        size = self._options.batch_size
         rows, positions = chunk.rows, chunk.positions.tolist()
-        starts = list(range(0, len(rows), size))
         batches = []
-        for number, start in enumerate(starts):
-            following = start + size
+        for start, part in cut_requests(rows, self._options.batch_size):
+            following = start + len(part)
             part_end = positions[following] if following < len(rows) else end
             batch_positions = positions[start:following]
             batches.append(
                 _Batch(
-                    rows[start:following],
+                    part,
                     batch_positions,
                     part_end,
                     maybe_written=batch_positions[0] < self._resumed_sent,
                 )
             )
-            del number
         if not batches:  # every row rejected: the chunk is done as it is
-            batches.append(_Batch([], [], end, maybe_written=False, outcome=Outcome()))
+            batches.append(_Batch(EncodedRows([]), [], end, maybe_written=False, outcome=Outcome()))
         return batches
 
     async def _send(self, item: _Batch, bar: Any) -> None:
         if item.outcome is None:
             item.outcome = await self._sender.send(item.rows, maybe_written=item.maybe_written)
         for refusal in item.outcome.refused:
-            row = item.rows[refusal.index]
+            row = item.rows.rows[refusal.index]
             place = int(item.positions[refusal.index])
             self._checkpoint.refused.append((place, refusal.column or "", refusal.message))
             self._rejected.append(

@@ -57,6 +57,8 @@ from ._tablesdb import cursor_missing, item_queries, object_list, scopes, sequen
 
 WRITE_LIMIT = RateLimit(120, 60, by_method=True, by_user=True)
 DELETE_LIMIT = RateLimit(60, 60, by_method=True, by_user=True)
+#: Rows in one bulk create or upsert, and rows a bulk update or delete lists in its answer
+#: and sends events for (its `total` counts every row changed).
 MAX_BULK_ROWS = 100
 #: The longest response-cache time a row list accepts, in seconds.
 MAX_LIST_TTL = 86400
@@ -345,7 +347,8 @@ def _matching_ids(
 
 
 def update_many(call: RowCall) -> Reply:
-    """Apply `data` to every row the queries select."""
+    """Apply `data` to every row the queries select; the answer's `total` counts them and
+    its rows are the first `MAX_BULK_ROWS` (as are its events)."""
     ctx, terms = call.ctx, call.terms
     data = call.data
     if not data:
@@ -367,9 +370,9 @@ def update_many(call: RowCall) -> Reply:
                     unchanged_since=unchanged_since,
                 )  # fmt: skip
                 seqs.append(row.seq)
-        texts = call.render(conn, table, seqs)
+        texts = call.render(conn, table, seqs[:MAX_BULK_ROWS])
     publish_bulk_row_events(ctx.state, "update", table, texts, terms)
-    return Reply(list_body(len(texts), terms.rows, texts))
+    return Reply(list_body(len(seqs), terms.rows, texts))
 
 
 # --- delete -------------------------------------------------------------------------------
@@ -394,17 +397,18 @@ def delete_one(call: RowCall) -> Reply:
 
 
 def delete_many(call: RowCall) -> Reply:
-    """Delete every row the queries select; the answer lists the deleted rows."""
+    """Delete every row the queries select; the answer's `total` counts them and its rows
+    are the first `MAX_BULK_ROWS` deleted (as are its events)."""
     if call.transaction_id is not None:
         return _stage_by_queries(call, "bulkDelete", {})
     with call.writing() as (conn, table):
         matching = _matching_ids(call, conn, table, "delete")
         rows = [load_row(conn, table, row_id) for row_id in matching]
         seqs = [row.seq for row in rows if row is not None]
-        texts = call.render(conn, table, seqs)
+        texts = call.render(conn, table, seqs[:MAX_BULK_ROWS])
         delete_rows(conn, table, seqs)
     publish_bulk_row_events(call.ctx.state, "delete", table, texts, call.terms)
-    return Reply(list_body(len(texts), call.terms.rows, texts))
+    return Reply(list_body(len(seqs), call.terms.rows, texts))
 
 
 def _stage_by_queries(call: RowCall, action: str, data: dict[str, Any]) -> Reply:

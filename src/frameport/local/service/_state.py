@@ -21,6 +21,8 @@ from ._transactions import DEFAULT_MAX_TRANSACTION_BYTES
 from ._upload_recovery import recover_uploads
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
+#: 16 MiB: a bulk write of 100 rows of 160 KB each still fits.
+DEFAULT_MAX_BODY_SIZE = 16 * 1024 * 1024
 
 
 @dataclass
@@ -36,6 +38,8 @@ class ServiceConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     #: JSON bytes of staged operations one transaction may hold.
     max_transaction_bytes: int = DEFAULT_MAX_TRANSACTION_BYTES
+    #: Bytes of parameters one request may send (a JSON body, form fields); more is 413.
+    max_body_size: int = DEFAULT_MAX_BODY_SIZE
     latency: str | float | None = None  # milliseconds, "MS:JITTER_MS" (see `_distance`)
     bandwidth: float | None = None  # megabits per second per connection
     #: Compress answers as the service does (`_compression`); off separates the costs.
