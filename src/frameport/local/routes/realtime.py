@@ -267,6 +267,7 @@ class RealtimeConnection:
         self.outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._outbox_bytes = 0
         self._closing = False
+        self._grace: asyncio.TimerHandle | None = None
         self.subscriber = Subscriber(caller, self._queue, self._end)
         self._message_counter = f"realtime-messages|{unique_id()}"
         self._handlers: Mapping[str, Callable[[Any], Any]] = {
@@ -307,12 +308,14 @@ class RealtimeConnection:
         return True
 
     def _close_after(self, error: RealtimeError) -> None:
-        """Queue `error`'s frame, then the close with its code; nothing is queued after."""
+        """Queue `error`'s frame, then the close with its code; nothing is queued after. The
+        socket has `CLOSE_GRACE` seconds to take them, then it is aborted."""
         self._queue(error.frame())
         if not self._closing:
             self._closing = True
             self.outbox.put_nowait(error.close_code)
             self.outbox.put_nowait(_CLOSE)
+            self._grace = asyncio.get_running_loop().call_later(CLOSE_GRACE, self._abort)
 
     def _end(self, ending: Ending) -> None:
         """Close the socket with an error: the hub has dropped it (its user changed)."""
@@ -322,8 +325,7 @@ class RealtimeConnection:
         self._queue(compact_json(message))
 
     async def serve(self, connected: Mapping[str, Any]) -> None:
-        """Answer `connected`, then read messages until the socket closes. A socket being
-        closed has `CLOSE_GRACE` seconds to take its last frames, then it is aborted."""
+        """Answer `connected`, then read messages until the socket closes."""
         hub = self.state.realtime
         writer = asyncio.create_task(self._write())
         hub.add(self.subscriber)
@@ -336,12 +338,11 @@ class RealtimeConnection:
                 await self._answer(message)
         finally:
             hub.remove(self.subscriber)
-            if self._closing:
-                done, _ = await asyncio.wait({writer}, timeout=CLOSE_GRACE)
-                if not done:
-                    self._abort()
-            writer.cancel()
+            if not self._closing:
+                writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
+            if self._grace is not None:
+                self._grace.cancel()
 
     async def _write(self) -> None:
         close_code = 1000
