@@ -10,6 +10,7 @@ pong is everything the connection was sent, with no waiting on a clock.
 from __future__ import annotations
 
 import json
+import socket as tcp
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,9 @@ from frameport.local import LocalService
 
 #: How long a test waits for a frame that must come before it fails (never asserted on).
 RECEIVE_TIMEOUT = 30
+#: The service's realtime limits, in windows long enough that no test run crosses into the
+#: next one.
+LIMITS = {"CONNECT /v1/realtime": (128, 3600), "MESSAGE /v1/realtime": (32, 3600)}
 
 
 def realtime_url(
@@ -98,13 +102,33 @@ class Socket:
 
 @contextmanager
 def socket(
-    url: str, headers: Mapping[str, str] | None = None, *, max_size: int | None = None
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    max_size: int | None = None,
+    **options: Any,
 ) -> Iterator[Socket]:
+    """A connection to `url`; `options` go to the client's `connect` (`sock`, `max_queue`)."""
     with connect(
         url, additional_headers=dict(headers or {}), open_timeout=RECEIVE_TIMEOUT,
-        max_size=max_size or 2**24, compression=None,
+        max_size=max_size or 2**24, compression=None, **options,
     ) as connection:  # fmt: skip
         yield Socket(connection)
+
+
+def tcp_connection(
+    svc: LocalService, source: str = "127.0.0.1", receive_buffer: int | None = None
+) -> tcp.socket:
+    """A TCP connection to the service from the loopback address `source` (any 127.x.y.z
+    works on Linux, so a test can be several clients), with a small receive buffer when
+    `receive_buffer` is given (set before connecting, so the window stays small)."""
+    connection = tcp.socket(tcp.AF_INET, tcp.SOCK_STREAM)
+    if receive_buffer is not None:
+        connection.setsockopt(tcp.SOL_SOCKET, tcp.SO_RCVBUF, receive_buffer)
+    connection.bind((source, 0))
+    host, port = svc.endpoint.removeprefix("http://").split("/", 1)[0].rsplit(":", 1)
+    connection.connect((host, int(port)))
+    return connection
 
 
 @contextmanager

@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,13 +59,15 @@ def served(
     *,
     open_files: int | None = None,
     log: Path | None = None,
+    options: Sequence[str] = (),
 ) -> Iterator[ServedService]:
     """`frameport serve` on `port` (default: a free one) over `data_dir`, killed on exit if
-    still running; `open_files` limits its file descriptors, `log` receives its output."""
+    still running; `open_files` limits its file descriptors, `log` receives its output,
+    `options` are further `serve` options."""
     port = port or free_port()
     command = [
         sys.executable, "-c", _START, "serve", "--port", str(port), "--data", str(data_dir),
-        "--key", KEY, "--project", PROJECT, "--no-rate-limits",
+        "--key", KEY, "--project", PROJECT, "--no-rate-limits", *options,
     ]  # fmt: skip
 
     def limit_files() -> None:

@@ -1,6 +1,7 @@
 """The realtime socket over real WebSockets: the handshake, authentication at connect and
-in-band, the messages, malformed frames and the limits
-(service interface, "Realtime connections", "Realtime messages")."""
+in-band, the messages, malformed frames and the frame limit
+(service interface, "Realtime connections", "Realtime messages"); the other limits are in
+test_realtime_limits."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 from callers import create_user, key_client
 from realtime_helpers import (
+    LIMITS,
     connected,
     jwt_of,
     query,
@@ -25,10 +27,6 @@ from frameport.local import LocalService
 
 PRIVATE_ROWS = "/tablesdb/chat/tables/private/rows"
 PUBLIC_ROWS = "/tablesdb/chat/tables/public/rows"
-
-
-#: The service's limits, in windows long enough that no test run crosses into the next one.
-LIMITS = {"CONNECT /v1/realtime": (128, 3600), "MESSAGE /v1/realtime": (32, 3600)}
 
 
 @pytest.fixture(scope="module")
@@ -319,31 +317,6 @@ def test_ping_answers_pong_without_data(service: LocalService) -> None:
 
 
 # --- limits ----------------------------------------------------------------------------------
-
-
-def test_the_33rd_message_in_a_window_is_refused_and_the_socket_stays(
-    service: LocalService, admin: httpx.Client
-) -> None:
-    with connected(service, [("channels[]", "tablesdb.chat.tables.public.rows")]) as (ws, _):
-        for _ in range(32):
-            assert ws.request({"type": "ping"}) == {"type": "pong"}
-        assert ws.request({"type": "ping"}) == error(1013, "Too many messages.")
-        ok(admin.post(PUBLIC_ROWS, json={"rowId": "limit", "data": {"text": "still"}}), 201)
-        assert ws.receive()["data"]["payload"]["$id"] == "limit"
-
-
-def test_the_129th_connect_in_a_window_to_one_path_from_one_address_is_refused(
-    service: LocalService,
-) -> None:
-    url = realtime_url(service, path="/realtime/connect-limit")
-    for _ in range(128):
-        with socket(url) as ws:
-            assert ws.receive()["type"] == "connected"
-    with socket(url) as ws:
-        assert ws.receive() == error(1013, "Too many requests")
-        assert ws.closed_with() == 1013
-    with connected(service, path="/realtime/another-path") as (_, info):
-        assert info["user"] is None
 
 
 def test_frames_up_to_64000_bytes_are_read_and_a_longer_one_closes(service: LocalService) -> None:

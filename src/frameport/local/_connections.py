@@ -1,4 +1,5 @@
-"""Slow and idle connections: read timeouts and a cap on connections, at the HTTP protocol.
+"""Slow and idle connections: read timeouts and a cap on connections, at the HTTP protocol;
+the WebSocket protocol's additions; and what the server's log leaves out.
 
 uvicorn times out idle keep-alive connections and answers 503 beyond `limit_concurrency`,
 but it waits for a request head and a body without limit, and keeps accepting connections
@@ -19,15 +20,24 @@ protocol:
   answers the newcomer's request 503 and closes it.
 
 `default_max_connections` derives the cap from the descriptors the process may open, and
+`default_max_sockets` the realtime sockets' share of it: half, so that HTTP keeps the other
+half whatever sockets do (a socket holds its connection for as long as it is open).
+
+`GuardedWebSocketProtocol` is uvicorn's WebSocket protocol with two additions: an invalid
+UTF-8 text frame closes the socket with 1007 without a traceback in the log, and the
+application may abort a socket (`ABORT_EXTENSION` in the scope), which a socket whose
+reader has stopped needs: its close frame would wait behind the unread ones.
+
 `quiet_repeats` keeps the server's per-connection warnings (a malformed request, a refusal
 at the cap, a failed accept) from flooding the log: a warning that repeats is written at
-most once a second.
+most once a second; `mask_secrets` keeps JWTs in query strings out of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import resource
 import time
 from dataclasses import dataclass
@@ -35,6 +45,10 @@ from typing import ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.http11 import Request
+
+from .routes.realtime import ABORT_EXTENSION
 
 #: Descriptors kept beyond two per connection (its socket, and a file a download may hold
 #: open): a pass of accepts (`BACKLOG`), the SQLite connections of the worker threads (two
@@ -64,6 +78,11 @@ def default_max_connections() -> int:
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS
     return min(MAX_CONNECTIONS, max(16, (soft - RESERVED_DESCRIPTORS) // 2))
+
+
+def default_max_sockets(max_connections: int) -> int:
+    """The realtime sockets open at once when not set: half the connection cap."""
+    return max(1, max_connections // 2)
 
 
 def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
@@ -189,7 +208,66 @@ class RepeatedMessages(logging.Filter):
 
 def quiet_repeats() -> None:
     """Install `RepeatedMessages` on the connection loggers (once per process)."""
-    for name in CONNECTION_LOGGERS:
+    _install(RepeatedMessages, CONNECTION_LOGGERS)
+
+
+def _install(kind: type[logging.Filter], names: tuple[str, ...]) -> None:
+    """Add a `kind` filter to each logger named, unless it has one."""
+    for name in names:
         logger = logging.getLogger(name)
-        if not any(isinstance(each, RepeatedMessages) for each in logger.filters):
-            logger.addFilter(RepeatedMessages())
+        if not any(isinstance(each, kind) for each in logger.filters):
+            logger.addFilter(kind())
+
+
+#: The close code of a text frame that is not UTF-8 (RFC 6455: inconsistent data).
+INVALID_PAYLOAD = 1007
+
+
+class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol, abortable by the application, closing on invalid UTF-8
+    without a traceback (see the module's note)."""
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)  # set once the handshake is accepted
+        if scope is not None:
+            scope["extensions"][ABORT_EXTENSION] = {"abort": self.transport.abort}
+
+    def send_receive_event_to_app(self) -> None:
+        if self.curr_msg_data_type == "text" and not self.close_sent and not _utf8(self.frames):
+            self.frames = []
+            self.conn.send_close(INVALID_PAYLOAD, "A text frame must be UTF-8.")
+            self.handle_parser_exception()
+            return
+        super().send_receive_event_to_app()
+
+
+def _utf8(frames: list[bytes]) -> bool:
+    try:
+        (frames[0] if len(frames) == 1 else b"".join(frames)).decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+#: Query parameters whose values are secrets: a realtime JWT (`?jwt=`), a recovery secret.
+_SECRET_QUERY_VALUE = re.compile(r"([?&](?:jwt|secret)=)[^&\s\"]*", re.IGNORECASE)
+#: uvicorn's access log, and the log of its WebSocket handshakes.
+REQUEST_LOGGERS = ("uvicorn.access", "uvicorn.error")
+
+
+class MaskedSecrets(logging.Filter):
+    """Replaces the value of a secret query parameter in a record's arguments by `***`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                _SECRET_QUERY_VALUE.sub(r"\1***", arg) if isinstance(arg, str) else arg
+                for arg in record.args
+            )
+        return True
+
+
+def mask_secrets() -> None:
+    """Install `MaskedSecrets` on the request loggers (once per process)."""
+    _install(MaskedSecrets, REQUEST_LOGGERS)

@@ -7,6 +7,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -18,14 +19,18 @@ from ._compression import CompressedAnswers
 from ._connections import (
     BACKLOG,
     ConnectionLimits,
+    GuardedWebSocketProtocol,
     default_max_connections,
+    default_max_sockets,
     guarded_protocol,
+    mask_secrets,
     quiet_repeats,
 )
 from ._date import DatedAnswers
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
+from .service._realtime import RealtimeLimits
 from .service._state import (
     DEFAULT_MAX_BODY_SIZE,
     DEFAULT_MAX_FILE_SIZE,
@@ -63,7 +68,8 @@ def _uvicorn_config(
     uvicorn's line per request on stdout.
 
     WebSocket frames are limited to 64,000 bytes as on the service (uvicorn's 16 MiB without
-    rate limits) and never compressed (the service has no permessage-deflate)."""
+    rate limits) and never compressed (the service has no permessage-deflate). Secrets in
+    query strings are masked in the log."""
     limits = ConnectionLimits(
         config.max_connections or default_max_connections(),
         config.header_timeout,
@@ -73,13 +79,30 @@ def _uvicorn_config(
     settings = uvicorn.Config(
         app, host=host, port=port, log_level="info" if access_log else "warning",
         access_log=access_log, lifespan="off", timeout_keep_alive=30, date_header=False,
-        ws="websockets-sansio", ws_max_size=frames, ws_per_message_deflate=False,
+        ws=GuardedWebSocketProtocol, ws_max_size=frames, ws_per_message_deflate=False,
         http=guarded_protocol(limits), backlog=BACKLOG,
         # uvicorn counts the connection asking: the cap's own connection is still served.
         limit_concurrency=limits.max_connections + 1,
     )  # fmt: skip
     quiet_repeats()  # after uvicorn has configured its loggers
+    mask_secrets()
     return settings
+
+
+def settle_socket_cap(config: ServiceConfig) -> None:
+    """Set the realtime socket cap when not given (half the connection cap); ValueError
+    unless it stays below the connection cap, so that HTTP keeps connections sockets cannot
+    take."""
+    sockets = config.realtime.max_sockets
+    connections = config.max_connections or default_max_connections()
+    if sockets is None:
+        config.realtime = replace(config.realtime, max_sockets=default_max_sockets(connections))
+    elif sockets >= connections:
+        raise ValueError(
+            f"max_sockets ({sockets}) must be below max_connections ({connections}), so that "
+            "HTTP requests keep connections realtime sockets cannot take; lower max_sockets "
+            "or raise max_connections"
+        )
 
 
 class LocalService:
@@ -99,7 +122,10 @@ class LocalService:
     `compression=False` (see `_compression`). `max_connections` (default: from the process's
     descriptor limit), `header_timeout` and `body_timeout` (seconds) bound slow connections
     (see `_connections`). `max_transaction_bytes` (default 256 MiB) bounds the JSON staged in
-    one transaction.
+    one transaction. Realtime sockets: `max_sockets` open at once (default: half of
+    `max_connections`), `max_sockets_per_ip` (128), `max_subscriptions` per socket (100),
+    `max_channels` per subscription (100), `max_outbox_bytes` of frames a slow reader may
+    leave unread before its socket is closed (1 MiB); see `RealtimeLimits`.
     """
 
     def __init__(
@@ -120,6 +146,11 @@ class LocalService:
         header_timeout: float = 10.0,
         body_timeout: float = 20.0,
         compression: bool = True,
+        max_sockets: int | None = None,
+        max_sockets_per_ip: int = RealtimeLimits.max_sockets_per_ip,
+        max_subscriptions: int = RealtimeLimits.max_subscriptions,
+        max_channels: int = RealtimeLimits.max_channels,
+        max_outbox_bytes: int = RealtimeLimits.max_outbox_bytes,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -143,8 +174,12 @@ class LocalService:
             header_timeout=header_timeout,
             body_timeout=body_timeout,
             compression=compression,
+            realtime=RealtimeLimits(
+                max_sockets, max_sockets_per_ip, max_subscriptions, max_channels, max_outbox_bytes
+            ),
         )
         check_distance(self.config)
+        settle_socket_cap(self.config)
         self._host, self._port = host, port
         self._state: ServiceState | None = None
         self._server: uvicorn.Server | None = None
@@ -260,6 +295,7 @@ def _key_line(state: ServiceState, config: ServiceConfig) -> str:
 def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = False) -> None:
     """Run the service in the foreground until interrupted (`frameport serve`); with
     `access_log`, one line per request."""
+    settle_socket_cap(config)
     state = ServiceState(config)
     app, _ = make_app(state)
     print(f"frameport local service on http://{host}:{port}/v1")

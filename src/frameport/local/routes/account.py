@@ -24,6 +24,7 @@ from ..service._accounts import (
 )
 from ..service._identity import mint_jwt, session_cookie_names
 from ..service._ratelimit import RateLimit
+from ..service._realtime import review_user_connections
 from ..wire._errors import ServiceError
 from ..wire._params import unique_id
 from ..wire._timefmt import from_timestamp, now_text
@@ -194,7 +195,9 @@ def create_email_session(ctx: Context) -> Reply:
             )
         if not user["status"]:
             raise ServiceError("user_blocked", "The current user has been blocked.")
-        return _start_session(conn, ctx, user)
+        reply = _start_session(conn, ctx, user)
+    review_user_connections(ctx.state, user["id"])  # the oldest session may have gone
+    return reply
 
 
 def get_account(ctx: Context) -> Reply:
@@ -225,6 +228,7 @@ def delete_session(ctx: Context) -> Reply:
         ).rowcount
     if not deleted:
         raise _session_not_found()
+    review_user_connections(ctx.state, user["id"])
     if session_id == ctx.caller.session_id:
         _clear_cookies(ctx)
     return Reply(status=204)
@@ -234,6 +238,7 @@ def delete_sessions(ctx: Context) -> Reply:
     user = require_user(ctx)
     with ctx.store.write() as conn:
         conn.execute("DELETE FROM sessions WHERE user_id = ?", (user["id"],))
+    review_user_connections(ctx.state, user["id"])
     _clear_cookies(ctx)
     return Reply(status=204)
 

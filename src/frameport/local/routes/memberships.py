@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from ..service._realtime import review_user_connections
 from ..service._teams import is_owner, membership_model, team_memberships, visible_team
 from ..wire._errors import ServiceError
 from ..wire._timefmt import now_text
@@ -49,7 +50,9 @@ def update_membership(ctx: Context) -> Reply:
             "UPDATE memberships SET roles = ?, updated_at = ? WHERE id = ?",
             (json.dumps(roles), now_text(), membership_id),
         )
-        return Reply(membership_model(conn, team_id, membership_id))
+        updated = membership_model(conn, team_id, membership_id)
+    review_user_connections(ctx.state, updated["userId"])
+    return Reply(updated)
 
 
 def delete_membership(ctx: Context) -> Reply:
@@ -61,6 +64,7 @@ def delete_membership(ctx: Context) -> Reply:
         if not (own or is_owner(ctx.caller, team_id)):
             raise _unauthorized("delete")
         conn.execute("DELETE FROM memberships WHERE id = ?", (membership_id,))
+    review_user_connections(ctx.state, membership["userId"])
     return Reply(status=204)
 
 

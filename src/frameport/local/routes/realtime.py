@@ -1,29 +1,37 @@
 """/v1/realtime: the service's realtime WebSocket, as its official web SDK speaks it
 (service interface, "Realtime").
 
-Every path starting with `/v1/realtime` is the same socket. The handshake takes the project
-(`X-Service-Project`, else `?project=`), identifies the caller (`resolve_realtime_caller`),
-counts the connect against 128 a minute per path and IP, and registers the channels of the
-URL (`channels[]`, with per-channel slot queries) as subscriptions; then it answers
-`connected`. Messages are JSON objects `{type, data}`: `ping`, `authentication`, `subscribe`
-and `unsubscribe`, at most 32 a minute, each frame at most 64,000 bytes (uvicorn closes the
-socket with 1009 beyond that). Rate limits and the frame limit are off under
-`--no-rate-limits`; `rate_limit_overrides` sets the two rates under the names
-`CONNECT /v1/realtime` and `MESSAGE /v1/realtime`.
+Every path starting with `/v1/realtime` is the same socket. A socket beyond the service's
+cap, or beyond the cap for its address, is refused first (`RealtimeLimits`: sockets stay
+below the HTTP connection cap, so HTTP keeps capacity they cannot take). The handshake takes
+the project (`X-Service-Project`, else `?project=`), counts the connect against 128 a minute
+per address (whatever the path after `/v1/realtime`), identifies the caller
+(`resolve_realtime_caller`), and registers the channels of the URL (`channels[]`, with
+per-channel slot queries) as subscriptions; then it answers `connected`. Messages are JSON
+objects `{type, data}`: `ping`, `authentication`, `subscribe` and `unsubscribe`, at most 32 a
+minute (the next one closes the socket with 1013, unanswered), each frame at most 64,000
+bytes (uvicorn closes the socket with 1009 beyond that). A socket holds at most
+`max_subscriptions` subscriptions of at most `max_channels` channels each. Rate limits and
+the frame limit are off under `--no-rate-limits`; `rate_limit_overrides` sets the two rates
+under the names `CONNECT /v1/realtime` and `MESSAGE /v1/realtime`.
 
 An error is a frame `{"type":"error","data":{"code","message"}}`: 1003 for a malformed
-message, 1008 for a policy violation, 1013 for too many messages or connects, or the HTTP
-status of an authentication error. After a handshake error, and after a 1008 on a message,
-the socket is closed, with the error's code as the close code where it is one (1003, 1008,
-1013), else 1008 for a refused caller and 1011 for a failure of the service. Frames go out
-through one queue per connection, so replies and events keep their order.
+message, 1008 for a policy violation, 1013 for too many messages, connects or sockets, or
+the HTTP status of an authentication error. After a handshake error, after a 1008 or 1013 on
+a message, and when the user's session ends or the user is blocked, the socket is closed,
+with the error's code as the close code where it is one (1003, 1008, 1013), else 1008 for a
+refused caller and 1011 for a failure of the service. Frames go out through one queue per
+connection, so replies and events keep their order; a reader that leaves more than
+`max_outbox_bytes` of them unread is disconnected.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -34,6 +42,8 @@ from ..service._accounts import user_model
 from ..service._caller import Caller
 from ..service._identity import resolve_realtime_caller, session_caller
 from ..service._realtime import (
+    Ending,
+    RealtimeLimits,
     Subscriber,
     as_list,
     convert_channels,
@@ -53,14 +63,17 @@ from ..wire._params import UNIQUE, is_uid, nested_bracket_params, unique_id
 logger = logging.getLogger("frameport.local.realtime")
 
 REALTIME_PATH = "/v1/realtime{rest:path}"
+#: The scope extension through which the server lets the application abort a socket,
+#: `{"abort": callable}` (`_connections.GuardedWebSocketProtocol` provides it).
+ABORT_EXTENSION = "frameport.abort"
 MAX_FRAME_BYTES = 64_000
-#: (limit, window seconds) of connects per path and IP, and of messages per connection, under
-#: the names `LocalService(rate_limit_overrides=...)` sets them by.
+#: (limit, window seconds) of connects per IP, and of messages per connection, under the
+#: names `LocalService(rate_limit_overrides=...)` sets them by.
 CONNECT_LIMIT = ("CONNECT /v1/realtime", (128, 60))
 MESSAGE_LIMIT = ("MESSAGE /v1/realtime", (32, 60))
 MAX_SESSION_LENGTH = 2048
-#: Frames waiting for a slow reader; past this the connection is closed with 1013.
-MAX_QUEUED_FRAMES = 10_000
+#: Seconds a closing socket has to take its last frames before it is aborted.
+CLOSE_GRACE = 10.0
 
 FORMAT_INVALID, POLICY_VIOLATION, TOO_MANY = 1003, 1008, 1013
 _CLOSE_CODES = frozenset({FORMAT_INVALID, POLICY_VIOLATION, TOO_MANY})
@@ -95,43 +108,100 @@ def _format_error(message: str) -> RealtimeError:
 
 def websocket_route(state: ServiceState) -> WebSocketRoute:
     """The realtime socket of the service whose state is `state`."""
+    sockets = OpenSockets(state.config.realtime)
 
     async def endpoint(websocket: WebSocket) -> None:
+        ip = websocket.client.host if websocket.client else ""
+        refusal = sockets.take(ip)
         await websocket.accept()
-        try:
-            connection, connected = await _handshake(websocket, state)
-        except RealtimeError as error:
-            await websocket.send_text(error.frame())
-            await websocket.close(error.close_code)
+        if refusal is not None:
+            await _refuse(websocket, refusal)
             return
-        await connection.serve(connected)
+        try:
+            try:
+                connection, connected = await _handshake(websocket, state, ip)
+            except RealtimeError as error:
+                await _refuse(websocket, error)
+                return
+            await connection.serve(connected)
+        finally:
+            sockets.release(ip)
 
     return WebSocketRoute(REALTIME_PATH, endpoint)
+
+
+async def _refuse(websocket: WebSocket, error: RealtimeError) -> None:
+    """Send the error frame, then close with its code (a client already gone is no error)."""
+    with suppress(WebSocketDisconnect, RuntimeError, OSError):
+        await websocket.send_text(error.frame())
+        await websocket.close(error.close_code)
+
+
+class OpenSockets:
+    """The realtime sockets open now, in total and by address, against their caps (counted
+    on the event loop, from before the handshake until the socket closes)."""
+
+    def __init__(self, limits: RealtimeLimits) -> None:
+        if limits.max_sockets is None:
+            raise ValueError("max_sockets is set when the service starts (see _server)")
+        self.total_cap = limits.max_sockets
+        self.address_cap = limits.max_sockets_per_ip
+        self.total = 0
+        self.by_address: Counter[str] = Counter()
+
+    def take(self, address: str) -> RealtimeError | None:
+        """Count a new socket from `address`, or the error that refuses it."""
+        if self.total >= self.total_cap:
+            return RealtimeError(
+                TOO_MANY,
+                f"Too many realtime connections: the service holds at most {self.total_cap} "
+                "at once. Try again later.",
+            )
+        if self.by_address[address] >= self.address_cap:
+            return RealtimeError(
+                TOO_MANY,
+                "Too many realtime connections from this address: at most "
+                f"{self.address_cap} may be open at once. Close one before opening another.",
+            )
+        self.total += 1
+        self.by_address[address] += 1
+        return None
+
+    def release(self, address: str) -> None:
+        self.total -= 1
+        self.by_address[address] -= 1
+        if not self.by_address[address]:
+            del self.by_address[address]
 
 
 # --- the handshake ---------------------------------------------------------------------------
 
 
 async def _handshake(
-    websocket: WebSocket, state: ServiceState
+    websocket: WebSocket, state: ServiceState, ip: str
 ) -> tuple[RealtimeConnection, dict[str, Any]]:
-    """Checks in the service's order: project, caller, connect limit, the URL's channels."""
+    """Checks in order: project, connect limit (one count per address, whatever the path),
+    caller, the URL's channels."""
     project = websocket.headers.get("X-Service-Project") or websocket.query_params.get("project")
     if project != state.config.project:
         raise RealtimeError(POLICY_VIOLATION, "Missing or unknown project ID")
-    ip = websocket.client.host if websocket.client else ""
+    if not _within_limit(state, CONNECT_LIMIT, f"realtime-connect|{ip}"):
+        raise RealtimeError(TOO_MANY, "Too many requests")
     try:
         caller = await run_in_threadpool(resolve_realtime_caller, state, websocket, project, ip)
     except ServiceError as error:
         raise RealtimeError.from_service(error) from None
-    if not _within_limit(state, CONNECT_LIMIT, f"realtime-connect|{websocket.url.path}|{ip}"):
-        raise RealtimeError(TOO_MANY, "Too many requests")
     connection = RealtimeConnection(websocket, state, caller, ip)
     params = nested_bracket_params(websocket.query_params.multi_items())
     requested = [item for item in as_list(params.get("channels", [])) if isinstance(item, str)]
     channels = convert_channels(requested, caller.user_id or "")
+    slots = url_subscriptions(channels, params)
+    _check_room(
+        state.config.realtime, {}, [(str(slot), names) for slot, (names, _) in slots.items()],
+        POLICY_VIOLATION,
+    )  # fmt: skip
     mapping: dict[Any, str] = {}
-    for slot, (names, texts) in url_subscriptions(channels, params).items():
+    for slot, (names, texts) in slots.items():
         try:
             queries = parse_subscription_queries(texts)
         except SubscriptionQueryError as error:
@@ -147,6 +217,31 @@ async def _handshake(
         "user": connection.account(),
     }
     return connection, connected
+
+
+def _check_room(
+    limits: RealtimeLimits,
+    held: Mapping[str, Mapping[str, Any]],
+    added: list[tuple[str, list[str]]],
+    code: int,
+) -> None:
+    """RealtimeError `code` unless a connection holding `held` (ID → channels) can add the
+    subscriptions `added` (ID, channels; an ID in use gains its channels) within the caps."""
+    after = {sid: set(held.get(sid, ())) for sid, _ in added}
+    for subscription_id, channels in added:
+        after[subscription_id].update(channels)
+    if len(held) + sum(sid not in held for sid in after) > limits.max_subscriptions:
+        raise RealtimeError(
+            code,
+            f"A connection holds at most {limits.max_subscriptions} subscriptions; "
+            "unsubscribe some before subscribing to more.",
+        )
+    if any(len(channels) > limits.max_channels for channels in after.values()):
+        raise RealtimeError(
+            code,
+            f"A subscription lists at most {limits.max_channels} channels; split them over "
+            "several subscriptions.",
+        )
 
 
 def _within_limit(state: ServiceState, limit: tuple[str, tuple[int, int]], key: str) -> bool:
@@ -170,7 +265,10 @@ class RealtimeConnection:
         self.caller = caller
         self.ip = ip
         self.outbox: asyncio.Queue[Any] = asyncio.Queue()
-        self.subscriber = Subscriber(caller.roles, caller.user_id or "", self._queue)
+        self._outbox_bytes = 0
+        self._closing = False
+        self._grace: asyncio.TimerHandle | None = None
+        self.subscriber = Subscriber(caller, self._queue, self._end)
         self._message_counter = f"realtime-messages|{unique_id()}"
         self._handlers: Mapping[str, Callable[[Any], Any]] = {
             "ping": self._ping,
@@ -183,15 +281,45 @@ class RealtimeConnection:
         return None if self.caller.user is None else user_model(self.caller.user)
 
     def _queue(self, frame: str) -> None:
-        """Queue a frame; a reader that lets MAX_QUEUED_FRAMES pile up is disconnected."""
-        if self.outbox.qsize() < MAX_QUEUED_FRAMES:
+        """Queue a frame (none once the socket is closing); a reader that leaves more than
+        `max_outbox_bytes` unread is disconnected at once: its frames are dropped and the
+        socket aborted, since a close frame would wait behind the unread ones."""
+        if self._closing:
+            return
+        self._outbox_bytes += len(frame)
+        if self._outbox_bytes <= self.state.config.realtime.max_outbox_bytes:
             self.outbox.put_nowait(frame)
             return
+        self._closing = True
         self.state.realtime.remove(self.subscriber)
         while not self.outbox.empty():
             self.outbox.get_nowait()
-        self.outbox.put_nowait(TOO_MANY)
-        self.outbox.put_nowait(_CLOSE)
+        self._outbox_bytes = 0
+        if not self._abort():
+            self.outbox.put_nowait(TOO_MANY)
+            self.outbox.put_nowait(_CLOSE)
+
+    def _abort(self) -> bool:
+        """Abort the socket where the server allows it (see `_connections`); whether it did."""
+        extension = self.websocket.scope.get("extensions", {}).get(ABORT_EXTENSION)
+        if extension is None:
+            return False
+        extension["abort"]()
+        return True
+
+    def _close_after(self, error: RealtimeError) -> None:
+        """Queue `error`'s frame, then the close with its code; nothing is queued after. The
+        socket has `CLOSE_GRACE` seconds to take them, then it is aborted."""
+        self._queue(error.frame())
+        if not self._closing:
+            self._closing = True
+            self.outbox.put_nowait(error.close_code)
+            self.outbox.put_nowait(_CLOSE)
+            self._grace = asyncio.get_running_loop().call_later(CLOSE_GRACE, self._abort)
+
+    def _end(self, ending: Ending) -> None:
+        """Close the socket with an error: the hub has dropped it (its user changed)."""
+        self._close_after(RealtimeError(*ending))
 
     def _send(self, message: Mapping[str, Any]) -> None:
         self._queue(compact_json(message))
@@ -202,18 +330,19 @@ class RealtimeConnection:
         writer = asyncio.create_task(self._write())
         hub.add(self.subscriber)
         self._send({"type": "connected", "data": connected})
-        closing = False
         try:
-            while not closing:
+            while not self._closing:
                 message = await self.websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                closing = await self._answer(message)
+                await self._answer(message)
         finally:
             hub.remove(self.subscriber)
-            if not closing:
+            if not self._closing:
                 writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
+            if self._grace is not None:
+                self._grace.cancel()
 
     async def _write(self) -> None:
         close_code = 1000
@@ -226,28 +355,27 @@ class RealtimeConnection:
                 if isinstance(frame, int):
                     close_code = frame
                     continue
+                self._outbox_bytes -= len(frame)
                 await self.websocket.send_text(frame)
         except (WebSocketDisconnect, RuntimeError, OSError):
             return  # the client went away; its frames are lost, as on the service
 
-    async def _answer(self, message: Mapping[str, Any]) -> bool:
-        """Handle one message; True when the socket is to be closed."""
+    async def _answer(self, message: Mapping[str, Any]) -> None:
+        """Handle one message; a policy violation or one message too many closes the socket."""
         try:
             reply = await self._handle(message)
         except RealtimeError as error:
-            self._queue(error.frame())
-            if error.code == POLICY_VIOLATION:
-                self.outbox.put_nowait(POLICY_VIOLATION)
-                self.outbox.put_nowait(_CLOSE)
-                return True
-            return False
+            if error.code in (POLICY_VIOLATION, TOO_MANY):
+                self._close_after(error)
+            else:
+                self._queue(error.frame())
+            return
         except Exception:
             logger.exception("realtime message failed")
             self._queue(RealtimeError(500, _SERVER_ERROR).frame())
-            return False
+            return
         if reply is not None:
             self._send(reply)
-        return False
 
     async def _handle(self, message: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if not _within_limit(self.state, MESSAGE_LIMIT, self._message_counter):
@@ -286,7 +414,7 @@ class RealtimeConnection:
         if self.caller.impersonator_id is not None:
             raise _format_error("Cannot re-authenticate on an impersonated connection.")
         self.caller = caller
-        self.subscriber.reauthenticate(caller.roles, caller.user_id or "")
+        self.subscriber.reauthenticate(caller)
         data = {"to": "authentication", "success": True, "user": self.account()}
         return {"type": "response", "data": data}
 
@@ -303,6 +431,10 @@ class RealtimeConnection:
                 raise _format_error(error.message) from None
             channels = convert_channels(item["channels"], self.subscriber.user_id)
             parsed.append((subscription_id, channels, queries))
+        added = [(subscription_id, channels) for subscription_id, channels, _ in parsed]
+        _check_room(
+            self.state.config.realtime, self.subscriber.subscriptions, added, FORMAT_INVALID
+        )
         for subscription_id, channels, queries in parsed:
             self.subscriber.subscribe(subscription_id, channels, queries)
         subscriptions = [

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..service._accounts import user_row
 from ..service._ratelimit import RateLimit
+from ..service._realtime import review_user_connections
 from ..service._teams import is_owner, membership_model, team_model, visible_team
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._params import unique_id
@@ -60,7 +61,9 @@ def create_team(ctx: Context) -> Reply:
             ) from None
         if ctx.caller.user is not None and not ctx.caller.is_key:
             _insert_membership(conn, team_id, ctx.caller.user, roles, True)
-        return Reply(team_model(conn, team_id), 201)
+        team = team_model(conn, team_id)
+    review_user_connections(ctx.state, ctx.caller.user_id or "")
+    return Reply(team, 201)
 
 
 def get_team(ctx: Context) -> Reply:
@@ -98,6 +101,7 @@ def create_membership(ctx: Context) -> Reply:
                 "The current user is not authorized to add members to this team.",
             )
         membership = _insert_membership(conn, team_id, user, roles, ctx.caller.is_key)
+    review_user_connections(ctx.state, user["id"])
     return Reply(membership, 201)
 
 

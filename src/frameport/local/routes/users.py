@@ -9,6 +9,7 @@ from typing import Any
 
 from ..service._accounts import NO_IMPERSONATION_BEFORE, insert_user, user_model, user_row
 from ..service._identity import mint_jwt
+from ..service._realtime import review_user_connections
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._timefmt import now_text
 from ._routing import Context, Reply, RouteSpec, route
@@ -86,6 +87,7 @@ def _set_flag(ctx: Context, column: str, value: Any) -> Reply:
         )
         updated = user_row(conn, "id", user["id"])
     assert updated is not None
+    review_user_connections(ctx.state, user["id"])
     return _user_reply(ctx, updated)
 
 

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..store._db_terms import TABLES, Terms
 from ..store._schema_store import TableMeta, load_database
 from ..wire._timefmt import now_text
+from ._accounts import permission_roles, user_row
+from ._caller import Caller
 from ._realtime_events import (
     ACTIONS,
     RealtimeEvent,
@@ -43,15 +48,67 @@ if TYPE_CHECKING:
 BULK_EVENT_ROWS = 100
 
 
-class Subscriber:
-    """One open realtime connection: the roles it was given, its user, its subscriptions,
-    and `deliver`, which queues a frame for it (called on the event loop only)."""
+@dataclass(frozen=True)
+class RealtimeLimits:
+    """What realtime sockets may hold (`LocalService` options of the same names).
 
-    def __init__(self, roles: frozenset[str], user_id: str, deliver: Callable[[str], None]) -> None:
-        self.roles = roles
-        self.user_id = user_id
+    `max_sockets` open at once (None: half the HTTP connection cap, set when the service
+    starts, so that HTTP keeps connections sockets cannot take), `max_sockets_per_ip` of
+    them from one address; `max_subscriptions` per socket and `max_channels` per
+    subscription; `max_outbox_bytes` of frames waiting for a socket that reads too slowly
+    (counted in characters of their JSON), beyond which it is closed.
+    """
+
+    max_sockets: int | None = None
+    max_sockets_per_ip: int = 128
+    max_subscriptions: int = 100
+    max_channels: int = 100
+    max_outbox_bytes: int = 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_sockets", "max_sockets_per_ip", "max_subscriptions", "max_channels",
+            "max_outbox_bytes",
+        ):  # fmt: skip
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
+
+
+#: Which subscriptions of which connection listen to a channel: channel → subscriber → IDs.
+ChannelIndex = dict[str, dict["Subscriber", set[str]]]
+#: An error that ends a connection: (code, message), as an error frame carries them.
+Ending = tuple[int, str]
+
+USER_BLOCKED: Ending = (401, "The current user has been blocked.")
+SESSION_ENDED: Ending = (
+    401,
+    "The session of this connection has ended. Sign in again and reconnect.",
+)
+
+
+class Subscriber:
+    """One open realtime connection: who it acts for and with which roles, its subscriptions
+    (ID → channel → queries), `deliver`, which queues a frame for it, and `end`, which closes
+    it with an error (both called on the event loop only). Once in the hub, its channels are
+    in the hub's index."""
+
+    def __init__(
+        self, caller: Caller, deliver: Callable[[str], None], end: Callable[[Ending], None]
+    ) -> None:
         self.deliver = deliver
+        self.end = end
         self.subscriptions: dict[str, dict[str, SubscriptionQueries]] = {}
+        self._index: ChannelIndex | None = None
+        self.become(caller)
+
+    def become(self, caller: Caller) -> None:
+        """Act for `caller`: its roles, its user, and the session and user it signed in with
+        (the impersonator's, when impersonating)."""
+        self.roles = caller.roles
+        self.user_id = caller.user_id or ""
+        self.session_id = caller.session_id
+        self.signed_in_as = caller.impersonator_id or self.user_id
 
     def subscribe(
         self, subscription_id: str, channels: Iterable[str], queries: SubscriptionQueries
@@ -60,42 +117,107 @@ class Subscriber:
         registered = self.subscriptions.setdefault(subscription_id, {})
         for channel in channels:
             registered[channel] = queries
+            if self._index is not None:
+                self._index.setdefault(channel, {}).setdefault(self, set()).add(subscription_id)
 
     def unsubscribe(self, subscription_id: str) -> bool:
         """Forget one subscription; whether there was one."""
-        return self.subscriptions.pop(subscription_id, None) is not None
+        channels = self.subscriptions.pop(subscription_id, None)
+        if channels is None:
+            return False
+        if self._index is not None:
+            for channel in channels:
+                _unindex(self._index, channel, self, subscription_id)
+        return True
 
-    def reauthenticate(self, roles: frozenset[str], user_id: str) -> None:
-        """New roles and user after in-band authentication: every subscription stays, its
+    def attach(self, index: ChannelIndex) -> None:
+        """Put every channel of this connection in `index` (it joins the hub)."""
+        subscriptions, self.subscriptions = self.subscriptions, {}
+        self._index = index
+        for subscription_id, channels in subscriptions.items():
+            for channel, queries in channels.items():
+                self.subscribe(subscription_id, [channel], queries)
+
+    def detach(self) -> None:
+        """Take every channel of this connection out of the hub's index."""
+        if self._index is not None:
+            for subscription_id in list(self.subscriptions):
+                self.unsubscribe(subscription_id)
+        self._index = None
+
+    def reauthenticate(self, caller: Caller) -> None:
+        """Act for `caller` after in-band authentication: every subscription stays, its
         account channels following the new user."""
-        self.subscriptions = {
+        old_user, index = self.user_id, self._index
+        self.become(caller)
+        rebound = {
             subscription_id: {
-                _rebind_account(channel, self.user_id, user_id): queries
+                _rebind_account(channel, old_user, self.user_id): queries
                 for channel, queries in channels.items()
             }
             for subscription_id, channels in self.subscriptions.items()
         }
-        self.roles, self.user_id = roles, user_id
+        self.detach()
+        self.subscriptions = rebound
+        if index is not None:
+            self.attach(index)
 
-    def matching(self, event: RealtimeEvent) -> list[str]:
-        """The IDs of this connection's subscriptions that receive `event`."""
-        if not self.subscriptions or not event.reaches(self.roles):
-            return []
-        matched = []
-        for subscription_id, channels in self.subscriptions.items():
-            for channel in event.channel_set.intersection(channels):
-                if channels[channel].matches(event.payload):
-                    matched.append(subscription_id)
-                    break
-        return matched
+    def review(self, standing: Standing) -> Ending | None:
+        """Follow a change of a user (service interface, "Realtime events": roles are
+        recomputed when memberships change; here also labels, verification, blocking and
+        sessions): new roles, or the error that ends this connection."""
+        if standing.user_id == self.signed_in_as:
+            if standing.roles is None or standing.blocked:
+                return USER_BLOCKED if standing.blocked else SESSION_ENDED
+            if self.session_id is not None and self.session_id not in standing.sessions:
+                return SESSION_ENDED
+        if standing.user_id == self.user_id:
+            if standing.roles is None:
+                return SESSION_ENDED
+            self.roles = standing.roles
+        return None
+
+    def ordered(self, subscription_ids: set[str]) -> list[str]:
+        """`subscription_ids` in the order the connection subscribed them."""
+        if len(subscription_ids) == 1:
+            return list(subscription_ids)
+        return [each for each in self.subscriptions if each in subscription_ids]
+
+
+def _unindex(index: ChannelIndex, channel: str, subscriber: Subscriber, sid: str) -> None:
+    listeners = index.get(channel)
+    ids = None if listeners is None else listeners.get(subscriber)
+    if listeners is None or ids is None:
+        return
+    ids.discard(sid)
+    if not ids:
+        del listeners[subscriber]
+        if not listeners:
+            del index[channel]
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A user as their open connections see them after a change: their roles (None once the
+    user is gone), whether they are blocked, and the IDs of their live sessions."""
+
+    user_id: str
+    roles: frozenset[str] | None
+    blocked: bool
+    sessions: frozenset[str]
 
 
 class RealtimeHub:
-    """The open realtime connections of one service, and the delivery of events to them."""
+    """The open realtime connections of one service, their channels indexed (so an event
+    costs its matching subscriptions only), and the delivery of events to them."""
 
     def __init__(self) -> None:
         self._subscribers: set[Subscriber] = set()
+        self._index: ChannelIndex = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.reviewing = threading.Lock()
+        """Held while a change of a user is read and handed to the loop, so that changes
+        reach the loop in the order they were read."""
 
     @property
     def listening(self) -> bool:
@@ -106,26 +228,78 @@ class RealtimeHub:
         """Register a connection; called on the service's event loop."""
         self._loop = asyncio.get_running_loop()
         self._subscribers.add(subscriber)
+        subscriber.attach(self._index)
 
     def remove(self, subscriber: Subscriber) -> None:
-        self._subscribers.discard(subscriber)
+        if subscriber in self._subscribers:
+            self._subscribers.discard(subscriber)
+            subscriber.detach()
 
     def publish(self, event: RealtimeEvent) -> None:
         """Hand `event` to the event loop, from any thread (a write never fails for it: once
         the service is stopping, the event is dropped)."""
+        self._post(self._deliver, event)
+
+    def review(self, standing: Standing) -> None:
+        """Hand a user's change to the event loop, from any thread."""
+        self._post(self._review, standing)
+
+    def _post(self, callback: Callable[[Any], None], argument: Any) -> None:
         loop = self._loop
         if loop is None or not self._subscribers:
             return
         try:
-            loop.call_soon_threadsafe(self._deliver, event)
+            loop.call_soon_threadsafe(callback, argument)
         except RuntimeError:  # the loop has closed
             return
 
     def _deliver(self, event: RealtimeEvent) -> None:
+        matched: dict[Subscriber, set[str]] = {}
+        refused: set[Subscriber] = set()
+        for channel in event.channels:
+            for subscriber, subscription_ids in self._index.get(channel, {}).items():
+                found = matched.get(subscriber)
+                if found is None:
+                    if subscriber in refused or not event.reaches(subscriber.roles):
+                        refused.add(subscriber)
+                        continue
+                    found = matched[subscriber] = set()
+                for subscription_id in subscription_ids:
+                    if subscription_id not in found and subscriber.subscriptions[subscription_id][
+                        channel
+                    ].matches(event.payload):
+                        found.add(subscription_id)
+        for subscriber, found in matched.items():
+            if found:
+                subscriber.deliver(event.frame(subscriber.ordered(found)))
+
+    def _review(self, standing: Standing) -> None:
         for subscriber in list(self._subscribers):
-            matched = subscriber.matching(event)
-            if matched:
-                subscriber.deliver(event.frame(matched))
+            ending = subscriber.review(standing)
+            if ending is not None:
+                self.remove(subscriber)
+                subscriber.end(ending)
+
+
+def review_user_connections(state: ServiceState, user_id: str) -> None:
+    """After a committed change of `user_id` (memberships, labels, verification, status,
+    sessions): their open connections take their new roles, or are closed when the user is
+    blocked or the connection's session is gone."""
+    hub = state.realtime
+    if not hub.listening or not user_id:
+        return
+    with hub.reviewing, state.store.read() as conn:
+        user = user_row(conn, "id", user_id)
+        sessions = conn.execute(
+            "SELECT id FROM sessions WHERE user_id = ? AND expire > ?", (user_id, time.time())
+        )
+        standing = Standing(
+            user_id,
+            None if user is None else permission_roles(conn, user),
+            user is not None and not user["status"],
+            frozenset(str(row[0]) for row in sessions),
+        )
+        hub.review(standing)
 
 
 # --- publishing ------------------------------------------------------------------------------
@@ -143,23 +317,9 @@ def publish_row_event(
     `action` is `create`, `update`, `upsert` or `delete`; `row` is the payload (the row as
     the route answers it, or as it was for a delete), as JSON or as a mapping; `terms` is
     the interface of the route that wrote. Relationship columns are left out
-    (service interface, "Realtime events").
+    (service interface, "Realtime events"). A disabled table or database sends nothing.
     """
-    hub = state.realtime
-    if not hub.listening:
-        return
-    if action not in ACTIONS:
-        raise ValueError(f"action must be one of {ACTIONS}, not {action!r}")
-    with state.store.read() as conn:
-        database = load_database(conn, table.database_id)
-    database_type = "tablesdb" if database is None else database.type
-    hidden = [column.key for column in table.columns if column.kind == "relationship"]
-    payload, payload_json = _payload(row, hidden)
-    row_id = str(payload.get("$id", ""))
-    names = row_event_names(database_type, terms, table.database_id, table.id, row_id, action)
-    roles = event_roles(table.permissions, payload.get("$permissions") or [], table.row_security)
-    channels = row_channels(table.database_id, table.id, row_id, action)
-    hub.publish(RealtimeEvent(names, channels, roles, payload, payload_json, now_text()))
+    publish_bulk_row_events(state, action, table, [row], terms)
 
 
 def publish_bulk_row_events(
@@ -170,11 +330,26 @@ def publish_bulk_row_events(
     terms: Terms = TABLES,
 ) -> None:
     """One event per row of a bulk write; update, upsert and delete stop after 100 rows."""
-    if not state.realtime.listening:
+    hub = state.realtime
+    if not hub.listening or not table.enabled:
         return
+    if action not in ACTIONS:
+        raise ValueError(f"action must be one of {ACTIONS}, not {action!r}")
+    with state.store.read() as conn:
+        database = load_database(conn, table.database_id)
+    if database is not None and not database.enabled:
+        return
+    database_type = "tablesdb" if database is None else database.type
+    hidden = [column.key for column in table.columns if column.kind == "relationship"]
     published = rows if action == "create" else rows[:BULK_EVENT_ROWS]
     for row in published:
-        publish_row_event(state, action, table, row, terms)
+        payload, payload_json = _payload(row, hidden)
+        row_id = str(payload.get("$id", ""))
+        names = row_event_names(database_type, terms, table.database_id, table.id, row_id, action)
+        row_permissions = payload.get("$permissions") or []
+        roles = event_roles(table.permissions, row_permissions, table.row_security)
+        channels = row_channels(table.database_id, table.id, row_id, action)
+        hub.publish(RealtimeEvent(names, channels, roles, payload, payload_json, now_text()))
 
 
 class FileContainer(Protocol):

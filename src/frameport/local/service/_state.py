@@ -15,7 +15,7 @@ from ..store._store import Store
 from ..store._transactions import fail_interrupted_commits
 from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
-from ._realtime import RealtimeHub
+from ._realtime import RealtimeHub, RealtimeLimits
 from ._staged_log import StagedLogs
 from ._transactions import DEFAULT_MAX_TRANSACTION_BYTES
 from ._upload_recovery import recover_uploads
@@ -52,6 +52,8 @@ class ServiceConfig:
     #: 500 bytes received (see `_connections`).
     header_timeout: float = 10.0
     body_timeout: float = 20.0
+    #: Caps on realtime sockets, their subscriptions and their unsent frames (`_realtime`).
+    realtime: RealtimeLimits = field(default_factory=RealtimeLimits)
 
 
 def usable_cores() -> int:
