@@ -5,6 +5,7 @@ layer of one huge row group is read in bounded batches."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -281,6 +283,46 @@ def test_an_archive_written_before_manifests_were_hashed_still_verifies_and_rest
     assert report.ok and report.unhashed == [_snapshot(archive).name]
     assert "manifest and plan carry no hash" in report.summary()
     assert destination.restore(archive, progress=False).written == 3
+
+
+def _active_code(client: Client, function_id: str, path: Path) -> bytes:
+    active = client._request_json("GET", f"/functions/{function_id}")["deploymentId"]
+    client.function(function_id).download_deployment(active, path, progress=False)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("where", ["folder", "url"])
+def test_function_code_an_earlier_version_hashed_decompressed_verifies_and_restores(
+    source: Source, archive: Path, destination: Client, tmp_path: Path, where: str
+) -> None:
+    """Earlier versions hashed a ``.tar.gz`` decompressed (pyarrow guessed a compression from
+    the name), and compressed it once more into a remote archive; they wrote no hashes of
+    manifest and plan."""
+    manifest = _manifest(archive)
+    (function,) = manifest["functions"]
+    name = function["path"]
+    code = (archive / name).read_bytes()
+    manifest["files"][name]["sha256"] = hashlib.sha256(gzip.decompress(code)).hexdigest()
+    target = str(archive)
+    if where == "url":
+        target = f"memory://backups/{fp.ID.unique()}"
+        memory = fsspec.filesystem("memory")
+        memory.put(str(archive), target.removeprefix("memory://"), recursive=True)
+        stored = gzip.compress(code)
+        memory.pipe(f"{target}/{name}", stored)
+        manifest["files"][name] = {"sha256": hashlib.sha256(code).hexdigest(),
+                                   "bytes": len(stored)}  # fmt: skip
+        memory.pipe(f"{target}/{_snapshot(archive).relative_to(archive).as_posix()}/manifest.json",
+                    json.dumps(manifest).encode())  # fmt: skip
+        memory.rm(f"{target}/{_snapshot(archive).relative_to(archive).as_posix()}/hashes.json")
+    else:
+        _write(archive, manifest, rehash=False)
+        (_snapshot(archive) / "hashes.json").unlink()
+
+    assert fp.verify(target).ok
+    destination.restore(target, progress=False)
+    deployed = _active_code(destination, function["record"]["$id"], tmp_path / "code.tar.gz")
+    assert deployed == code
 
 
 # ---------------------------------------------------------------------------------------------

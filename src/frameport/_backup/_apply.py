@@ -236,7 +236,7 @@ async def apply_project(
     existing = Destination(destination)
     await existing.read(source.project)
     checkpoint.keep_what_exists(existing)
-    if checkpoint.finished and not dry_run:
+    if checkpoint.finished:  # a dry run keeps no checkpoint
         return RestoreReport(source.label, source.snapshot, dry_run, already_done=True)
     report = RestoreReport(source.label, source.snapshot, dry_run, resumed=checkpoint.resumed)
     report.plan = await _plan(existing, source)

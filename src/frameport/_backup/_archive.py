@@ -3,14 +3,14 @@ can open, seen through one pyarrow file system.
 
 Every file of an archive is written whole under a temporary name and then moved into place
 (object stores write an object whole anyway), so a run killed at any moment leaves a file
-complete or absent. Files are read and written as they are (no compression guessed from a
-name's extension).
+complete or absent. Files are made on the local disk first (Parquet exports, downloads):
+for a local archive in place, for a remote one in a staging folder of frameport's cache that
+survives a crash, from which they are copied up (`commit`). Files are read and written as
+they are (no compression guessed from a name's extension).
 
 An archive is closed: a name is a relative ``/``-separated path without ``.`` or ``..``
 (`name_problem`), and a file of a local archive is read only where it resolves, links
-followed, inside the archive. Files are made on the local disk first (Parquet exports, downloads):
-for a local archive in place, for a remote one in a staging folder of frameport's cache that
-survives a crash, from which they are copied up (`commit`).
+followed, inside the archive.
 
 >>> archive = Archive.open("backups/crm")                             # doctest: +SKIP
 >>> archive.write_json("snapshots/x/plan.json", {"format": 1})        # doctest: +SKIP
