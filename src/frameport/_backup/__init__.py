@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING
 from .._tables.writes import OnConflict, check_on_conflict
 from ._apply import Checkpoint, apply_project
 from ._archive import Archive
-from ._manifest import load_manifest
 from ._project import Selection
 from ._report import BackupReport, RestoreReport, TableOutcome, VerifyReport
 from ._snapshot import DEFAULT_LAG, run_backup
 from ._sources import ArchiveSource, ServiceSource
-from ._verify import refuse_damaged, verify_archive
+from ._verify import checked_snapshot, verify_archive
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -64,18 +63,18 @@ async def restore(
     on_conflict: OnConflict = "fail",
     progress: bool | None = None,
 ) -> RestoreReport:
-    """Restore a snapshot of the archive at `source` (default: its newest) into the project."""
+    """Restore a snapshot of the archive at `source` (default: its newest) into the project:
+    checked first (see `_verify`), and not again once a run finished it (see `Checkpoint`)."""
     rule = check_on_conflict(on_conflict)
     archive = Archive.open(source)
-    manifest = load_manifest(archive, snapshot)
-    refuse_damaged(archive, manifest["snapshot"])
-    checkpoint = (
-        Checkpoint(None)
-        if dry_run
-        else Checkpoint.for_restore(requester, archive.label, manifest["snapshot"])
-    )
+    checked = checked_snapshot(archive, snapshot)
+    checkpoint = Checkpoint(None)
+    if not dry_run:
+        checkpoint = Checkpoint.for_restore(
+            requester, archive.label, checked.snapshot, checked.digest, rule
+        )
     return await apply_project(
-        requester, ArchiveSource(archive, manifest), on_conflict=rule, dry_run=dry_run,
+        requester, ArchiveSource(archive, checked), on_conflict=rule, dry_run=dry_run,
         checkpoint=checkpoint, progress=progress,
     )  # fmt: skip
 

@@ -12,7 +12,9 @@ indexes it lacks), and a dry run only says what would happen.
 A restore records each step it completes, and each batch of rows, in a checkpoint in
 frameport's cache directory; run again after a crash, it goes on from there (the batch that
 was being written when it stopped is written again, its rows already there skipped when
-`on_conflict` is ``"fail"``: they are the same rows).
+`on_conflict` is ``"fail"``: they are the same rows). Finished, it leaves the checkpoint as
+its mark that it is done, so that run again (killed before it could say so), it says that
+and writes nothing.
 """
 
 from __future__ import annotations
@@ -71,29 +73,44 @@ class ProjectSource(Protocol):
 
 class Checkpoint:
     """The steps a restore completed, kept in a file that is replaced atomically (None: a
-    copy, which keeps none)."""
+    copy, which keeps none). The file is the restore's of one snapshot (its manifest's
+    SHA-256, `manifest`) into one destination; once the restore finishes, it is its mark
+    that it is `finished`."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, manifest: str | None = None) -> None:
         self.path = path
+        self.manifest = manifest
         self.done: set[str] = set()
         self.batches: dict[str, int] = {}  # per table: the last batch wholly written
         self.sent: dict[str, int] = {}  # per table: the last batch whose rows were sent
-        self.resumed = False
+        self.resumed = self.finished = False
         if path is not None and path.exists():
             data = json.loads(path.read_text())
-            self.done, self.batches, self.resumed = set(data["done"]), data["batches"], True
-            self.sent = data.get("sent", {})
+            if data.get("manifest", manifest) == manifest:  # none: written before it was kept
+                self.done, self.batches, self.resumed = set(data["done"]), data["batches"], True
+                self.sent = data.get("sent", {})
+                self.finished = bool(data.get("finished"))
 
     @classmethod
-    def for_restore(cls, destination: Requester, source: str, snapshot: str) -> Checkpoint:
+    def for_restore(
+        cls, destination: Requester, source: str, snapshot: str, manifest: str, rule: OnConflict
+    ) -> Checkpoint:
+        """The checkpoint of restoring `snapshot` of the archive `source` (its manifest's
+        SHA-256: `manifest`) into `destination`. One a run finished is kept only for the
+        rule ``"fail"``: ``"skip"`` and ``"replace"`` restore the snapshot again."""
         identity = json.dumps([destination.endpoint, destination.project, source, snapshot])
         key = hashlib.sha256(identity.encode()).hexdigest()[:32]
-        return cls(default_cache_dir() / "restores" / f"{key}.json")
+        checkpoint = cls(default_cache_dir() / "restores" / f"{key}.json", manifest)
+        if checkpoint.finished and rule != "fail":
+            checkpoint.done, checkpoint.batches, checkpoint.sent = set(), {}, {}
+            checkpoint.resumed = checkpoint.finished = False
+        return checkpoint
 
     def keep_what_exists(self, existing: Destination) -> None:
         """Forget the steps whose database, table, bucket, file or function the destination
         does not hold (dropped, or the destination made anew, since the run that did them):
-        they are done again. Resumed only when something is left."""
+        they are done again, and a finished restore is not any more. Resumed only when
+        something is left."""
         held = {
             "database": existing.databases,
             "table": existing.tables.keys(),
@@ -107,7 +124,9 @@ class Checkpoint:
             kind, _, name = step.removesuffix(" started").partition(" ")
             return kind not in held or name in held[kind]
 
-        self.done = {step for step in self.done if holds(step)}
+        kept = {step for step in self.done if holds(step)}
+        self.finished = self.finished and kept == self.done
+        self.done = kept
         self.batches = {key: n for key, n in self.batches.items() if key in existing.tables}
         self.sent = {key: n for key, n in self.sent.items() if key in existing.tables}
         self.resumed = self.resumed and bool(self.done or self.batches or self.sent)
@@ -128,12 +147,15 @@ class Checkpoint:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        state = {"done": sorted(self.done), "batches": self.batches, "sent": self.sent}
+        state = {"manifest": self.manifest, "finished": self.finished, "done": sorted(self.done),
+                 "batches": self.batches, "sent": self.sent}  # fmt: skip
         replace_json(self.path, state)
 
     def finish(self) -> None:
-        if self.path is not None:
-            self.path.unlink(missing_ok=True)
+        """Mark the restore finished: the file is replaced by its mark in one step, so a
+        run killed at any moment leaves the one or the other."""
+        self.finished = True
+        self._save()
 
 
 def column_definition(model: dict[str, Any]) -> dict[str, Any]:
@@ -214,6 +236,8 @@ async def apply_project(
     existing = Destination(destination)
     await existing.read(source.project)
     checkpoint.keep_what_exists(existing)
+    if checkpoint.finished:  # a dry run keeps no checkpoint
+        return RestoreReport(source.label, source.snapshot, dry_run, already_done=True)
     report = RestoreReport(source.label, source.snapshot, dry_run, resumed=checkpoint.resumed)
     report.plan = await _plan(existing, source)
     if dry_run:

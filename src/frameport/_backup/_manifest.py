@@ -6,6 +6,9 @@ project) and, once it is complete and checked, its ``manifest.json``. File conte
 ``files/<bucket>/<file>/<signature>`` and the code of functions in
 ``functions/<function>/<deployment>.tar.gz``, shared by the snapshots that hold them.
 
+Beside its manifest, a snapshot has ``hashes.json``: the SHA-256 and size of its manifest and
+plan (written first), which `verify` checks too; archives written before it have none.
+
 A table of a snapshot is a list of *layers*, oldest first: each layer is the Parquet file of
 the rows one snapshot read (a full snapshot: every row up to its bound; an incremental one: the
 rows updated since the snapshot before it) and, for an incremental one, the ``$id``s of the
@@ -14,13 +17,17 @@ incremental probes for gone rows; after a full layer, its rows' own). A row's la
 holds it, unless a later layer names it gone; `table_batches` reads the rows a snapshot holds
 that way, so every snapshot can be restored on its own. The manifest's ``files`` maps every
 file a snapshot needs (its own and the ones it shares with earlier snapshots) to its SHA-256
-and size, which `verify` checks.
+and size, which `verify` checks: a restore opens no file that is not listed there (see
+`opened_names`). A layer is read in batches of `BATCH_ROWS` rows, never a whole row group.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Sequence
+import hashlib
+from collections.abc import AsyncGenerator, Generator, Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +37,8 @@ import pyarrow.parquet as pq
 
 from .._exceptions import ArchiveError
 from .._tables.changes import sorted_sequences
-from ._archive import Archive
+from ._archive import Archive, encode_json, parse_json, refusal
+from ._shape import manifest_problem
 
 FORMAT = 1
 """The archive format this version of frameport writes and reads."""
@@ -39,6 +47,10 @@ SNAPSHOTS = "snapshots"
 
 BATCH_ROWS = 5_000
 """Rows per batch read back from a layer (a restore records its progress batch by batch)."""
+
+READ_BUFFER = 1 << 20
+"""Bytes of a layer's column read at a time (not the whole column of a row group: of a row
+group of 3,000,000 rows, Arrow then held 20 MB at its peak, against 45)."""
 
 _ID_SEQUENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("$id", pa.string()),
@@ -53,6 +65,10 @@ def plan_name(snapshot: str) -> str:
 
 def manifest_name(snapshot: str) -> str:
     return f"{SNAPSHOTS}/{snapshot}/manifest.json"
+
+
+def hashes_name(snapshot: str) -> str:
+    return f"{SNAPSHOTS}/{snapshot}/hashes.json"
 
 
 def table_folder(snapshot: str, database_id: str, table_id: str) -> str:
@@ -81,8 +97,8 @@ def unfinished_snapshot(archive: Archive) -> str | None:
     return None
 
 
-def load_manifest(archive: Archive, snapshot: str | None = None) -> dict[str, Any]:
-    """The manifest of `snapshot` (default: the newest complete one)."""
+def chosen_snapshot(archive: Archive, snapshot: str | None = None) -> str:
+    """`snapshot` if it is a complete snapshot of the archive; None: the newest one."""
     complete = snapshot_ids(archive)
     if not complete:
         raise ArchiveError(f"{archive.label} holds no complete snapshot; back up into it first.")
@@ -92,13 +108,43 @@ def load_manifest(archive: Archive, snapshot: str | None = None) -> dict[str, An
             f"{archive.label} has no complete snapshot {chosen!r}; "
             f"its snapshots: {', '.join(complete)}."
         )
-    manifest: dict[str, Any] = archive.read_json(manifest_name(chosen))
-    if manifest.get("format") != FORMAT:
+    return chosen
+
+
+def parse_manifest(archive: Archive, snapshot: str, data: bytes) -> dict[str, Any]:
+    """The manifest of `snapshot`, the bytes `data`, if it is one this version reads."""
+    name = manifest_name(snapshot)
+    manifest = parse_json(data, name, archive.label)
+    if isinstance(manifest, dict) and manifest.get("format") != FORMAT:
         raise ArchiveError(
-            f"snapshot {chosen} of {archive.label} has archive format {manifest.get('format')!r}; "
-            f"this version of frameport reads format {FORMAT}."
+            f"snapshot {snapshot} of {archive.label} has archive format "
+            f"{manifest.get('format')!r}; this version of frameport reads format {FORMAT}."
         )
-    return manifest
+    problem = manifest_problem(manifest)
+    if problem is not None:
+        raise refusal(name, archive.label, f"not a manifest ({problem})")
+    return manifest  # type: ignore[no-any-return]
+
+
+def write_manifest(archive: Archive, manifest: dict[str, Any]) -> None:
+    """Write the manifest of a snapshot, its hashes and those of its plan first: the
+    manifest, written last, completes the snapshot."""
+    snapshot = manifest["snapshot"]
+    encoded = encode_json(manifest)
+    plan = plan_name(snapshot)
+    files = {
+        manifest_name(snapshot): {"sha256": hashlib.sha256(encoded).hexdigest(),
+                                  "bytes": len(encoded)},
+        plan: {"sha256": archive.sha256(plan), "bytes": archive.size(plan)},
+    }  # fmt: skip
+    archive.write_json(hashes_name(snapshot), {"format": FORMAT, "files": files})
+    archive.write_bytes(manifest_name(snapshot), encoded)
+
+
+def load_manifest(archive: Archive, snapshot: str | None = None) -> dict[str, Any]:
+    """The manifest of `snapshot` (default: the newest complete one)."""
+    chosen = chosen_snapshot(archive, snapshot)
+    return parse_manifest(archive, chosen, archive.read_bytes(manifest_name(chosen)))
 
 
 def tables_of(manifest: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -106,16 +152,57 @@ def tables_of(manifest: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, 
     return [(db["record"], table) for db in manifest["databases"] for table in db["tables"]]
 
 
+def opened_names(manifest: dict[str, Any]) -> list[str]:
+    """The name of every file a restore of the snapshot opens (its tables' layers, its
+    files' contents and its functions' code) or a backup on it (the ``held`` file of each
+    table's last layer)."""
+    names = [
+        layer[part]["path"]
+        for _, table in tables_of(manifest)
+        for layer in table["layers"]
+        for part in ("rows", "gone", "held")
+        if layer.get(part) and (part != "held" or layer is table["layers"][-1])
+    ]
+    names += [file["path"] for bucket in manifest["buckets"] for file in bucket["files"]]
+    names += [f["path"] for f in manifest["functions"] if f["deployment"] is not None]
+    return names
+
+
 # ---------------------------------------------------------------------------------------------
 # The rows of a table, from its layers
 
 
+@contextmanager
+def _reading_rows(archive: Archive, name: str) -> Iterator[None]:
+    """Reading the Parquet file `name` (fetched already): what goes wrong is an
+    `ArchiveError` naming it."""
+    try:
+        yield
+    except ArchiveError:
+        raise
+    except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
+        raise refusal(name, archive.label, f"not a Parquet file of rows ({exc})") from exc
+
+
+def _require(parquet: pq.ParquetFile, columns: list[str]) -> None:
+    """ValueError when the file `parquet` lacks one of `columns` (reading them would give
+    the others alone)."""
+    missing = [name for name in columns if name not in parquet.schema_arrow.names]
+    if missing:
+        raise ValueError(f"it has no column {', '.join(missing)}")
+
+
 def read_columns(archive: Archive, name: str, columns: list[str]) -> pa.Table:
     """The `columns` of the Parquet file `name`."""
-    with archive.fetched(name) as path, pq.ParquetFile(path, pre_buffer=False) as parquet:
-        # Not pre-buffered: that reads the neighbouring columns' bytes as well (19 MB more at
-        # the peak for the `$sequence` of 500,000 rows, against 3). One file, so not through
-        # `pq.read_table`, whose datasets cost an incremental backup 13-23 ms to import.
+    # Not pre-buffered: that reads the neighbouring columns' bytes as well (19 MB more at
+    # the peak for the `$sequence` of 500,000 rows, against 3). One file, so not through
+    # `pq.read_table`, whose datasets cost an incremental backup 13-23 ms to import.
+    with (
+        archive.fetched(name) as path,
+        _reading_rows(archive, name),
+        pq.ParquetFile(path, pre_buffer=False) as parquet,
+    ):
+        _require(parquet, columns)
         return parquet.read(columns=columns)
 
 
@@ -142,22 +229,56 @@ async def replaced_ids(archive: Archive, layers: Sequence[dict[str, Any]]) -> li
     return list(reversed(result))
 
 
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    """`batches` (one at least) as one batch."""
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
+def _layer_batches(
+    path: Path, columns: list[str] | None, hidden: pa.Array[Any]
+) -> Generator[pa.RecordBatch]:
+    """The rows of the Parquet file at `path` whose ``$id`` is not one of `hidden`, each row
+    group's in batches of `BATCH_ROWS` (its last one fewer), read `BATCH_ROWS` rows at a
+    time: a row group is never read whole (one of 3,000,000 rows, 5 MB of Parquet, is
+    gigabytes read whole)."""
+    with pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER) as parquet:
+        _require(parquet, ["$id", *(column for column in columns or [] if column != "$id")])
+        for group in range(parquet.num_row_groups):
+            kept: list[pa.RecordBatch] = []
+            count = 0
+            for batch in parquet.iter_batches(BATCH_ROWS, row_groups=[group], columns=columns):
+                if len(hidden):
+                    batch = batch.filter(pc.invert(pc.is_in(batch.column("$id"), value_set=hidden)))
+                kept.append(batch)
+                count += batch.num_rows
+                if count >= BATCH_ROWS:
+                    whole = _joined(kept)
+                    yield whole.slice(0, BATCH_ROWS)
+                    kept, count = [whole.slice(BATCH_ROWS)], count - BATCH_ROWS
+            if count:
+                yield _joined(kept)
+
+
+def _next_batch(
+    archive: Archive, name: str, batches: Generator[pa.RecordBatch]
+) -> pa.RecordBatch | None:
+    """The next of `batches`, read from the Parquet file `name` (None: no more)."""
+    with _reading_rows(archive, name):
+        return next(batches, None)
+
+
 async def table_batches(
     archive: Archive, layers: Sequence[dict[str, Any]], columns: Sequence[str] | None = None
 ) -> AsyncGenerator[pa.RecordBatch]:
-    """The rows the snapshot holds, layer after layer, one row group at a time."""
+    """The rows the snapshot holds, layer after layer, in batches of at most `BATCH_ROWS`
+    rows (see `_layer_batches`)."""
     replaced = await replaced_ids(archive, layers)
+    chosen = None if columns is None else list(columns)
     for layer, hidden in zip(layers, replaced, strict=True):
-        with archive.fetched(layer["rows"]["path"]) as path:
-            reader = pq.ParquetFile(path)
-            for group in range(reader.num_row_groups):
-                chosen = None if columns is None else list(columns)
-                table = await asyncio.to_thread(reader.read_row_group, group, columns=chosen)
-                if len(hidden):
-                    table = table.filter(pc.invert(pc.is_in(table.column("$id"), value_set=hidden)))
-                for batch in table.to_batches(max_chunksize=BATCH_ROWS):
-                    if batch.num_rows:
-                        yield batch
+        name = layer["rows"]["path"]
+        with archive.fetched(name) as path, closing(_layer_batches(path, chosen, hidden)) as rows:
+            while (batch := await asyncio.to_thread(_next_batch, archive, name, rows)) is not None:
+                yield batch
 
 
 async def table_ids(archive: Archive, layers: Sequence[dict[str, Any]]) -> pa.Table:

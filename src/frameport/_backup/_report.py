@@ -43,34 +43,49 @@ class BackupReport:
 @dataclass(frozen=True)
 class VerifyReport:
     """An archive checked again: the `snapshots` checked, the `files` they need, and each
-    file `missing` or `altered` (a size or SHA-256 other than the manifest's)."""
+    file `missing`, `altered` (a size or SHA-256 other than the one recorded) or `refused`
+    (``<path>: <why>``: a path a restore must not open, or a file that is not what it should
+    be); `unhashed`: the snapshots whose manifest and plan carry no hash (written by an
+    earlier version of frameport; their files are checked all the same)."""
 
     target: str
     snapshots: list[str]
     files: int
     missing: list[str]
     altered: list[str]
+    refused: list[str] = field(default_factory=list)
+    unhashed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """Whether every file is there, as its manifest recorded it."""
-        return not self.missing and not self.altered
+        return not self.missing and not self.altered and not self.refused
 
     @property
     def problems(self) -> list[str]:
-        """One line per bad file: ``<path>: missing`` or ``<path>: altered``."""
-        return [f"{name}: missing" for name in self.missing] + [
-            f"{name}: altered" for name in self.altered
-        ]
+        """One line per bad file: ``<path>: missing``, ``<path>: altered`` or
+        ``<path>: <why it is refused>``."""
+        return (
+            [f"{name}: missing" for name in self.missing]
+            + [f"{name}: altered" for name in self.altered]
+            + self.refused
+        )
 
     def summary(self) -> str:
         """The report as lines for people (what ``frameport verify`` prints)."""
-        found = f"{len(self.missing)} missing, {len(self.altered)} altered"
+        found = (
+            f"{len(self.missing)} missing, {len(self.altered)} altered, {len(self.refused)} refused"
+        )
         head = (
             f"{self.target}: {len(self.snapshots)} snapshot(s), {self.files} file(s) checked: "
             f"{'all intact' if self.ok else found}"
         )
-        return "\n".join([head, *self.problems])
+        notes = [
+            f"snapshot {snapshot}: its manifest and plan carry no hash (written by an earlier "
+            "version of frameport)"
+            for snapshot in self.unhashed
+        ]
+        return "\n".join([head, *self.problems, *notes])
 
 
 @dataclass
@@ -90,7 +105,9 @@ class RestoreReport:
     conflict: all a dry run does), what it `created`, the rows of each table (`tables`),
     the `files` uploaded, skipped and replaced, every item the destination `rejected`
     (``(item, reason)``), what it could not keep (`not_kept`: e.g. times the service sets
-    itself), whether it `resumed` a killed run, and whether it was a `dry_run`."""
+    itself), whether it `resumed` a killed run, whether it was a `dry_run`, and whether the
+    snapshot was restored into the destination already (`already_done`: a run before
+    finished it, so this one wrote nothing)."""
 
     source: str
     snapshot: str | None
@@ -104,6 +121,7 @@ class RestoreReport:
     rejected: list[tuple[str, str]] = field(default_factory=list)
     not_kept: list[str] = field(default_factory=list)
     resumed: bool = False
+    already_done: bool = False
     seconds: float = 0.0
 
     @property
@@ -126,6 +144,12 @@ class RestoreReport:
         item rejected and what could not be kept."""
         if self.dry_run:
             return "\n".join([f"plan for {self.source} (nothing written):", *self.plan])
+        if self.already_done:
+            return (
+                f"{self.source}{'' if self.snapshot is None else f' ({self.snapshot})'} was "
+                "restored into this project already: a run before finished it, so nothing was "
+                'written (on_conflict="skip" or "replace" restores it again)'
+            )
         lines = [
             f"restored {self.source}{'' if self.snapshot is None else f' ({self.snapshot})'}"
             f"{' (resumed)' if self.resumed else ''} in {self.seconds:.1f} s: "

@@ -61,13 +61,13 @@ from ._manifest import (
     held_sequences,
     ids_at,
     load_manifest,
-    manifest_name,
     plan_name,
     read_columns,
     snapshot_ids,
     table_folder,
     tables_of,
     unfinished_snapshot,
+    write_manifest,
 )
 from ._project import Selection, describe_project
 from ._report import BackupReport
@@ -129,7 +129,7 @@ async def run_backup(
         "functions": functions,
         "files": files,
     }
-    archive.write_json(manifest_name(snapshot), manifest)
+    write_manifest(archive, manifest)
     entries = [table for _, table in tables_of(manifest)]
     return BackupReport(
         target=archive.label,

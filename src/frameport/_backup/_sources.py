@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing, asynccontextmanager
+from contextlib import AbstractContextManager, aclosing, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,19 +20,23 @@ from .._tables.read import ALL_SYSTEM, QuerySpec, SequenceRange, TableRead
 from ._archive import Archive
 from ._manifest import table_batches, table_ids
 from ._project import Selection, describe_project
+from ._verify import CheckedSnapshot
 
 if TYPE_CHECKING:
     from .._core import Requester
 
 
 class ArchiveSource:
-    """A snapshot of an archive: its manifest's records, its tables' layers and its files."""
+    """A snapshot of an archive, checked: its manifest's records, its tables' layers and its
+    files."""
 
-    def __init__(self, archive: Archive, manifest: dict[str, Any]) -> None:
+    def __init__(self, archive: Archive, checked: CheckedSnapshot) -> None:
+        manifest = checked.manifest
         self.archive = archive
         self.manifest = manifest
         self.label = archive.label
-        self.snapshot: str | None = manifest["snapshot"]
+        self.snapshot: str | None = checked.snapshot
+        self._as_written_before = checked.as_written_before
         self.project = {
             "databases": [
                 {"record": db["record"], "tables": [table["record"] for table in db["tables"]]}
@@ -68,15 +72,18 @@ class ArchiveSource:
         ids = await table_ids(self.archive, self._layers[(database_id, table_id)])
         return ids.column("$id").combine_chunks()
 
+    def _fetched(self, name: str) -> AbstractContextManager[Path]:
+        return self.archive.fetched(name, as_written_before=name in self._as_written_before)
+
     @asynccontextmanager
     async def content(self, bucket_id: str, file_id: str) -> AsyncIterator[Path]:
-        with self.archive.fetched(self._files[(bucket_id, file_id)]) as path:
+        with self._fetched(self._files[(bucket_id, file_id)]) as path:
             yield path
 
     @asynccontextmanager
     async def code(self, function_id: str) -> AsyncIterator[Path]:
         function = next(f for f in self.manifest["functions"] if f["record"]["$id"] == function_id)
-        with self.archive.fetched(function["path"]) as path:
+        with self._fetched(function["path"]) as path:
             yield path
 
 

@@ -1,6 +1,7 @@
 """Files written whole or not at all: checkpoints, manifests and saved sessions.
 
 >>> replace_json(Path("checkpoint.json"), {"done": 3})                 # doctest: +SKIP
+>>> replace_bytes(Path("manifest.json"), b"{}")                         # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -17,17 +18,21 @@ def replace_json(
     path: Path, data: Any, *, indent: int | None = None, sort_keys: bool = False,
     durable: bool = False,
 ) -> None:  # fmt: skip
-    """Write `data` as JSON to `path`, replacing what was there in one step: into a
-    temporary file beside it (readable by its owner alone), then renamed onto it, so a
-    reader or a crash sees the old file or the new one. `durable`: on disk before the rename.
-    """
+    """Write `data` as JSON (UTF-8) to `path` as `replace_bytes` does."""
     text = json.dumps(data, indent=indent, sort_keys=sort_keys)
+    replace_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def replace_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Write `data` to `path`, replacing what was there in one step: into a temporary file
+    beside it (readable by its owner alone), then renamed onto it, so a reader or a crash
+    sees the old file or the new one. `durable`: on disk before the rename."""
     descriptor, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
     )
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
             if durable:
                 file.flush()
                 os.fsync(file.fileno())
