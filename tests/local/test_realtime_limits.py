@@ -342,3 +342,22 @@ def test_the_access_log_masks_realtime_jwts(tmp_path: Path) -> None:
     assert f"WebSocket /v1/realtime?project={PROJECT}&jwt=***" in text
     assert f"GET /v1/health/version?jwt=***&project={PROJECT}" in text
     assert token not in text and "not-logged" not in text
+
+
+def test_a_thousand_idle_sockets_from_one_client_leave_http_answering() -> None:
+    # The probe that made every request answer 503, on a service with its default limits: a
+    # thousand sockets opened from one address and left idle, each on a path of its own.
+    with LocalService() as svc, ExitStack() as held, guest_client(svc) as client:
+        firsts = []
+        for index in range(1000):
+            with ExitStack() as attempt:
+                ws = attempt.enter_context(socket(realtime_url(svc, path=f"/realtime/{index}")))
+                firsts.append(ws.receive())
+                if firsts[-1]["type"] == "connected":
+                    held.enter_context(attempt.pop_all())  # kept open and idle
+                else:
+                    assert closed_code(ws) == 1013
+            if index % 250 == 0:
+                assert client.get("/health/version").status_code == 200
+        assert client.get("/health/version").status_code == 200
+        assert [first["type"] for first in firsts] == ["connected"] * 128 + ["error"] * 872
