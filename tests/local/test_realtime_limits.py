@@ -361,3 +361,15 @@ def test_a_thousand_idle_sockets_from_one_client_leave_http_answering() -> None:
                 assert client.get("/health/version").status_code == 200
         assert client.get("/health/version").status_code == 200
         assert [first["type"] for first in firsts] == ["connected"] * 128 + ["error"] * 872
+
+
+def test_serve_sets_the_socket_limits_from_its_flags(tmp_path: Path) -> None:
+    flags = ["--max-sockets-per-ip", "2", "--max-channels", "1"]
+    with served(tmp_path / "data", options=flags) as svc, ExitStack() as stack:
+        url = f"{svc.endpoint.replace('http://', 'ws://', 1)}/realtime?project={PROJECT}"
+        sockets = [stack.enter_context(socket(url)) for _ in range(3)]
+        firsts = [ws.receive() for ws in sockets]
+        assert [first["type"] for first in firsts] == ["connected", "connected", "error"]
+        assert firsts[-1] == error(1013, TOO_MANY_FROM_ADDRESS.format(2))
+        two_channels = subscribe_message([("s", ["rows", "files"])])
+        assert sockets[0].request(two_channels) == error(1003, TOO_MANY_CHANNELS.format(1))

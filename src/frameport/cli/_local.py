@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,22 @@ from .._core._config import LOCAL_SERVICE_PORT
 from ._common import fail, positive_int
 
 LOCAL_EXTRA = "needs the local extra: pip install 'frameport[local]'"
+
+#: The service's bounds `serve` sets, as `ServiceConfig` fields and `--max-...` flags.
+SERVICE_LIMITS = (
+    ("max_file_size", "bytes (default 5 GiB)"),
+    ("max_body_size", "bytes of parameters one request may send (default 16 MiB)"),
+    ("max_transaction_bytes", "JSON bytes one transaction may stage (default 256 MiB)"),
+    ("max_connections", "connections open at once (default from the descriptor limit)"),
+)
+#: The realtime sockets' bounds, as `RealtimeLimits` fields and `--max-...` flags.
+SOCKET_LIMITS = (
+    ("max_sockets", "realtime sockets open at once (default half of --max-connections)"),
+    ("max_sockets_per_ip", "realtime sockets from one address (default 128)"),
+    ("max_subscriptions", "subscriptions one socket may hold (default 100)"),
+    ("max_channels", "channels one subscription may list (default 100)"),
+    ("max_outbox_bytes", "unsent frames a socket may leave before it is closed (default 1 MiB)"),
+)
 
 
 def add_serve_command(commands: Any) -> None:
@@ -35,17 +52,9 @@ def add_serve_command(commands: Any) -> None:
     )  # fmt: skip
     serve.add_argument("--no-rate-limits", action="store_true", help="do not enforce limits")
     serve.add_argument("--faults", default=None, metavar="RATE[:SEED]", help="inject faults")
-    serve.add_argument(
-        "--max-file-size", type=positive_int, default=None, help="bytes (default 5 GiB)"
-    )
-    serve.add_argument(
-        "--max-transaction-bytes", type=positive_int, default=None,
-        help="JSON bytes one transaction may stage (default 256 MiB)",
-    )  # fmt: skip
-    serve.add_argument(
-        "--max-body-size", type=positive_int, default=None,
-        help="bytes of parameters one request may send (default 16 MiB)",
-    )  # fmt: skip
+    for name, help_text in SERVICE_LIMITS + SOCKET_LIMITS:
+        flag = "--" + name.replace("_", "-")
+        serve.add_argument(flag, type=positive_int, default=None, help=help_text)
     serve.add_argument(
         "--access-log", action="store_true", help="print one line per request (uvicorn's log)"
     )
@@ -121,14 +130,17 @@ def _serve(args: argparse.Namespace) -> int:
     if busy is not None:
         where = f"{args.host}:{args.port} ({busy.strerror or busy})"
         return fail("serve", f"cannot listen on {where}; choose another --port (or --host)")
-    if args.max_file_size is not None:
-        config.max_file_size = args.max_file_size
-    if args.max_transaction_bytes is not None:
-        config.max_transaction_bytes = args.max_transaction_bytes
-    if args.max_body_size is not None:
-        config.max_body_size = args.max_body_size
+    for name, _ in SERVICE_LIMITS:
+        if getattr(args, name) is not None:
+            setattr(config, name, getattr(args, name))
+    sockets = {name: getattr(args, name) for name, _ in SOCKET_LIMITS}
+    config.realtime = replace(
+        config.realtime, **{name: value for name, value in sockets.items() if value is not None}
+    )
     try:
         serve(config, args.host, args.port, access_log=args.access_log)
+    except ValueError as exc:  # limits that contradict each other
+        return fail("serve", exc, code=2)
     except OSError as exc:  # e.g. a data directory that cannot be created
         return fail("serve", exc)
     except KeyboardInterrupt:
