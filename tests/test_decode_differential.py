@@ -117,7 +117,7 @@ def expected_cell(kind: pa.DataType, value: Any) -> Any:
     return value
 
 
-def expected_column(field: pa.Field, rows: list[dict[str, Any]]) -> list[Any]:
+def expected_column(field: pa.Field[Any], rows: list[dict[str, Any]]) -> list[Any]:
     """The cells of `field` for `rows`: a missing key is null; a column read as JSON text
     holds each value's ``json.dumps``."""
     values = [row.get(field.name) for row in rows]
