@@ -28,6 +28,13 @@ from frameport.local import LocalService
 from tables_support import load, new_id
 
 
+@pytest.fixture(scope="module")
+def service() -> Iterator[LocalService]:
+    """The module's own service: a test moves its clock forward (`advance_clock`)."""
+    with LocalService() as own:
+        yield own
+
+
 @pytest.fixture
 def people(service: LocalService) -> Iterator[tuple[Client, Table, list[str]]]:
     with service.client() as client:
@@ -49,11 +56,11 @@ def _change(client: Client, table: Table, ids: list[str], seed: int) -> None:
 
 
 def test_a_sync_after_changes_equals_a_fresh_export(
-    people: tuple[Client, Table, list[str]], tmp_path: Path
+    service: LocalService, people: tuple[Client, Table, list[str]], tmp_path: Path
 ) -> None:
     client, table, ids = people
     target = tmp_path / "people"
-    time.sleep(2.1)  # the Date header counts whole seconds and may be a second old
+    service.advance_clock(2.1)  # the Date header counts whole seconds: the rows are older
     first = table.sync(target)
     assert (first.inserted, first.version, first.full) == (1500, 0, True)
     _change(client, table, ids, seed=1)
