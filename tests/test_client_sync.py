@@ -17,15 +17,17 @@ import pytest
 import frameport as fp
 from frameport import (
     AsyncBucket,
+    AsyncClient,
     AsyncFunction,
     AsyncTable,
     AsyncTableQuery,
     Bucket,
+    Client,
     Function,
+    NotFoundError,
     Table,
     TableQuery,
 )
-from frameport._client import AsyncClient, Client
 from frameport._core._sync import (
     SyncFacade,
     async_twin,
@@ -35,7 +37,6 @@ from frameport._core._sync import (
     run_sync,
     sync_docstring,
 )
-from frameport._exceptions import NotFoundError
 from frameport.local import LocalService
 
 MakeUser = Callable[..., Any]  # conftest.make_user

@@ -22,10 +22,9 @@ from distributed import LocalCluster
 
 import frameport as fp
 from conftest import UserLogin
-from frameport._client import Client
+from frameport import Client, Table, TableQuery
 from frameport._dask import client_reference
 from frameport._demo import sample_people
-from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import load, new_id, strings_as_in_pandas_3
 

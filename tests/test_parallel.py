@@ -23,13 +23,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frameport import FilterError
-from frameport._client import AsyncClient, Client
+from frameport import AsyncClient, Client, FilterError, Table, TableQuery, col
 from frameport._core._fan_in import Slot, in_order
 from frameport._core._sync import run_sync
 from frameport._demo import sample_people
-from frameport._expr import col
-from frameport._tables._query import Table, TableQuery
 from frameport._tables.read._ranges import PAGES_PER_RANGE, split_ranges, tapering_ranges
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, data_frames, load, new_id, rows_served

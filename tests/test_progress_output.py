@@ -15,10 +15,9 @@ import pandas as pd
 import pytest
 
 import frameport as fp
-from frameport._client import Client
+from frameport import Client, Table
 from frameport._core import _progress
 from frameport._core._progress import UPPER_BOUND
-from frameport._tables._query import Table
 from tables_support import new_id
 from test_notebooks import run_notebook
 

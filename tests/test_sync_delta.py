@@ -19,11 +19,8 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from delta_support import assert_synced
-from frameport import ResumeError, SchemaChangeError
-from frameport._client import Client
-from frameport._core._transport import RetryPolicy
+from frameport import Client, ResumeError, RetryPolicy, SchemaChangeError, Table
 from frameport._demo import sample_people
-from frameport._tables._query import Table
 from frameport.local import LocalService
 from tables_support import load, new_id
 
