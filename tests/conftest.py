@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import HealthCheck, settings
 
-from frameport._client import AsyncClient, Client
-from frameport._core._ids import ID
+from frameport import ID, AsyncClient, Client
 from frameport.local import LocalService
 from tables_support import strings_as_in_pandas_3
 

@@ -5,7 +5,7 @@ time).
 
 It stands between a real client and the real service, like a flaky network, so the client's
 handling of a body that breaks off can be tested over real HTTP. With ``cuts=0`` it only
-relays, and `request_headers` and `answer_headers` tell what went over the wire.
+relays, and `request_headers`, `answer_headers` and `sent` tell what went over the wire.
 
 >>> with CuttingProxy(service.endpoint, cut_after=1 << 20, cuts=2) as proxy:
 ...     Client(proxy.endpoint, service.project, key=service.key).bucket(b).download(f)
@@ -55,6 +55,8 @@ class CuttingProxy:
         traceback: TracebackType | None,
     ) -> None:
         self._closed.set()
+        with contextlib.suppress(OSError):  # wakes the thread blocked in accept(); close does not
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
         for thread in self._threads:
             thread.join(timeout=5)
@@ -80,6 +82,11 @@ class CuttingProxy:
         with self._lock:
             self._sent.clear()
             self._answered.clear()
+
+    def sent(self) -> bytes:
+        """Every byte of the requests relayed so far (since `forget`), heads and bodies."""
+        with self._lock:
+            return bytes(self._sent)
 
     def request_headers(self, name: str) -> list[str]:
         """The values of the header `name` in every request relayed so far."""

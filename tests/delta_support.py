@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
-from frameport._tables._query import TableQuery
+from frameport import TableQuery
 
 
 def by_id(table: pa.Table) -> pa.Table:

@@ -7,9 +7,7 @@ from collections.abc import Iterable
 import pandas as pd
 import pyarrow as pa
 
-from frameport._client import Client
-from frameport._core._ids import ID
-from frameport._tables._query import Table
+from frameport import ID, Client, Table
 from frameport.local import LocalService
 
 #: The read dtypes of the sample people (`frameport._demo.sample_people`).

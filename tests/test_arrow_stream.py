@@ -11,10 +11,9 @@ import pyarrow as pa
 import pytest
 
 import frameport as fp
-from frameport._client import Client
+from frameport import Client, Table, TableQuery
 from frameport._core._fan_in import ITEMS_AHEAD
 from frameport._demo import sample_people
-from frameport._tables._query import Table, TableQuery
 from frameport._tables.read._strategy import READ_CAP
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, load, new_id, rows_served

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -208,9 +207,9 @@ def test_an_incremental_backup_stores_what_changed_and_each_snapshot_restores_al
     with LocalService() as service, service.client() as client:
         project = make_project(client, tmp_path, rows=500)
         target = tmp_path / "archive"
-        # The watermark is the `Date` of an answer, whole seconds rounded down, and uvicorn
-        # refreshes its `Date` once a second: two seconds on, the rows made are older.
-        time.sleep(2.1)
+        # The watermark is the `Date` of an answer, whole seconds rounded down, by the
+        # service's clock: two seconds on, the rows made are older.
+        service.advance_clock(2.1)
         first = client.backup(target, progress=False)
         with LocalService() as service_1, service_1.client() as at_first:
             at_first.restore(target, progress=False)
@@ -244,14 +243,14 @@ def test_an_incremental_backup_stores_what_changed_and_each_snapshot_restores_al
 
 
 def _backed_up_twice(
-    client: Client, tmp_path: Path
+    service: LocalService, client: Client, tmp_path: Path
 ) -> tuple[Project, Path, Table, pd.DataFrame, BackupReport]:
     """A project of 200 people backed up, then again after one row changed: the project, the
     archive, its people table, their rows before (every ``$`` field) and the second
     backup's report."""
     project = make_project(client, tmp_path, rows=200)
     target = tmp_path / "archive"
-    time.sleep(2.1)  # the rows made are older than the watermark (see above)
+    service.advance_clock(2.1)  # the rows made are older than the watermark (see above)
     client.backup(target, progress=False)
     people = client.table(project.database, "people")
     rows = people.to_pandas(system=True, progress=False)
@@ -289,7 +288,7 @@ def test_an_incremental_backup_keeps_a_row_made_again_under_its_id(
     outright; also after an incremental snapshot an earlier version wrote (no ``held``
     files: its layers are read back)."""
     with LocalService() as service, service.client() as client:
-        project, target, people, rows, second = _backed_up_twice(client, tmp_path)
+        project, target, people, rows, second = _backed_up_twice(service, client, tmp_path)
         row_ids = rows["$id"]
         assert second.rows_read == 1
         if earlier_version:
@@ -350,7 +349,7 @@ def test_an_incremental_backup_finds_a_row_gone_beside_a_row_the_last_snapshot_d
     rows up to that ``$sequence`` as the snapshot held, and the deleted row is still found
     gone."""
     with LocalService() as service, service.client() as client:
-        project, target, people, rows, second = _backed_up_twice(client, tmp_path)
+        project, target, people, rows, second = _backed_up_twice(service, client, tmp_path)
         late = rows.iloc[60]
         _without_held_sequence(target, second.snapshot, int(late["$sequence"]))
         assert fp.verify(target).ok
@@ -375,7 +374,7 @@ def test_an_incremental_backup_of_more_changed_rows_than_a_segment_holds(tmp_pat
     with LocalService() as service, service.client() as client:
         project = make_project(client, tmp_path, rows=20)
         target = tmp_path / "archive"
-        time.sleep(2.1)  # the rows made are older than the watermark (see above)
+        service.advance_clock(2.1)  # the rows made are older than the watermark (see above)
         client.backup(target, progress=False)
         added = people_frame(20_001, seed=7).assign(name=lambda f: "added " + f["name"])
         client.table(project.database, "people").insert(added, progress=False)

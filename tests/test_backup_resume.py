@@ -1,4 +1,5 @@
-"""Backups and restores killed with SIGKILL at random points, then run again: the archive
+"""Backups and restores killed with SIGKILL at random points, then run again: a backup goes
+on with the snapshot the killed runs began (its report says it resumed), the archive
 verifies, and the restored project equals the source (field by field, files byte for
 byte)."""
 
@@ -62,21 +63,42 @@ def _kill_at_random_moments(
     return running
 
 
+def _kill_while_reading(
+    service: LocalService, cache: Path, arguments: list[str], database: str, seed: int
+) -> None:
+    """Run the command `KILLS` times, each killed once the service has sent it a random share
+    (10 to 90 %) of the people table's rows: part-way through, never before it began."""
+    chance = random.Random(seed)
+    for _ in range(KILLS):
+        before = service.rows_served_from(database, "people")
+        wanted = before + int(chance.uniform(0.1, 0.9) * ROWS)
+        process = _start(service, cache, *arguments)
+        while service.rows_served_from(database, "people") < wanted and process.poll() is None:
+            time.sleep(0.01)  # polls the service's count of the rows it sent
+        assert process.poll() is None, "the backup ended before it was killed"
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+
+
 def test_a_backup_killed_at_random_points_resumes_to_an_equal_project(
     source: tuple[LocalService, Client, Project], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     service, client, project = source
     cache = tmp_path / "cache"
     monkeypatch.setenv("FRAMEPORT_CACHE_DIR", str(cache))
-    duration = _seconds_to_finish(_start(service, cache, "backup", str(tmp_path / "timed")))
     target = tmp_path / "archive"
-    killed = _kill_at_random_moments(service, cache, ["backup", str(target)], duration, seed=30)
-    assert killed >= 1
-    client.backup(target, progress=False)
-    assert fp.verify(target).ok
+    _kill_while_reading(service, cache, ["backup", str(target)], project.database, seed=30)
+    # Each killed run went on with the first one's snapshot, and so does the last run.
+    started = sorted(folder.name for folder in (target / "snapshots").iterdir())
+    assert len(started) == 1
+    report = client.backup(target, progress=False)
+    assert report.resumed and report.snapshot == started[0]
+    assert (report.tables, report.rows) == (2, ROWS + 3)
+    verified = fp.verify(target)
+    assert verified.ok and verified.snapshots == started
     with LocalService() as other, other.client() as restored:
-        report = restored.restore(target, progress=False)
-        assert not report.rejected
+        restore = restored.restore(target, progress=False)
+        assert not restore.rejected
         assert_same_project(client, restored, project)
 
 

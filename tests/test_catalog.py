@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import frameport as fp
-from frameport._client import Client
+from frameport import Client
 from tables_support import new_id
 
 PEOPLE = pd.DataFrame({"name": ["Ada", "Bo"], "age": pd.array([36, 17], dtype="Int64")})

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from frameport._core._ids import ID
+from frameport import ID
 from frameport.cli import main
 from frameport.local import LocalService
 

@@ -7,6 +7,9 @@ import os
 import subprocess
 import sys
 
+import pyarrow as pa
+import pytest
+
 import frameport as fp
 
 
@@ -31,19 +34,27 @@ def test_importing_frameport_loads_no_heavy_library_until_a_name_is_used() -> No
     assert after == "True True True True"
 
 
+# Runs the command as ``python -m frameport --version`` does, and prints the pool pyarrow
+# takes once the command is done (pyarrow reads ARROW_DEFAULT_MEMORY_POOL when it loads).
+COMMAND_THEN_POOL = (
+    "import atexit, runpy, sys\n"
+    "atexit.register(lambda: print(__import__('pyarrow').default_memory_pool().backend_name))\n"
+    "sys.argv = ['frameport', '--version']\n"
+    "runpy.run_module('frameport', run_name='__main__', alter_sys=True)"
+)
+
+
 def test_the_command_takes_arrows_system_allocator() -> None:
-    code = (
-        "from frameport._core._memory import choose_allocators\n"
-        "choose_allocators()\n"
-        "import pyarrow\n"
-        "print(pyarrow.default_memory_pool().backend_name)"
-    )
-    assert run_python(code) == "system"
-    assert run_python(code, ARROW_DEFAULT_MEMORY_POOL="mimalloc") == "mimalloc"
-    assert run_python("import pyarrow; print(pyarrow.default_memory_pool().backend_name)") in (
-        "mimalloc",
-        "jemalloc",
-    )
+    assert run_python(COMMAND_THEN_POOL).splitlines()[-1] == "system"
+
+
+def test_the_command_keeps_an_allocator_the_caller_chose() -> None:
+    others = [name for name in pa.supported_memory_backends() if name != "system"]
+    if not others:
+        pytest.skip("this pyarrow has no allocator but the system's")
+    chosen = others[0]
+    pool = run_python(COMMAND_THEN_POOL, ARROW_DEFAULT_MEMORY_POOL=chosen).splitlines()[-1]
+    assert pool == chosen
 
 
 def test_python_dash_m_frameport_is_the_command() -> None:

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import UserLogin
-from frameport import Permission, Role
-from frameport._client import Client
-from frameport._core._ids import ID
+from frameport import ID, Client, Permission, Role
 from frameport.cli import main
 from frameport.local import LocalService
 

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from frameport._client import Client
-from frameport._core._auth import Session, credential_file, session_cookie_names
-from frameport._exceptions import (
+from frameport import (
     AuthenticationError,
+    Client,
     ImpersonationIgnoredWarning,
     NotFoundError,
     PermissionDeniedError,
 )
+from frameport._core._auth import Session, credential_file, session_cookie_names
 from frameport.local import LocalService
 
 MakeUser = Callable[..., Any]  # conftest.make_user

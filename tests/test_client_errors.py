@@ -12,22 +12,24 @@ from typing import Any
 import httpx
 import pytest
 
-from frameport._client import AsyncClient, Client
-from frameport._core._ids import ID
-from frameport._core._transport import RetryPolicy, unreachable_hint
-from frameport._exceptions import (
+from frameport import (
+    ID,
     APIError,
+    AsyncClient,
     AuthenticationError,
     BadRequestError,
+    Client,
     ConflictError,
     FrameportError,
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    RetryPolicy,
     ServerError,
     TransportError,
-    api_error_class,
 )
+from frameport._core._transport import unreachable_hint
+from frameport._exceptions import api_error_class
 from frameport.local import LocalService
 
 MakeUser = Callable[..., Any]  # conftest.make_user

@@ -10,8 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from frameport import AuthenticationError, Client
-from frameport._core._ids import ID
+from frameport import ID, AuthenticationError, Client
 from frameport.local import LocalService
 
 

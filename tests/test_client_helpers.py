@@ -10,11 +10,9 @@ import certifi
 import httpx
 import pytest
 
-from frameport._client import AsyncClient, Client
+from frameport import ID, AsyncClient, Client, Permission, RetryPolicy, Role
 from frameport._core._auth import config_dir
-from frameport._core._ids import ID
-from frameport._core._permissions import Permission, Role
-from frameport._core._transport import RetryPolicy, _ssl_context, queries_param, redact_url
+from frameport._core._transport import _ssl_context, queries_param, redact_url
 
 
 def test_unique_ids_have_the_service_format_and_are_time_ordered() -> None:

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from frameport import APIError, AuthenticationError, Client, NotFoundError
-from frameport._core._ids import ID
+from frameport import ID, APIError, AuthenticationError, Client, NotFoundError
 from frameport.local import LocalService
 
 WRONG_KEY = "standard_0123456789abcdef-not-a-key-of-this-project"

@@ -9,9 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from frameport._client import Client
-from frameport._core._ids import ID
-from frameport._exceptions import FrameportError, RateLimitError, ServerError, TransportError
+from frameport import ID, Client, FrameportError, RateLimitError, ServerError, TransportError
 from frameport.local import LocalService
 
 

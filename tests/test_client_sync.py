@@ -1,5 +1,7 @@
-"""The sync Client mirrors AsyncClient, and runs from a running event loop and other threads;
-the AsyncClient works in the caller's own loop."""
+"""Each sync face (Client, Table, TableQuery, Bucket, Function) has every public member of its
+async class, and each member runs its async twin and gives back what a sync caller gets; the
+sync Client runs from a running event loop and other threads; the AsyncClient works in the
+caller's own loop."""
 
 from __future__ import annotations
 
@@ -15,78 +17,179 @@ import pytest
 import frameport as fp
 from frameport import (
     AsyncBucket,
+    AsyncClient,
     AsyncFunction,
     AsyncTable,
     AsyncTableQuery,
     Bucket,
+    Client,
     Function,
+    NotFoundError,
     Table,
     TableQuery,
 )
-from frameport._client import AsyncClient, Client
-from frameport._core._sync import SyncFacade, delegate, forward_property, iterate_sync, run_sync
-from frameport._exceptions import NotFoundError
+from frameport._core._sync import (
+    SyncFacade,
+    async_twin,
+    delegate,
+    forward_property,
+    iterate_sync,
+    run_sync,
+    sync_docstring,
+)
 from frameport.local import LocalService
 
 MakeUser = Callable[..., Any]  # conftest.make_user
 
 
-FACES: dict[type, type] = {
+FACES: dict[type[SyncFacade[Any]], type] = {
     Client: AsyncClient,
     TableQuery: AsyncTableQuery,
     Table: AsyncTable,
     Bucket: AsyncBucket,
     Function: AsyncFunction,
 }
+ASYNC_CLASSES = {async_class.__name__: async_class for async_class in FACES.values()}
+
+# Members a face writes out because a delegate cannot serve: the class methods that make the
+# face itself (run by the tests of each), and `impersonate`, a plain method returning a client.
+WRITTEN_BY_HAND = {"from_env", "from_saved", "impersonate"}
+CONSTRUCTORS = {"from_env", "from_saved"}
 
 
 def _public_names(cls: type) -> set[str]:
     return {name for name in dir(cls) if not name.startswith("_")}
 
 
-def _members() -> list[tuple[type, str]]:
-    return [
-        (face, name)
-        for face, async_class in FACES.items()
-        for name in [*sorted(_public_names(async_class)), "__init__"]
-        if not (name == "__init__" and face is not Client)  # the others come from a client
-    ]
+def _members() -> list[tuple[type[SyncFacade[Any]], str]]:
+    return [(face, name) for face, twin in FACES.items() for name in sorted(_public_names(twin))]
+
+
+def test_every_face_of_the_package_is_checked() -> None:
+    faces = {
+        value
+        for value in vars(fp).values()
+        if isinstance(value, type) and issubclass(value, SyncFacade) and value is not SyncFacade
+    }
+    assert faces == set(FACES)
 
 
 @pytest.mark.parametrize("face", FACES, ids=lambda face: face.__name__)
 def test_each_face_has_every_public_member_of_its_async_class(face: type) -> None:
-    assert _public_names(face) >= _public_names(FACES[face])
-    assert _public_names(Client) == _public_names(AsyncClient)
+    assert _public_names(face) == _public_names(FACES[face])
 
 
 def _returned(annotation: Any) -> str:
     return annotation if isinstance(annotation, str) else annotation.__name__
 
 
+def _result_of(annotation: str) -> Any:
+    """A value standing for what an async member declared as `annotation` returns: an
+    instance (its constructor not run) of a faced async class it names, else a bare object."""
+    named = annotation.removeprefix("AsyncIterator[").removesuffix("]")
+    async_class = ASYNC_CLASSES.get(named)
+    return object() if async_class is None else object.__new__(async_class)
+
+
+def _probe(async_class: type, name: str, returned: Any, calls: list[Any]) -> Any:
+    """An instance of `async_class` (its constructor not run) whose member `name`, of the same
+    kind (property, coroutine, async iterator or plain method), records each call's arguments
+    in `calls` and gives `returned`."""
+    member = getattr(async_class, name)
+    override: Any
+    if isinstance(inspect.getattr_static(async_class, name), property):
+        override = property(lambda self: returned)
+    elif inspect.isasyncgenfunction(member):
+
+        async def override(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            calls.append((args, kwargs))
+            yield returned
+
+    elif inspect.iscoroutinefunction(member):
+
+        async def override(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.append((args, kwargs))
+            return returned
+
+    else:
+
+        def override(self: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.append((args, kwargs))
+            return returned
+
+    probe_class = type(f"Probe{async_class.__name__}", (async_class,), {name: override})
+    return object.__new__(probe_class)
+
+
+def _arguments(signature: inspect.Signature) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A distinct object for each parameter after ``self`` (and one more for ``*args`` and
+    ``**kwargs``): positional-only ones by position, the others by name."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for parameter in list(signature.parameters.values())[1:]:
+        if (
+            parameter.kind is parameter.POSITIONAL_ONLY
+            or parameter.kind is parameter.VAR_POSITIONAL
+        ):
+            args.append(object())
+        elif parameter.kind is parameter.VAR_KEYWORD:
+            kwargs["another"] = object()
+        else:
+            kwargs[parameter.name] = object()
+    return tuple(args), kwargs
+
+
+def _as_sync(returned: Any) -> Callable[[Any], bool]:
+    """Whether a sync member's result is what a sync caller gets for `returned`: the face
+    around an async object, else the value itself."""
+    face = next((f for f, twin in FACES.items() if type(returned) is twin), None)
+    if face is None:
+        return lambda result: result is returned
+    return lambda result: isinstance(result, face) and async_twin(result) is returned
+
+
 @pytest.mark.parametrize(("face", "name"), _members(), ids=lambda x: getattr(x, "__name__", x))
-def test_each_sync_member_declares_the_async_parameters_and_a_sync_return_type(
-    face: type, name: str
+def test_each_sync_member_runs_its_async_twin_and_gives_the_sync_type(
+    face: type[SyncFacade[Any]], name: str
 ) -> None:
+    """Run on an async object whose member `name` records its call: the sync member calls it
+    with the arguments it was given, and gives back its result as a sync caller gets it (a
+    face for an async object, an iterator for an async iterator). Each delegated member's
+    docstring is its twin's as a sync caller reads it (`sync_docstring`: examples without
+    ``await``, ``AsyncX`` named ``X``)."""
     async_class = FACES[face]
     async_member = inspect.getattr_static(async_class, name)
     sync_member = inspect.getattr_static(face, name)
-    if isinstance(async_member, property):
-        assert isinstance(sync_member, property)
-        assert (sync_member.__doc__ or "") == (async_member.__doc__ or "").replace("Async", "")
+    delegated = getattr(getattr(sync_member, "fget", sync_member), "_frameport_delegate", False)
+    assert delegated == (name not in WRITTEN_BY_HAND), f"{face.__name__}.{name}"
+    if delegated:
+        assert sync_member.__doc__ == sync_docstring(async_member.__doc__)
+    if name in CONSTRUCTORS:
         return
-    sync_function = getattr(face, name)
-    async_function = getattr(async_class, name)
-    # The face's own declared signature: not the async function reached through __wrapped__.
-    assert inspect.unwrap(sync_function) is sync_function
-    own = inspect.signature(sync_function, follow_wrapped=False)
-    real = inspect.signature(async_function)
+    calls: list[Any] = []
+    if isinstance(async_member, property):
+        returned = object()
+        sync_face = face._from_async(_probe(async_class, name, returned, calls))
+        assert isinstance(sync_member, property) and getattr(sync_face, name) is returned
+        return
+    own = inspect.signature(getattr(face, name), follow_wrapped=False)
+    real = inspect.signature(getattr(async_class, name))
     assert list(own.parameters.values()) == list(real.parameters.values())
-    assert not inspect.iscoroutinefunction(sync_function)
-    returned = _returned(own.return_annotation)
-    assert "Async" not in returned and "Coroutine" not in returned
-    if inspect.isasyncgenfunction(async_function):
-        assert returned.startswith("Iterator[")
-    assert "await " not in (sync_function.__doc__ or "")
+    declared = _returned(own.return_annotation)
+    assert "Async" not in declared and "Coroutine" not in declared
+    returned = _result_of(_returned(real.return_annotation))
+    sync_face = face._from_async(_probe(async_class, name, returned, calls))
+    args, kwargs = _arguments(own)
+    result = getattr(sync_face, name)(*args, **kwargs)
+    is_sync = _as_sync(returned)
+    if inspect.isasyncgenfunction(getattr(async_class, name)):
+        assert declared.startswith("Iterator[")
+        assert not calls  # an iterator runs its twin when it is read
+        (item,) = list(result)
+        assert is_sync(item)
+    else:
+        assert is_sync(result)
+    assert calls == [(args, kwargs)]
 
 
 @pytest.mark.parametrize(

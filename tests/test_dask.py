@@ -8,7 +8,6 @@ references ("env", "saved"), never as the secret.
 
 from __future__ import annotations
 
-import json
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,10 +21,9 @@ from distributed import LocalCluster
 
 import frameport as fp
 from conftest import UserLogin
-from frameport._client import Client
+from frameport import Client, Table, TableQuery
 from frameport._dask import client_reference
 from frameport._demo import sample_people
-from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import load, new_id, strings_as_in_pandas_3
 
@@ -67,9 +65,7 @@ def people(key_client: Client) -> Table:
         key_client, new_id("dask"), sample_people(ROWS, seed=4),
         permissions=[fp.Permission.read(fp.Role.users())],
     )  # fmt: skip
-    path = f"/tablesdb/{table.database_id}/tables/{table.id}/rows"
-    block = {"method": "between", "column": "$sequence", "values": [1_000, 2_200]}
-    key_client._request("DELETE", path, json={"queries": [json.dumps(block)]})
+    table.where(fp.col("$sequence").between(1_000, 2_200)).delete()
     return table
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from frameport._client import Client
+from frameport import Client
 from frameport._demo import DEMO_FILTER, run_demo, sample_people
 
 JARGON = ("cursorAfter", "$sequence", "decoder", "Arrow", "query member")

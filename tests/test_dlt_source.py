@@ -11,7 +11,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from frameport._client import Client
+from frameport import Client
 from frameport._demo import sample_people
 from frameport.dlt import frameport_source
 from frameport.local import LocalService

@@ -18,9 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from frameport import FrameportError, ResumeError
+from frameport import FrameportError, ResumeError, Table
 from frameport._demo import sample_people
-from frameport._tables._query import Table
 from frameport.cli import main
 from frameport.local import LocalService
 from tables_support import load, new_id

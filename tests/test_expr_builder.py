@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from frameport._expr import Expr, FilterError, col
+from frameport import Expr, FilterError, col
 from frameport._expr._nodes import (
     And,
     Between,

@@ -11,15 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from frameport import Expr, FilterError, col
 from frameport._core._queries import ServiceQuery
 from frameport._core._transport import queries_param
 from frameport._expr import (
     MAX_QUERY_LENGTH,
     ColumnSpec,
     CompiledFilter,
-    Expr,
-    FilterError,
-    col,
     compile_filter,
     cursor_after_query,
     limit_query,

@@ -42,9 +42,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from frameport._client import Client
-from frameport._expr import ColumnKind, Expr, col
-from frameport._tables._query import Table
+from frameport import Client, Expr, Table, col
+from frameport._expr import ColumnKind
 from tables_support import assert_same_rows, load, new_id
 
 SEED = 20240607

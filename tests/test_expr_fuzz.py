@@ -10,7 +10,8 @@ import random
 import numpy as np
 import pandas as pd
 
-from frameport._expr import ColumnSpec, FilterError, compile_filter, evaluate, parse
+from frameport import FilterError
+from frameport._expr import ColumnSpec, compile_filter, evaluate, parse
 
 SEED = 20240531
 VALID = [

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frameport._expr import Expr, FilterError, col, parse
+from frameport import Expr, FilterError, col
+from frameport._expr import parse
 from frameport._expr._nodes import (
     And,
     Between,

@@ -29,7 +29,8 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from frameport._expr import ColumnSpec, Expr, col, compile_filter, evaluate, parse
+from frameport import Expr, col
+from frameport._expr import ColumnSpec, compile_filter, evaluate, parse
 from frameport.local.store._collation import fold
 
 TEXTS = [

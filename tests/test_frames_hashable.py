@@ -10,9 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from frameport._client import Client
-from frameport._storage import Bucket
-from frameport._tables._query import Table
+from frameport import Bucket, Client, Table
 from tables_support import data_frames, new_id
 
 READ_ANY = 'read("any")'

@@ -14,10 +14,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from frameport._client import Client
-from frameport._core._ids import ID
+from frameport import ID, Bucket, Client
 from frameport._fsspec import FrameportFileSystem
-from frameport._storage import Bucket
 from frameport.local import LocalService
 
 COLUMNS = 6

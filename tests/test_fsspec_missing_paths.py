@@ -6,10 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from frameport._client import Client
-from frameport._core._ids import ID
+from frameport import ID, Bucket, Client
 from frameport._fsspec import FrameportFileSystem
-from frameport._storage import Bucket
 from frameport.local import LocalService
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from frameport import ID, Client, DeploymentError, NotFoundError
-from frameport._functions import Deployment, Function
+from frameport import ID, Client, Deployment, DeploymentError, Function, NotFoundError
 from storage_support import MIB
 
 pytest_plugins = ["storage_fixtures"]

@@ -11,9 +11,8 @@ import polars as pl
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from frameport._client import Client
+from frameport import Client, Table
 from frameport._demo import sample_people
-from frameport._tables._query import Table
 from frameport.local import LocalService
 from tables_support import load, new_id
 

@@ -1,18 +1,21 @@
 """Resuming loads across processes: a load killed with SIGKILL at a random point, then run
 again with ``resume=True``, leaves the table exactly equal to the source — the same IDs
 (made for the load, so only the checkpoint can give them back), the same values, no
-duplicates — and the resumed run sends only what the killed one had not finished.
+duplicates — and the resumed run sends only what the killed one had not finished: a relay
+between the loads and the service shows the rows each run's requests carried.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import frameport as fp
+from cutting_proxy import CuttingProxy
 from frameport import Client
 from frameport.local import LocalService
 from tables_support import new_id
@@ -55,6 +60,13 @@ def source(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def relay(service: LocalService) -> Iterator[CuttingProxy]:
+    """A relay to the service that cuts nothing: it keeps what the loads sent through it."""
+    with CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy:
+        yield proxy
+
+
+@pytest.fixture
 def environment(
     service: LocalService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, str]:
@@ -68,9 +80,21 @@ def environment(
     }
 
 
+def positions_sent(relay: CuttingProxy) -> set[int]:
+    """The `n` (the row's place in the source) of every row the relay's requests carried."""
+    return {int(n) for n in re.findall(rb'"n":(\d+)', relay.sent())}
+
+
 def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
-    key_client: Client, source: Path, tmp_path: Path, environment: dict[str, str]
+    key_client: Client,
+    service: LocalService,
+    relay: CuttingProxy,
+    source: Path,
+    tmp_path: Path,
+    environment: dict[str, str],
 ) -> None:
+    # A load's checkpoint is its endpoint's: every run of the load goes through the relay.
+    through = {**environment, "FRAMEPORT_ENDPOINT": relay.endpoint}
     database = new_id("resume")
     key_client.create_database(database)
     chance = random.Random(29)
@@ -81,7 +105,7 @@ def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
         for _ in range(2):  # killed twice, then finished
             killed = subprocess.Popen(
                 [sys.executable, "-c", KILLED_LOAD, database, table.id, str(source)],
-                env=environment,
+                env=through,
             )
             before = table.count()
             while table.count() == before and killed.poll() is None:
@@ -89,9 +113,18 @@ def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
             time.sleep(chance.uniform(0.0, 1.0))
             killed.send_signal(signal.SIGKILL)
             assert killed.wait() == -signal.SIGKILL
-        written_before = table.count()
-        assert 0 < written_before < ROWS
-        report = table.load(source, resume=True, progress=False)
+        held = set(table.to_pandas(progress=False)["n"].astype(int))
+        assert 0 < len(held) < ROWS
+        relay.forget()
+        with fp.Client(relay.endpoint, service.project, key=service.key) as through_relay:
+            resumed = through_relay.table(database, table.id)
+            report = resumed.load(source, resume=True, progress=False)
+        # The resumed run sent the rows from the killed runs' finished prefix on, and only
+        # them: the prefix is not empty, and every row in it was in the table already.
+        sent = positions_sent(relay)
+        first = min(sent)
+        assert first > 0 and sent == set(range(first, ROWS))
+        assert set(range(first)) <= held
         assert report.written == ROWS
         read = table.to_pandas(progress=False)
         assert read["$id"].is_unique and len(read) == ROWS

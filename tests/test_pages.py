@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frameport._schema import TIMESTAMP, InferredSchema, RowDecodeError, arrow_schema
+from frameport import RowDecodeError
+from frameport._schema import TIMESTAMP, InferredSchema, arrow_schema
 from frameport._tables.read._cursor import rows_at_most
 from frameport._tables.read._decode import (
     batch_from_rows,

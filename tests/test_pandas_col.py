@@ -8,9 +8,8 @@ import pytest
 from pandas.api.typing import Expression
 
 import frameport as fp
-from frameport._client import Client
+from frameport import Client, Table
 from frameport._demo import sample_people
-from frameport._tables._query import Table
 from tables_support import assert_same_rows, load, new_id
 
 # The stubs' Expression leaves out the Series methods pandas forwards (isin, between, ...).

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
-import json
 import weakref
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
@@ -23,13 +22,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frameport import FilterError
-from frameport._client import AsyncClient, Client
+from frameport import AsyncClient, Client, FilterError, Table, TableQuery, col
 from frameport._core._fan_in import Slot, in_order
 from frameport._core._sync import run_sync
 from frameport._demo import sample_people
-from frameport._expr import col
-from frameport._tables._query import Table, TableQuery
 from frameport._tables.read._ranges import PAGES_PER_RANGE, split_ranges, tapering_ranges
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, data_frames, load, new_id, rows_served
@@ -54,11 +50,8 @@ QUERIES: dict[str, Callable[[Table], TableQuery]] = {
 def people(key_client: Client) -> Table:
     """The table, with a block of rows and every seventh row of another stretch deleted."""
     table, frame = load(key_client, new_id("parallel"), sample_people(ROWS, seed=9))
-    path = f"/tablesdb/{table.database_id}/tables/{table.id}/rows"
-    block = {"method": "between", "column": "$sequence", "values": [3_001, 5_500]}
-    key_client._request("DELETE", path, json={"queries": [json.dumps(block)]})
-    for row_id in frame["$id"].iloc[8_000:9_000:7]:
-        key_client._request("DELETE", f"{path}/{row_id}")
+    table.where(col("$sequence").between(3_001, 5_500)).delete()
+    table.where(col("$id").isin(list(frame["$id"].iloc[8_000:9_000:7]))).delete()
     return table
 
 
@@ -107,9 +100,7 @@ def test_auto_reads_pages_of_the_default_size_like_the_serial_read(
     key_client: Client, size: int
 ) -> None:
     table, _ = load(key_client, new_id("parallel"), sample_people(size, seed=size))
-    path = f"/tablesdb/{table.database_id}/tables/{table.id}/rows"
-    between = {"method": "between", "column": "$sequence", "values": [4_990, 5_010]}
-    key_client._request("DELETE", path, json={"queries": [json.dumps(between)]})
+    table.where(col("$sequence").between(4_990, 5_010)).delete()
     expected = table.to_pandas(progress=False, parallel=1)
     assert len(expected) == size - len(range(4_990, min(size, 5_010) + 1))
     pd.testing.assert_frame_equal(table.to_pandas(progress=False), expected)

@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import frameport as fp
-from frameport._client import AsyncClient, Client
+from frameport import AsyncClient, Client, Table, TableQuery
 from frameport._demo import sample_people
-from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, load, new_id, rows_served
 

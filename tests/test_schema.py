@@ -14,14 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from frameport import DTYPE_TABLE, FilterError, RowDecodeError
 from frameport._core._timefmt import format_service_datetime
-from frameport._exceptions import FilterError
 from frameport._schema import (
-    DTYPE_TABLE,
     SYSTEM_SCHEMA,
     TIMESTAMP,
     InferredSchema,
-    RowDecodeError,
     arrow_schema,
     batch_to_rows,
     batches_to_pandas,

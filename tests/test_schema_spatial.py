@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from frameport._client import Client
+from frameport import Client
 from frameport._schema import UnmappedColumnWarning, type_reads_markdown
 from frameport.local import LocalService
 from tables_support import new_id

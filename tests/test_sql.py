@@ -8,9 +8,8 @@ import polars as pl
 import pytest
 
 import frameport as fp
-from frameport._client import Client
+from frameport import Client, Table
 from frameport._demo import sample_people
-from frameport._tables._query import Table
 from frameport.local import LocalService
 from tables_support import BOUNDS_ROWS, load, new_id, rows_served
 

@@ -9,9 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from frameport import ID, Client, FrameportError
-from frameport._exceptions import FileFormatError
-from frameport._storage import Bucket, File
+from frameport import ID, Bucket, Client, File, FileFormatError, FrameportError
 
 pytest_plugins = ["storage_fixtures"]
 pytestmark = pytest.mark.usefixtures("checkpoint_dir")

@@ -10,8 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from frameport import ID
-from frameport._storage import Bucket
+from frameport import ID, Bucket
 from frameport.local import LocalService
 from storage_support import CREATE_FILE_ROUTE, MIB, local_storage_service
 

@@ -15,15 +15,16 @@ from PIL import Image
 from cutting_proxy import CuttingProxy
 from frameport import (
     ID,
+    Bucket,
     Client,
     DownloadVerificationError,
+    File,
     NotFoundError,
     Permission,
     Role,
     TransportError,
 )
 from frameport._records import PAGE_SIZE
-from frameport._storage import Bucket, File
 from frameport.local import LocalService
 from storage_support import MIB
 

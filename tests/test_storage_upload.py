@@ -15,6 +15,7 @@ import pytest
 from frameport import (
     ID,
     BadRequestError,
+    Bucket,
     Client,
     ConflictError,
     FrameportError,
@@ -22,7 +23,6 @@ from frameport import (
     Role,
     UploadVerificationError,
 )
-from frameport._storage import Bucket
 from frameport._transfer._upload import CHUNK_SIZE, plan_parts, verify_file_record
 from storage_support import MIB, random_file
 

@@ -19,13 +19,17 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from delta_support import assert_synced
-from frameport import ResumeError, SchemaChangeError
-from frameport._client import Client
-from frameport._core._transport import RetryPolicy
+from frameport import Client, ResumeError, RetryPolicy, SchemaChangeError, Table, col
 from frameport._demo import sample_people
-from frameport._tables._query import Table
 from frameport.local import LocalService
 from tables_support import load, new_id
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[LocalService]:
+    """The module's own service: a test moves its clock forward (`advance_clock`)."""
+    with LocalService() as own:
+        yield own
 
 
 @pytest.fixture
@@ -43,17 +47,18 @@ def _change(client: Client, table: Table, ids: list[str], seed: int) -> None:
                                "age": pd.array([seed] * 20, dtype="Int64")}),
                  progress=False)  # fmt: skip
     ids.extend(table.insert(sample_people(7, seed=seed), progress=False))
-    for row_id in chance.sample([i for i in ids if i not in updated], 5):
-        client._request("DELETE", f"{table.location.rows_path}/{row_id}")
+    deleted = chance.sample([i for i in ids if i not in updated], 5)
+    table.where(col("$id").isin(deleted)).delete()
+    for row_id in deleted:
         ids.remove(row_id)
 
 
 def test_a_sync_after_changes_equals_a_fresh_export(
-    people: tuple[Client, Table, list[str]], tmp_path: Path
+    service: LocalService, people: tuple[Client, Table, list[str]], tmp_path: Path
 ) -> None:
     client, table, ids = people
     target = tmp_path / "people"
-    time.sleep(2.1)  # the Date header counts whole seconds and may be a second old
+    service.advance_clock(2.1)  # the Date header counts whole seconds: the rows are older
     first = table.sync(target)
     assert (first.inserted, first.version, first.full) == (1500, 0, True)
     _change(client, table, ids, seed=1)
@@ -93,15 +98,10 @@ def test_a_filtered_view_keeps_its_rows_and_ignored_deletes_stay(
 def test_an_added_column_is_added_to_the_delta_table(
     people: tuple[Client, Table, list[str]], tmp_path: Path
 ) -> None:
-    client, table, ids = people
+    _, table, ids = people
     target = tmp_path / "people"
     table.sync(target)
-    client._request("POST", f"{table.location.path}/columns/string",
-                    json={"key": "team", "size": 64, "required": False})  # fmt: skip
-    deadline = time.monotonic() + 30
-    while (table.columns()["status"] != "available").any():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    table.add_column("team", "string(64)", progress=False)  # returns once it is available
     table.upsert(pd.DataFrame({"$id": ids[:3], "team": ["red", "blue", "red"]}), progress=False)
     report = table.sync(target, lag=0)
     assert report.full
@@ -186,8 +186,8 @@ def test_the_deletes_scan_reads_only_the_ranges_whose_counts_changed(
     view = table.query("age >= 0 or age < 0")  # the rows with an age
     target = tmp_path / "people"
     view.sync(target)
-    for row_id in ids[6000:6003]:  # three rows of the second range of 4,999 $sequence values
-        client._request("DELETE", f"{table.location.rows_path}/{row_id}")
+    # three rows of the second range of 4,999 $sequence values
+    table.where(col("$id").isin(ids[6000:6003])).delete()
     report = view.sync(target, lag=0)
     assert report.deleted == 3
     assert 0 < report.ids_read < 5000  # one range's IDs, not the view's
@@ -203,8 +203,7 @@ def test_deletes_scattered_over_a_large_table_are_all_found(client: Client, tmp_
     target = tmp_path / "people"
     table.sync(target)
     deleted = [ids[0], ids[17_321], ids[47_999], *ids[30_000:30_040]]
-    for row_id in deleted:
-        client._request("DELETE", f"{table.location.rows_path}/{row_id}")
+    table.where(col("$id").isin(deleted)).delete()
     report = table.sync(target, lag=0)
     assert report.deleted == len(deleted)
     assert 0 < report.ids_read <= 4 * 5000  # four places, each in a range of 5,000 held rows

@@ -13,8 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import frameport as fp
-from frameport._client import Client
-from frameport._tables._query import Table
+from frameport import Client, Table
 from frameport.cli import main
 from tables_support import SYSTEM_DTYPES, data_frames, new_id
 

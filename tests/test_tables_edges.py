@@ -10,10 +10,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from frameport._client import Client
+from frameport import Client, ConflictError, FilterError, NotFoundError, Table
 from frameport._demo import sample_people
-from frameport._exceptions import ConflictError, FilterError, NotFoundError
-from frameport._tables._query import Table
 from tables_support import PEOPLE_DTYPES, SYSTEM_DTYPES, load, new_id
 
 READ_DTYPES = {**SYSTEM_DTYPES, **PEOPLE_DTYPES, "late": "Int64"}

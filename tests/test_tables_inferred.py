@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from frameport._client import Client
+from frameport import Client
 from frameport._demo import sample_people
 from frameport.local import LocalService
 from tables_support import data_frames, load, new_id

@@ -13,12 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frameport._client import Client
-from frameport._core._transport import RetryPolicy
+from frameport import Client, FrameportError, RetryPolicy, Table
 from frameport._demo import sample_people
-from frameport._exceptions import FrameportError
 from frameport._schema import to_pandas
-from frameport._tables._query import Table
 from frameport._tables.export._watch import file_checks
 from frameport.local import LocalService
 from tables_support import load, new_id

@@ -11,10 +11,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from frameport._client import Client
+from frameport import Client, Table, col
 from frameport._demo import sample_people
-from frameport._expr import col
-from frameport._tables._query import Table
 from tables_support import (
     PEOPLE_DTYPES,
     SYSTEM_DTYPES,
@@ -321,7 +319,7 @@ def test_unknown_columns_are_refused_before_any_row_is_read(
     big: tuple[Table, pd.DataFrame],
 ) -> None:
     table, _ = big
-    from frameport._exceptions import FilterError
+    from frameport import FilterError
 
     for query in (table.select("nope"), table.sort("nope"), table.query("nope > 1")):
         with pytest.raises(FilterError, match="nope"):

@@ -19,8 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from frameport import ID, Client
-from frameport._storage import Bucket
+from frameport import ID, Bucket, Client
 from frameport.local import LocalService
 from storage_support import MIB
 

@@ -9,9 +9,7 @@ import pytest
 from PIL import Image
 
 import frameport.widgets as fpw
-from frameport._client import Client
-from frameport._core._ids import ID
-from frameport._storage import Bucket
+from frameport import ID, Bucket, Client
 from frameport.local import LocalService
 
 FILES = 30

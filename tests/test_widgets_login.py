@@ -13,9 +13,8 @@ import ipywidgets
 import pytest
 
 import frameport.widgets as fpw
-from frameport._client import Client
+from frameport import AuthenticationError, Client
 from frameport._core._auth import credential_file
-from frameport._exceptions import AuthenticationError
 from frameport.local import LocalService
 
 MakeUser = Callable[..., Any]  # conftest.make_user

@@ -9,10 +9,8 @@ import pandas as pd
 import pytest
 
 import frameport.widgets as fpw
-from frameport._client import Client
-from frameport._core._ids import ID
+from frameport import ID, Client, Table, TableQuery
 from frameport._demo import sample_people
-from frameport._tables._query import Table, TableQuery
 from frameport.local import LocalService
 
 ROWS = 57

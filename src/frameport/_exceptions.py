@@ -1,22 +1,33 @@
-"""The exceptions and warnings frameport raises; every exception derives from `FrameportError`.
+"""The exceptions and warnings frameport raises; every exception derives from `FrameportError`,
+every warning from `FrameportWarning` (a test keeps this tree whole: each class, drawn under
+its parent):
 
     FrameportError
-    ├── FilterError (also ValueError)      a filter cannot be parsed or sent
-    ├── TransportError                     no HTTP answer: network failure, timeout
-    ├── APIError                           the service answered with an error status
-    │   ├── BadRequestError         400
-    │   ├── AuthenticationError     401
-    │   ├── PermissionDeniedError   403
-    │   ├── NotFoundError           404
-    │   ├── ConflictError           409
-    │   ├── RateLimitError          429
-    │   └── ServerError             5xx
-    ├── RowDecodeError (also ValueError)   rows cannot be turned into Arrow
-    ├── FileFormatError (also ValueError)  a bucket file is not in the format it was read as
-    ├── DeploymentError                    a function deployment failed or was canceled
-    └── VerificationError                  a transferred file differs from its source
-        ├── UploadVerificationError
-        └── DownloadVerificationError
+    ├── FilterError (also ValueError)        a filter cannot be parsed or sent
+    ├── SQLError (also ValueError)           SQL that `frameport.sql` cannot run
+    ├── TransportError                       no HTTP answer: network failure, timeout
+    ├── APIError                             the service answered with an error status
+    │   ├── BadRequestError                  400
+    │   ├── AuthenticationError              401
+    │   ├── PermissionDeniedError            403
+    │   ├── NotFoundError                    404
+    │   ├── ConflictError                    409
+    │   ├── RateLimitError                   429
+    │   └── ServerError                      5xx
+    ├── RowDecodeError (also ValueError)     rows cannot be turned into Arrow
+    ├── ResumeError (also ValueError)        an export cannot resume from its checkpoint
+    ├── SchemaChangeError (also ValueError)  a synced table's column changed type
+    ├── LoadError (also ValueError)          a load cannot start (nothing written)
+    ├── RowsRejectedError (also ValueError)  rows of a write that must be whole were rejected
+    ├── FileFormatError (also ValueError)    a bucket file is not in the format it was read as
+    ├── DeploymentError                      a function deployment failed or was canceled
+    ├── VerificationError                    a transferred file differs from its source
+    │   ├── UploadVerificationError
+    │   └── DownloadVerificationError
+    └── ArchiveError (also ValueError)       a backup archive cannot be used as asked
+
+    FrameportWarning (also UserWarning)      the warnings frameport emits
+    └── ImpersonationIgnoredWarning          `impersonate()` without a signed-in user
 
 Usage mistakes (wrong argument types or combinations) raise plain `TypeError` / `ValueError`.
 """

@@ -1,6 +1,7 @@
 """Compressed answers over real HTTP: the encoding each `Accept-Encoding` form chooses, the
 service's levels and formats, the 1024-byte threshold, the types never compressed, the
-headers, and `compression=False`.
+headers, and `compression=False`. What the frameport client asks for and reads is tested in
+`tests/test_wire_encoding.py`, through a relay that sees each answer's encoding.
 
 Raw bodies are read with `iter_raw` (what came over the wire) and decoded here with the
 libraries themselves, so a wrong format or level cannot pass.
@@ -204,12 +205,3 @@ def test_compression_off_sends_every_answer_plain() -> None:
         response, raw = raw_get(client, ROWS, "gzip, deflate, br, zstd")
         assert "content-encoding" not in response.headers and len(raw) > 10_000
         assert len(json.loads(raw)["rows"]) == 20
-
-
-def test_the_frameport_client_reads_compressed_pages(
-    service: LocalService, admin: httpx.Client
-) -> None:
-    with service.client() as client:  # `admin` made the table
-        table = client.table(DB, TABLE)
-        frame = table.to_pandas(progress=False)
-    assert len(frame) >= 49 and frame["text"].str.startswith("note").any()
