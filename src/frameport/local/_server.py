@@ -31,14 +31,14 @@ from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
 from .service._open import open_state
-from .service._realtime import RealtimeLimits
 from .service._state import (
     DEFAULT_MAX_BODY_SIZE,
     DEFAULT_MAX_FILE_SIZE,
     ServiceConfig,
     ServiceState,
 )
-from .service._transactions import DEFAULT_MAX_TRANSACTION_BYTES
+from .service.realtime._hub import RealtimeLimits
+from .service.transactions._lifecycle import DEFAULT_MAX_TRANSACTION_BYTES
 
 __all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
 

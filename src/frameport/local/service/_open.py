@@ -1,6 +1,6 @@
 """Opening a service's state: make it, then settle what a crash left before any request.
 
-Chunked uploads a crash interrupted are finished or dropped (`_upload_recovery`), commits it
+Chunked uploads a crash interrupted are finished or dropped (`uploads._recovery`), commits it
 interrupted are marked failed, and row tables get the sequence indexes they lack.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..store._rowstore import add_sequence_indexes
 from ..store._transactions import fail_interrupted_commits
 from ._state import ServiceConfig, ServiceState
-from ._upload_recovery import recover_uploads
+from .uploads._recovery import recover_uploads
 
 
 def open_state(config: ServiceConfig) -> ServiceState:

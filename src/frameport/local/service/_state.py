@@ -13,9 +13,9 @@ from pathlib import Path
 from ..store._store import Store
 from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
-from ._realtime import RealtimeHub, RealtimeLimits
-from ._staged_log import StagedLogs
-from ._transactions import DEFAULT_MAX_TRANSACTION_BYTES
+from .realtime._hub import RealtimeHub, RealtimeLimits
+from .transactions._lifecycle import DEFAULT_MAX_TRANSACTION_BYTES
+from .transactions._staged_log import StagedLogs
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
 #: 16 MiB: a bulk write of 100 rows of 160 KB each still fits.
@@ -49,7 +49,7 @@ class ServiceConfig:
     #: 500 bytes received (see `_connections`).
     header_timeout: float = 10.0
     body_timeout: float = 20.0
-    #: Caps on realtime sockets, their subscriptions and their unsent frames (`_realtime`).
+    #: Caps on realtime sockets, their subscriptions and their unsent frames (`realtime._hub`).
     realtime: RealtimeLimits = field(default_factory=RealtimeLimits)
 
 
@@ -82,7 +82,7 @@ class ServiceState:
         self.jwt_secret, _ = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
         self.clock = ServiceClock()
         self.staged_logs = StagedLogs()
-        """What each pending transaction has staged, decoded once (`_staged_log`)."""
+        """What each pending transaction has staged, decoded once (`transactions._staged_log`)."""
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled

@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..store._db_terms import TABLES, Terms
-from ..store._schema_store import TableMeta, load_database
-from ..store._store import Store
-from ..wire._timefmt import now_text
-from ._accounts import permission_roles, user_row
-from ._caller import Caller
-from ._realtime_events import (
+from ...store._db_terms import TABLES, Terms
+from ...store._schema_store import TableMeta, load_database
+from ...store._store import Store
+from ...wire._timefmt import now_text
+from ..accounts._accounts import permission_roles, user_row
+from ..accounts._caller import Caller
+from ._events import (
     ACTIONS,
     RealtimeEvent,
     compact_json,
@@ -39,7 +39,7 @@ from ._realtime_events import (
     row_channels,
     row_event_names,
 )
-from ._realtime_queries import SELECT_ALL_TEXT, SubscriptionQueries
+from ._queries import SELECT_ALL_TEXT, SubscriptionQueries
 
 #: Bulk update, upsert and delete send events for their first 100 rows only
 #: (service interface, "Realtime events").

@@ -25,9 +25,9 @@ from typing import BinaryIO, Protocol
 
 from starlette.datastructures import UploadFile
 
-from ..wire._errors import ServiceError
-from ..wire._params import UNIQUE, Params, header_integer, is_uid, unique_id
-from ._crash_points import crash_point
+from ...wire._errors import ServiceError
+from ...wire._params import UNIQUE, Params, header_integer, is_uid, unique_id
+from .._crash_points import crash_point
 from ._durability import durable_write, sync_directory
 
 CHUNK_SIZE = 5 * 1024 * 1024
