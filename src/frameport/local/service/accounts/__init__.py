@@ -1,2 +1,2 @@
-"""Accounts and who calls: account rows and sessions, the caller and its roles, permission
-strings, teams and memberships."""
+"""Accounts and who calls: users, sessions, teams and memberships, the caller and its roles,
+permission strings, who may see or change a team."""
