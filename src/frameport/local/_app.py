@@ -33,9 +33,9 @@ from starlette.routing import Route
 from ._body import RequestBody, read_body
 from .routes import ROUTES, Context, Reply, RouteSpec
 from .routes.realtime import websocket_route
-from .service._chunks import FileTarget
 from .service._identity import resolve_caller
 from .service._state import ServiceState
+from .service.uploads._chunks import FileTarget
 from .wire._errors import ERROR_HEADERS, ServiceError
 from .wire._params import Params, check_path_ids, merge_bracket_pairs
 

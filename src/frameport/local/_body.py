@@ -32,7 +32,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers, UploadFile
 from starlette.requests import Request
 
-from .service._chunks import FileTarget
+from .service.uploads._chunks import FileTarget
 from .wire import _json as request_json
 from .wire._errors import ServiceError
 

@@ -30,14 +30,15 @@ from ._date import DatedAnswers
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
 from .routes.realtime import MAX_FRAME_BYTES
-from .service._realtime import RealtimeLimits
+from .service._open import open_state
 from .service._state import (
     DEFAULT_MAX_BODY_SIZE,
     DEFAULT_MAX_FILE_SIZE,
     ServiceConfig,
     ServiceState,
 )
-from .service._transactions import DEFAULT_MAX_TRANSACTION_BYTES
+from .service.realtime._hub import RealtimeLimits
+from .service.transactions._lifecycle import DEFAULT_MAX_TRANSACTION_BYTES
 
 __all__ = ["LocalService", "ServiceConfig", "make_app", "serve"]
 
@@ -230,7 +231,7 @@ class LocalService:
 
     def start(self) -> LocalService:
         """Start serving in a background thread; returns once requests are answered."""
-        self._state = ServiceState(self.config)
+        self._state = open_state(self.config)
         app, self._injector = make_app(self._state)
         # proto IPPROTO_TCP: asyncio sets TCP_NODELAY only then (else Nagle adds ~40 ms).
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -296,7 +297,7 @@ def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = Fal
     """Run the service in the foreground until interrupted (`frameport serve`); with
     `access_log`, one line per request."""
     settle_socket_cap(config)
-    state = ServiceState(config)
+    state = open_state(config)
     app, _ = make_app(state)
     print(f"frameport local service on http://{host}:{port}/v1")
     print(f"  project: {config.project}")

@@ -22,10 +22,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..service._caller import Caller
-from ..service._chunks import FileTarget
 from ..service._ratelimit import RateLimit
 from ..service._state import ServiceState
+from ..service.accounts._caller import Caller
+from ..service.uploads._chunks import FileTarget
 from ..store._store import Store
 from ..wire._params import Params
 

@@ -16,12 +16,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..service._permissions import default_item_permissions
 from ..service._ratelimit import RateLimit
-from ..service._row_access import requested_permissions
-from ..service._staging import Staging
-from ..service._transaction_view import StagedTable
-from ..service._transactions import Stager, expired, find_transaction, open_for_staging, purge
+from ..service.accounts._permissions import default_item_permissions
+from ..service.rows._access import requested_permissions
+from ..service.transactions._lifecycle import (
+    Stager,
+    expired,
+    find_transaction,
+    open_for_staging,
+    purge,
+)
+from ..service.transactions._staging import Staging
+from ..service.transactions._view import StagedTable
 from ..store._db_terms import Terms
 from ..store._rowstore import load_row, render_rows, row_projection
 from ..store._schema_store import TableMeta, promote_ready

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from ..service import _row_access as row_access
 from ..service._ratelimit import RateLimit
+from ..service.rows import _access as row_access
 from ..store._collation import fold
 from ..store._db_terms import TABLES, Terms
 from ..store._listing import queries_param_error

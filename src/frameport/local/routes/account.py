@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..service._accounts import (
+from ..service._identity import mint_jwt, session_cookie_names
+from ..service._ratelimit import RateLimit
+from ..service.accounts._accounts import (
     NO_IMPERSONATION_BEFORE,
     SESSION_DURATION,
     SESSIONS_PER_USER,
@@ -22,9 +24,7 @@ from ..service._accounts import (
     user_row,
     verify_password,
 )
-from ..service._identity import mint_jwt, session_cookie_names
-from ..service._ratelimit import RateLimit
-from ..service._realtime import review_user_connections
+from ..service.realtime._hub import review_user_connections
 from ..wire._errors import ServiceError
 from ..wire._params import unique_id
 from ..wire._timefmt import from_timestamp, now_text

@@ -14,10 +14,10 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from ..service._caller import Caller
-from ..service._chunks import UploadPaths
-from ..service._permissions import RESOURCE_ACTIONS, is_allowed, normalize_permissions
 from ..service._state import ServiceState
+from ..service.accounts._caller import Caller
+from ..service.accounts._permissions import RESOURCE_ACTIONS, is_allowed, normalize_permissions
+from ..service.uploads._chunks import UploadPaths
 from ..store._listing import MetadataList
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._timefmt import now_text

@@ -12,8 +12,8 @@ from collections.abc import Collection
 
 from starlette.responses import Response
 
-from ..service._download import content_disposition, stored_bytes_response
-from ..service._preview import GRAVITIES, OUTPUTS, PreviewOptions, render_preview
+from ..service.downloads._preview import GRAVITIES, OUTPUTS, PreviewOptions, render_preview
+from ..service.downloads._stored_bytes import content_disposition, stored_bytes_response
 from ..wire._errors import ServiceError, invalid_param
 from ._routing import Context, Reply, RouteSpec, route
 from .buckets import Bucket, bucket_files, open_bucket

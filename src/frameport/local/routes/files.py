@@ -18,7 +18,17 @@ from typing import Any
 
 from starlette.datastructures import UploadFile
 
-from ..service._chunks import (
+from ..service._crash_points import crash_point
+from ..service._ratelimit import RateLimit
+from ..service.accounts._permissions import (
+    ITEM_ACTIONS,
+    check_grantable,
+    default_item_permissions,
+    is_allowed,
+    normalize_permissions,
+)
+from ..service.realtime._hub import publish_file_event
+from ..service.uploads._chunks import (
     ChunkPlan,
     FileTarget,
     JoinedFile,
@@ -37,16 +47,6 @@ from ..service._chunks import (
     upload_lock,
     uploaded_part,
 )
-from ..service._crash_points import crash_point
-from ..service._permissions import (
-    ITEM_ACTIONS,
-    check_grantable,
-    default_item_permissions,
-    is_allowed,
-    normalize_permissions,
-)
-from ..service._ratelimit import RateLimit
-from ..service._realtime import publish_file_event
 from ..store._listing import MetadataList, readable_by
 from ..wire._errors import ServiceError
 from ..wire._timefmt import now_text

@@ -20,8 +20,10 @@ from starlette.background import BackgroundTask
 from starlette.datastructures import UploadFile
 from starlette.responses import JSONResponse, Response
 
-from ..service._archive import check_archive
-from ..service._chunks import (
+from ..service._state import ServiceState
+from ..service.downloads._stored_bytes import stored_bytes_response
+from ..service.uploads._archive import check_archive
+from ..service.uploads._chunks import (
     ChunkPlan,
     FileTarget,
     JoinedSizeMismatch,
@@ -36,8 +38,6 @@ from ..service._chunks import (
     upload_lock,
     uploaded_part,
 )
-from ..service._download import stored_bytes_response
-from ..service._state import ServiceState
 from ..store._listing import MetadataList
 from ..wire._errors import ServiceError
 from ..wire._timefmt import now_text

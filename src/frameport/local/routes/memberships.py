@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from ..service._realtime import review_user_connections
-from ..service._teams import is_owner, membership_model, team_memberships, visible_team
+from ..service.accounts._teams import is_owner, membership_model, team_memberships, visible_team
+from ..service.realtime._hub import review_user_connections
 from ..wire._errors import ServiceError
 from ..wire._timefmt import now_text
 from ._routing import Context, Reply, RouteSpec, route

@@ -38,10 +38,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ..service._accounts import user_model
-from ..service._caller import Caller
 from ..service._identity import resolve_realtime_caller, session_caller
-from ..service._realtime import (
+from ..service._state import ServiceState
+from ..service.accounts._accounts import user_model
+from ..service.accounts._caller import Caller
+from ..service.realtime._events import compact_json
+from ..service.realtime._hub import (
     Ending,
     RealtimeLimits,
     Subscriber,
@@ -49,13 +51,11 @@ from ..service._realtime import (
     convert_channels,
     url_subscriptions,
 )
-from ..service._realtime_events import compact_json
-from ..service._realtime_queries import (
+from ..service.realtime._queries import (
     SubscriptionQueries,
     SubscriptionQueryError,
     parse_subscription_queries,
 )
-from ..service._state import ServiceState
 from ..wire import _json as request_json
 from ..wire._errors import ServiceError
 from ..wire._params import UNIQUE, is_uid, nested_bracket_params, unique_id

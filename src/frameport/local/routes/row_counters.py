@@ -9,11 +9,11 @@ new total.
 
 from __future__ import annotations
 
-from ..service._realtime import publish_row_event
-from ..service._row_access import row_allows, unauthorized
-from ..service._row_writes import check_unchanged_since, count_by, counter_column, timestamp_moment
-from ..service._staging import counter_data
-from ..service._transactions import Stager
+from ..service.realtime._hub import publish_row_event
+from ..service.rows._access import row_allows, unauthorized
+from ..service.rows._writes import check_unchanged_since, count_by, counter_column, timestamp_moment
+from ..service.transactions._lifecycle import Stager
+from ..service.transactions._staging import counter_data
 from ..store._db_terms import BOTH, Terms
 from ..store._rowstore import load_row
 from ..wire._errors import ServiceError

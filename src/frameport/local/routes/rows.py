@@ -2,7 +2,7 @@
 (service interface, "Rows").
 
 Every handler takes the `RowCall` of the shared row setup (`_row_call`). The access rules are
-the service's (`service._row_access`); lists filter by permission in SQL, so limits, cursors
+the service's (`service.rows._access`); lists filter by permission in SQL, so limits, cursors
 and `total` stay right. With a `transactionId`, a write route stages one operation into the
 transaction and answers as the service does then; the two reads show the transaction's
 staged rows.
@@ -15,8 +15,8 @@ import sqlite3
 from typing import Any
 
 from ..service._ratelimit import RateLimit
-from ..service._realtime import publish_bulk_row_events, publish_row_event
-from ..service._row_access import (
+from ..service.realtime._hub import publish_bulk_row_events, publish_row_event
+from ..service.rows._access import (
     permission_filter,
     requested_permissions,
     require_key,
@@ -25,7 +25,7 @@ from ..service._row_access import (
     table_allows,
     unauthorized,
 )
-from ..service._row_writes import (
+from ..service.rows._writes import (
     apply_update,
     bulk_item,
     check_unchanged_since,
@@ -33,9 +33,9 @@ from ..service._row_writes import (
     new_row,
     timestamp_moment,
 )
-from ..service._staging import with_row_ids
-from ..service._transaction_view import StagedTable
-from ..service._transactions import Stager
+from ..service.transactions._lifecycle import Stager
+from ..service.transactions._staging import with_row_ids
+from ..service.transactions._view import StagedTable
 from ..store._db_terms import BOTH, Terms
 from ..store._query import ListQuery
 from ..store._rowstore import (

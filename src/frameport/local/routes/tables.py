@@ -6,7 +6,7 @@ A table may be created with its `columns` and `indexes`; those are available at 
 
 from __future__ import annotations
 
-from ..service._permissions import RESOURCE_ACTIONS, normalize_permissions
+from ..service.accounts._permissions import RESOURCE_ACTIONS, normalize_permissions
 from ..store._columns import parse_column, route_type_of
 from ..store._db_terms import BOTH, Terms
 from ..store._rowstore import create_rows_table, drop_rows_table

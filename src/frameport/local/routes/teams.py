@@ -7,10 +7,10 @@ import json
 import sqlite3
 from typing import Any
 
-from ..service._accounts import user_row
 from ..service._ratelimit import RateLimit
-from ..service._realtime import review_user_connections
-from ..service._teams import is_owner, membership_model, team_model, visible_team
+from ..service.accounts._accounts import user_row
+from ..service.accounts._teams import is_owner, membership_model, team_model, visible_team
+from ..service.realtime._hub import review_user_connections
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._params import unique_id
 from ..wire._timefmt import now_text

@@ -1,18 +1,17 @@
 """/v1/tablesdb/transactions (and the deprecated /v1/databases/transactions): make, list,
 read, commit or roll back, delete a transaction, and stage operations into it.
 
-The rules are the service's (`service._transactions`, `_staging`, `_transaction_commit`).
+The rules are the service's (`service.transactions`: `_lifecycle`, `_staging`, `_commit`).
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from ..service._realtime import publish_row_event
-from ..service._staging import Staging, parse_operation, staging_table
 from ..service._state import ServiceState
-from ..service._transaction_commit import CommittedWrite, finish_commit
-from ..service._transactions import (
+from ..service.realtime._hub import publish_row_event
+from ..service.transactions._commit import CommittedWrite, finish_commit
+from ..service.transactions._lifecycle import (
     DEFAULT_TTL,
     MAX_TTL,
     MIN_TTL,
@@ -27,6 +26,7 @@ from ..service._transactions import (
     transaction_model,
     transaction_or_404,
 )
+from ..service.transactions._staging import Staging, parse_operation, staging_table
 from ..store._db_terms import BOTH, Terms
 from ..store._transactions import (
     TRANSACTION_SCHEMA,

@@ -7,9 +7,9 @@ import json
 import re
 from typing import Any
 
-from ..service._accounts import NO_IMPERSONATION_BEFORE, insert_user, user_model, user_row
 from ..service._identity import mint_jwt
-from ..service._realtime import review_user_connections
+from ..service.accounts._accounts import NO_IMPERSONATION_BEFORE, insert_user, user_model, user_row
+from ..service.realtime._hub import review_user_connections
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._timefmt import now_text
 from ._routing import Context, Reply, RouteSpec, route

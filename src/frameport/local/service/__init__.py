@@ -1,2 +1,3 @@
-"""The service's rules: accounts, identity, permissions, callers, chunked uploads, rate limits,
-downloads, previews and deployment archives."""
+"""The service's rules, in rooms: accounts, rows, transactions, realtime, uploads, downloads;
+beside them the state every handler shares and how it is opened, who is calling, the clock,
+rate limits and crash points."""

@@ -13,9 +13,16 @@ from starlette.requests import HTTPConnection, Request
 
 from ..wire import _json as request_json
 from ..wire._errors import SERVER_VERSION, ServiceError
-from ._accounts import decode_session, hash_secret, permission_roles, user_row
-from ._caller import SERVER_FORMAT, USER_SCOPES, Caller, guest_caller, key_caller, parse_format
 from ._state import ServiceState
+from .accounts._accounts import decode_session, hash_secret, permission_roles, user_row
+from .accounts._caller import (
+    SERVER_FORMAT,
+    USER_SCOPES,
+    Caller,
+    guest_caller,
+    key_caller,
+    parse_format,
+)
 
 JWT_MAX_AGE = 3600
 _IMPERSONATION = (

@@ -10,15 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store._rowstore import add_sequence_indexes
 from ..store._store import Store
-from ..store._transactions import fail_interrupted_commits
 from ._clock import ServiceClock
 from ._ratelimit import RateLimiter
-from ._realtime import RealtimeHub, RealtimeLimits
-from ._staged_log import StagedLogs
-from ._transactions import DEFAULT_MAX_TRANSACTION_BYTES
-from ._upload_recovery import recover_uploads
+from .realtime._hub import RealtimeHub, RealtimeLimits
+from .transactions._lifecycle import DEFAULT_MAX_TRANSACTION_BYTES
+from .transactions._staged_log import StagedLogs
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024**3
 #: 16 MiB: a bulk write of 100 rows of 160 KB each still fits.
@@ -52,7 +49,7 @@ class ServiceConfig:
     #: 500 bytes received (see `_connections`).
     header_timeout: float = 10.0
     body_timeout: float = 20.0
-    #: Caps on realtime sockets, their subscriptions and their unsent frames (`_realtime`).
+    #: Caps on realtime sockets, their subscriptions and their unsent frames (`realtime._hub`).
     realtime: RealtimeLimits = field(default_factory=RealtimeLimits)
 
 
@@ -64,7 +61,10 @@ def usable_cores() -> int:
 
 
 class ServiceState:
-    """Everything the request handlers share: config, store, limiter, key, locks."""
+    """Everything the request handlers share: config, store, limiter, key, locks.
+
+    Made by `open_state` (`_open`), which then settles what a crash left.
+    """
 
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
@@ -80,13 +80,9 @@ class ServiceState:
         )
         """The API key; `key_generated` says whether this start made it (neither given nor kept)."""
         self.jwt_secret, _ = self._persisted("jwt_secret", None, lambda: secrets.token_hex(32))
-        recover_uploads(self.store, {"files": self.files_dir, "functions": self.functions_dir})
         self.clock = ServiceClock()
         self.staged_logs = StagedLogs()
-        """What each pending transaction has staged, decoded once (`_staged_log`)."""
-        with self.store.write() as conn:
-            fail_interrupted_commits(conn, self.clock.text())
-            add_sequence_indexes(conn)
+        """What each pending transaction has staged, decoded once (`transactions._staged_log`)."""
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.rows_served = 0  # rows sent by row listings, so tests can see what a read pulled

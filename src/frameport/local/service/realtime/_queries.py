@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..store._query import QueryError, RawQuery, parse_query
+from ...store._query import QueryError, RawQuery, parse_query
 
 ALLOWED_METHODS = (
     "equal", "notEqual", "lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual",

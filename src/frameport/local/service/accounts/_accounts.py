@@ -10,8 +10,8 @@ import secrets
 import sqlite3
 from typing import Any
 
-from ..wire import _json as request_json
-from ..wire._timefmt import now_text
+from ...wire import _json as request_json
+from ...wire._timefmt import now_text
 
 SESSION_DURATION = 31_536_000
 SESSIONS_PER_USER = 10

@@ -21,14 +21,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from ..store._db_terms import TABLES, Terms
-from ..store._schema_store import TableMeta, load_database
-from ..wire._timefmt import now_text
-from ._accounts import permission_roles, user_row
-from ._caller import Caller
-from ._realtime_events import (
+from ...store._db_terms import TABLES, Terms
+from ...store._schema_store import TableMeta, load_database
+from ...store._store import Store
+from ...wire._timefmt import now_text
+from ..accounts._accounts import permission_roles, user_row
+from ..accounts._caller import Caller
+from ._events import (
     ACTIONS,
     RealtimeEvent,
     compact_json,
@@ -38,10 +39,7 @@ from ._realtime_events import (
     row_channels,
     row_event_names,
 )
-from ._realtime_queries import SELECT_ALL_TEXT, SubscriptionQueries
-
-if TYPE_CHECKING:
-    from ._state import ServiceState
+from ._queries import SELECT_ALL_TEXT, SubscriptionQueries
 
 #: Bulk update, upsert and delete send events for their first 100 rows only
 #: (service interface, "Realtime events").
@@ -281,7 +279,17 @@ class RealtimeHub:
                 subscriber.end(ending)
 
 
-def review_user_connections(state: ServiceState, user_id: str) -> None:
+class RealtimeHost(Protocol):
+    """What publishing and reviewing need of the service's state: its hub and its store."""
+
+    @property
+    def realtime(self) -> RealtimeHub: ...
+
+    @property
+    def store(self) -> Store: ...
+
+
+def review_user_connections(state: RealtimeHost, user_id: str) -> None:
     """After a committed change of `user_id` (memberships, labels, verification, status,
     sessions): their open connections take their new roles, or are closed when the user is
     blocked or the connection's session is gone."""
@@ -306,7 +314,7 @@ def review_user_connections(state: ServiceState, user_id: str) -> None:
 
 
 def publish_row_event(
-    state: ServiceState,
+    state: RealtimeHost,
     action: str,
     table: TableMeta,
     row: bytes | str | Mapping[str, Any],
@@ -323,7 +331,7 @@ def publish_row_event(
 
 
 def publish_bulk_row_events(
-    state: ServiceState,
+    state: RealtimeHost,
     action: str,
     table: TableMeta,
     rows: Sequence[bytes | str | Mapping[str, Any]],
@@ -363,7 +371,7 @@ class FileContainer(Protocol):
 
 
 def publish_file_event(
-    state: ServiceState, action: str, bucket: FileContainer, file: Mapping[str, Any]
+    state: RealtimeHost, action: str, bucket: FileContainer, file: Mapping[str, Any]
 ) -> None:
     """Publish the event of one file write; `file` is the File model (as it was, for a
     delete)."""

@@ -16,21 +16,19 @@ import mimetypes
 import os
 import re
 import shutil
+import threading
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO, Protocol
 
 from starlette.datastructures import UploadFile
 
-from ..wire._errors import ServiceError
-from ..wire._params import UNIQUE, Params, header_integer, is_uid, unique_id
-from ._crash_points import crash_point
+from ...wire._errors import ServiceError
+from ...wire._params import UNIQUE, Params, header_integer, is_uid, unique_id
+from .._crash_points import crash_point
 from ._durability import durable_write, sync_directory
-
-if TYPE_CHECKING:
-    from ._state import ServiceState
 
 CHUNK_SIZE = 5 * 1024 * 1024
 COPY_BUFFER = 1024 * 1024
@@ -237,8 +235,14 @@ def file_extension(name: str) -> str:
     return suffix[1:].lower() if suffix else ""
 
 
+class NamedLocks(Protocol):
+    """What hands out one lock per name (the service's state)."""
+
+    def lock(self, name: str) -> threading.Lock: ...
+
+
 @contextmanager
-def upload_lock(state: ServiceState, name: str) -> Iterator[None]:
+def upload_lock(state: NamedLocks, name: str) -> Iterator[None]:
     """Serialise the chunks of one upload; 429 with `Retry-After: 5` if the wait is too long."""
     lock = state.lock(name)
     if not lock.acquire(timeout=LOCK_WAIT_SECONDS):

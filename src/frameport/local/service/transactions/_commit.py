@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store._db_terms import COLLECTIONS
-from ..store._query import QueryError, parse_queries
-from ..store._rowstore import (
+from ...store._db_terms import COLLECTIONS
+from ...store._query import QueryError, parse_queries
+from ...store._rowstore import (
     StoredRow,
     delete_rows,
     insert_row,
@@ -29,23 +29,23 @@ from ..store._rowstore import (
     row_source,
     split_row_data,
 )
-from ..store._schema_store import TableMeta
-from ..store._sql import fetch_page
-from ..store._store import Store
-from ..store._transactions import (
+from ...store._schema_store import TableMeta
+from ...store._sql import fetch_page
+from ...store._store import Store
+from ...store._transactions import (
     StagedOperation,
     TransactionRecord,
     drop_operations,
     set_status,
     staged_operations,
 )
-from ..wire._errors import ServiceError
-from ._caller import key_caller
-from ._clock import ServiceClock
-from ._crash_points import crash_point
-from ._row_access import requested_permissions, row_not_found, table_or_404
-from ._row_writes import apply_update, bulk_item, count_by, counter_column, new_row
-from ._update_operators import input_value
+from ...wire._errors import ServiceError
+from .._clock import ServiceClock
+from .._crash_points import crash_point
+from ..accounts._caller import key_caller
+from ..rows._access import requested_permissions, row_not_found, table_or_404
+from ..rows._update_operators import input_value
+from ..rows._writes import apply_update, bulk_item, count_by, counter_column, new_row
 
 #: Commit answers with the legacy names of the service's database layer.
 TERMS = COLLECTIONS

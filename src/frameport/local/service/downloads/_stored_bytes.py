@@ -23,8 +23,8 @@ from urllib.parse import quote
 
 from starlette.responses import StreamingResponse
 
-from ..wire._errors import ServiceError
-from ..wire._params import header_integer
+from ...wire._errors import ServiceError
+from ...wire._params import header_integer
 
 READ_BUFFER = 20_000_000
 MAX_OUTPUT_CHUNK = 10 * 1024 * 1024

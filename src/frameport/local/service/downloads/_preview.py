@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageOps, UnidentifiedImageError
 
-from ..wire._errors import ServiceError
+from ...wire._errors import ServiceError
 
 PREVIEW_INPUTS = frozenset({"image/jpeg", "image/png", "image/heic", "image/webp", "image/gif"})
 PREVIEW_SIZE_LIMIT = 20_000_000

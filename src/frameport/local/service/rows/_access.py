@@ -8,13 +8,13 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..store._db_terms import Terms
-from ..store._rowstore import permission_clause
-from ..store._schema_store import DatabaseMeta, TableMeta, load_database, load_table
-from ..store._sql import Clause
-from ..wire._errors import ServiceError, invalid_param
-from ._caller import Caller
-from ._permissions import ITEM_ACTIONS, check_grantable, is_allowed, normalize_permissions
+from ...store._db_terms import Terms
+from ...store._rowstore import permission_clause
+from ...store._schema_store import DatabaseMeta, TableMeta, load_database, load_table
+from ...store._sql import Clause
+from ...wire._errors import ServiceError, invalid_param
+from ..accounts._caller import Caller
+from ..accounts._permissions import ITEM_ACTIONS, check_grantable, is_allowed, normalize_permissions
 
 UNAUTHORIZED = "The current user is not authorized to perform the requested action."
 

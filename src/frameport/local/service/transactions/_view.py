@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store._rowstore import load_row
-from ..store._schema_store import TableMeta
-from ..store._transactions import StagedOperation
+from ...store._rowstore import load_row
+from ...store._schema_store import TableMeta
+from ...store._transactions import StagedOperation
 
 #: Row data members that are not values laid over a row.
 _HIDDEN = frozenset({"$id", "$sequence", "$createdAt", "$updatedAt", "$databaseId", "$tableId"})

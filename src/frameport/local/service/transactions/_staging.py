@@ -15,25 +15,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store._db_terms import Terms
-from ..store._rowstore import load_row, row_values, split_row_data
-from ..store._schema_store import TableMeta
-from ..store._transactions import TransactionRecord, encoded
-from ..wire._errors import ServiceError, invalid_param
-from ..wire._params import UNIQUE, is_uid, unique_id
-from ._caller import Caller
-from ._clock import ServiceClock
-from ._row_access import (
+from ...store._db_terms import Terms
+from ...store._rowstore import load_row, row_values, split_row_data
+from ...store._schema_store import TableMeta
+from ...store._transactions import TransactionRecord, encoded
+from ...wire._errors import ServiceError, invalid_param
+from ...wire._params import UNIQUE, is_uid, unique_id
+from .._clock import ServiceClock
+from ..accounts._caller import Caller
+from ..rows._access import (
     requested_permissions,
     row_allows,
     row_not_found,
     table_or_404,
     unauthorized,
 )
+from ..rows._update_operators import parse_operator
+from ._lifecycle import ACTIONS, BULK_ACTIONS, SINGLE_ACTIONS, stage
 from ._staged_log import StagedLog, TableKey
-from ._transaction_view import StagedTable, committed_rows
-from ._transactions import ACTIONS, BULK_ACTIONS, SINGLE_ACTIONS, stage
-from ._update_operators import parse_operator
+from ._view import StagedTable, committed_rows
 
 #: The table permission each action needs from a caller without an API key.
 NEEDED = {

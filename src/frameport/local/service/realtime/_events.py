@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store._db_terms import TABLES, Terms
-from ._permissions import parse_permission
+from ...store._db_terms import TABLES, Terms
+from ..accounts._permissions import parse_permission
 
 ACTIONS = ("create", "update", "upsert", "delete")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..wire._errors import ServiceError, invalid_param
+from ...wire._errors import ServiceError, invalid_param
 from ._caller import Caller
 
 _PERMISSION = re.compile(r'^(?P<action>[a-z]+)\("(?P<role>[^"]+)"\)$')

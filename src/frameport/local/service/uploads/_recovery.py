@@ -12,7 +12,7 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
-from ..store._store import Store
+from ...store._store import Store
 from ._chunks import UploadPaths
 
 #: Each area: its directory of per-owner directories, and its uploads as (owner, id, complete).

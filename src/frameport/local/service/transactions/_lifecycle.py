@@ -17,19 +17,19 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from ..store._store import Store
-from ..store._transactions import (
+from ...store._store import Store
+from ...store._transactions import (
     TransactionRecord,
     append_operations,
     insert_transaction,
     load_transaction,
     purge_expired,
 )
-from ..wire._errors import ServiceError
-from ..wire._params import unique_id
-from ..wire._timefmt import from_timestamp
-from ._caller import Caller
-from ._clock import ServiceClock
+from ...wire._errors import ServiceError
+from ...wire._params import unique_id
+from ...wire._timefmt import from_timestamp
+from .._clock import ServiceClock
+from ..accounts._caller import Caller
 from ._staged_log import StagedLogs
 
 MIN_TTL, MAX_TTL, DEFAULT_TTL = 60, 3600, 300

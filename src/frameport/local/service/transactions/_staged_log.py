@@ -15,9 +15,9 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..store._schema_store import load_table
-from ..store._transactions import TransactionRecord, staged_operations, staged_size
-from ._transaction_view import StagedTable, committed_rows, staged_table
+from ...store._schema_store import load_table
+from ...store._transactions import TransactionRecord, staged_operations, staged_size
+from ._view import StagedTable, committed_rows, staged_table
 
 #: A table as staged operations name it: (database ID, table ID).
 TableKey = tuple[str, str]

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..store._columns import ColumnDef, normalize_datetime
-from ..store._schema_store import TableMeta
-from ..wire._errors import ServiceError
+from ...store._columns import ColumnDef, normalize_datetime
+from ...store._schema_store import TableMeta
+from ...wire._errors import ServiceError
 
 NUMERIC = frozenset({"increment", "decrement", "multiply", "divide", "modulo", "power"})
 ARRAY = frozenset(

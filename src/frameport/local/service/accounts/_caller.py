@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..wire._errors import SERVER_VERSION, ServiceError
+from ...wire._errors import SERVER_VERSION, ServiceError
 
 PROJECT_SCOPES = frozenset(
     {

@@ -9,9 +9,9 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from ..store._columns import ColumnDef, normalize_datetime
-from ..store._db_terms import Terms
-from ..store._rowstore import (
+from ...store._columns import ColumnDef, normalize_datetime
+from ...store._db_terms import Terms
+from ...store._rowstore import (
     InvalidStructure,
     RowMeta,
     StoredRow,
@@ -19,12 +19,12 @@ from ..store._rowstore import (
     split_row_data,
     update_row,
 )
-from ..store._schema_store import TableMeta
-from ..wire._errors import ServiceError
-from ..wire._params import UID_DESCRIPTION, UNIQUE, is_uid, unique_id
-from ._caller import Caller
-from ._permissions import default_item_permissions
-from ._row_access import requested_permissions, row_allows, unauthorized
+from ...store._schema_store import TableMeta
+from ...wire._errors import ServiceError
+from ...wire._params import UID_DESCRIPTION, UNIQUE, is_uid, unique_id
+from ..accounts._caller import Caller
+from ..accounts._permissions import default_item_permissions
+from ._access import requested_permissions, row_allows, unauthorized
 from ._update_operators import input_value, resolve_operators
 
 

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from typing import Any
 
-from ..wire._errors import ServiceError
+from ...wire._errors import ServiceError
 from ._caller import Caller
 
 _MEMBERSHIP = (
