@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import stat
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -163,7 +162,7 @@ def test_expired_jwt_is_an_authentication_error(
     user = make_user()
     session_client.login(user.email, user.password)
     token = session_client.create_jwt(duration=1)
-    time.sleep(2.2)
+    service.advance_clock(2)  # past the JWT's one second, on the service's clock
     jwt_client = Client(service.endpoint, service.project, jwt=token)
     with jwt_client, pytest.raises(AuthenticationError) as caught:
         jwt_client.account()

@@ -37,7 +37,7 @@ def session_cookie_names(project: str) -> tuple[str, str]:
 
 
 def mint_jwt(state: ServiceState, user_id: str, session_id: str, duration: int) -> str:
-    now = int(time.time())
+    now = int(state.clock.now())
     payload = {"userId": user_id, "sessionId": session_id, "iat": now, "exp": now + duration}
     return jwt.encode(payload, state.jwt_secret, algorithm="HS256")
 
@@ -172,16 +172,24 @@ def _jwt_bearer(
             "JWT and cookie are set at the same time. Use only one of them.",
         )
     try:
+        # Times are checked below, on the service's clock (which a test may move forward).
         claims = jwt.decode(
             token,
             state.jwt_secret,
             algorithms=["HS256"],
-            options={"require": ["exp", "iat"]},
-            leeway=0,
+            options={"require": ["exp", "iat"], "verify_exp": False, "verify_iat": False},
         )
-    except jwt.PyJWTError as exc:
+        issued, expires = int(claims["iat"]), int(claims["exp"])
+    except (jwt.PyJWTError, TypeError, ValueError) as exc:
         raise ServiceError("user_jwt_invalid", f"Failed to verify JWT. {exc}") from None
-    if int(time.time()) - int(claims["iat"]) > JWT_MAX_AGE:
+    now = int(state.clock.now())
+    if now >= expires:
+        raise ServiceError("user_jwt_invalid", "Failed to verify JWT. Signature has expired")
+    if issued > now:
+        raise ServiceError(
+            "user_jwt_invalid", "Failed to verify JWT. The token is not yet valid (iat)"
+        )
+    if now - issued > JWT_MAX_AGE:
         raise ServiceError("user_jwt_invalid", "Failed to verify JWT. Token too old.")
     return _jwt_caller(conn, claims, ip)
 
