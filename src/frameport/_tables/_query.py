@@ -54,29 +54,18 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from .._core._adaptive import AUTO, Auto
+from .._core._adaptive import AUTO, Auto, Parallel
 from .._core._call_stack import user_frame_depth
+from .._core._pages import check_page_size, describe_total
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
-from .._schema import SYSTEM_SCHEMA, DtypeBackend, batches_to_pandas, to_pandas
+from .._schema import DtypeBackend, batches_to_pandas, to_pandas
 from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
+from ._system import DEFAULT_SYSTEM, System
 from .export import ExportReport, export_resumable, export_streamed
-from .read import (
-    DEFAULT_SYSTEM,
-    READ_POOL,
-    Parallel,
-    QuerySpec,
-    System,
-    TableRead,
-    check_page_size,
-    decoded,
-    describe_total,
-    fetch_page,
-    learn_columns,
-    rechunk,
-)
+from .read import READ_POOL, QuerySpec, TableRead, rechunk
 from .writes import (
     DEFAULT_ON_CONFLICT,
     MAX_ROWS_PER_REQUEST,
@@ -378,22 +367,12 @@ class AsyncTableQuery:
         """HTML of the schema and the first `rows` rows, from one small request (what a
         notebook shows for a `Table` or `TableQuery`)."""
         read = await self._read(None)
-        plan = read.plan
-        shown = rows if plan.head is None else min(rows, plan.head)
-        batch = pa.RecordBatch.from_pylist([], schema=plan.output or SYSTEM_SCHEMA)
+        total, batch = await read.first_page(rows)
         total_text = "no rows"
-        if plan.filters and shown > 0:
-            rows_path = self._location.rows_path
-            body = await fetch_page(self._requester, rows_path, plan.requests[0], shown)
-            total, batch = await decoded(plan.decoder(read.inferred), body)
-            described = describe_total(total, exact=plan.every_row_kept)
+        if total is not None:
+            described = describe_total(total, exact=read.plan.every_row_kept)
             total_text = "rows" if described is None else f"{described} rows"
             total_text = total_text.removesuffix("s") if described == "1" else total_text
-        if read.inferred is not None:
-            if not batch.num_rows:
-                await learn_columns(self._requester, plan, read.inferred)
-            batch = read.inferred.conform(batch)
-        batch = plan.project(batch)
         frame = to_pandas(batch)
         description = " · ".join(self._spec.describe(self._location))
         return _html(description, total_text, batch.schema, frame)
