@@ -293,7 +293,8 @@ def frameport_pandas(endpoint: str, rows: int) -> int:
 def frameport_parquet(endpoint: str, rows: int) -> int:
     client, table = frameport_table(endpoint, rows)
     with client, tempfile.TemporaryDirectory() as directory:
-        return int(table.to_parquet(Path(directory) / "out.parquet", progress=False, system=True))
+        report = table.to_parquet(Path(directory) / "out.parquet", progress=False, system=True)
+        return int(report.rows)
 
 
 def frameport_serial(endpoint: str, rows: int) -> int:

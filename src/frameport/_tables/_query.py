@@ -222,10 +222,10 @@ class AsyncTableQuery:
 
     async def iter_batches(
         self,
+        *,
         rows: int | None = None,
         bytes: int | None = None,
         arrow: bool = False,
-        *,
         dtype_backend: DtypeBackend = None,
         progress: bool | None = None,
         page_size: int | None = None,
@@ -265,8 +265,8 @@ class AsyncTableQuery:
         system: System = DEFAULT_SYSTEM,
     ) -> ExportReport:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
-        return a report of it (rows, pages, bytes, seconds, checks; it also equals the row
-        count). The file has the columns `to_pandas` would have for the same `system`
+        return a report of it (rows, pages, bytes, seconds, checks; `summary()` says it in
+        words). The file has the columns `to_pandas` would have for the same `system`
         (``$id`` and the table's columns by default). Memory stays flat however large the
         table; the file appears only when complete (a failed export leaves no partial file
         at `path`).
@@ -275,7 +275,7 @@ class AsyncTableQuery:
         keeps a checkpoint beside `path` after each segment of ``$sequence``, so that an export
         killed part-way continues where it stopped when run again (see the pipelines guide).
 
-        >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
+        >>> table.query("age > 30").to_parquet("adults.parquet").rows  # rows written
         3
         """
         read = await self._read(page_size, parallel, reading=not resume, system=system)
