@@ -15,11 +15,13 @@ from ._plan import QuerySpec, column_models
 from ._prefetch import READ_POOL, decoded
 from ._ranges import SEQUENCE, SequenceRange
 from ._rechunk import rechunk
+from ._strategy import Obstacle
 from ._table_read import TableRead, table_last_sequence
 
 __all__ = [
     "READ_POOL",
     "SEQUENCE",
+    "Obstacle",
     "QuerySpec",
     "SequenceRange",
     "TableRead",

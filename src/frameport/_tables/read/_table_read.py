@@ -37,9 +37,9 @@ from ._probes import (
     service_count,
 )
 from ._ranged import GUESSED_WORK_PER_ROW, range_reads, ranged_batches
-from ._ranges import SequenceRange, split_ranges
+from ._ranges import SequenceRange, sequence_above, split_ranges
 from ._serial import learn_columns, serial_batches
-from ._strategy import ReadStrategy
+from ._strategy import Obstacle, ReadStrategy, range_obstacle
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -241,6 +241,10 @@ class TableRead:
         """This read with the filter query strings `queries` added to every request."""
         return replace(self, plan=self.plan.narrowed(*queries), opening=None)
 
+    def after(self, sequence: int) -> TableRead:
+        """This read of the rows after ``$sequence`` `sequence` only."""
+        return self.narrowed(sequence_above(sequence, self.member))
+
     def showing(self, system: System) -> TableRead:
         """This read showing the ``$`` fields `system` names (it sends the same requests)."""
         return replace(self, plan=replace(self.plan, spec=self.plan.spec.showing(system)))
@@ -253,6 +257,12 @@ class TableRead:
         return TableRead(self.requester, plan, strategy, inferred)
 
     # -- what it is ------------------------------------------------------------------------------
+
+    @property
+    def obstacle(self) -> Obstacle | None:
+        """What keeps the rows from being read in ranges of ``$sequence`` (None: nothing)."""
+        plan = self.plan
+        return range_obstacle(plan.spec, requests=len(plan.filters), inferred=plan.fetched is None)
 
     def result_schema(self, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
         """The schema of a result made of `batches` (for inferred types: of what was seen)."""
