@@ -19,8 +19,8 @@ Decisions:
   filter first) — the lazy query does what it reads as.
 * Results start with ``$id``, the row's key, then the table's columns: every read takes
   ``system=`` (True: every ``$`` field the service sends, False: none, or the names to show;
-  see `read._system`). `select` chooses exactly the columns it names (a ``$`` field
-  included), after the ``$`` fields `system=` shows. A Delta sync keeps every ``$`` field
+  see `_system`). `select` chooses exactly the columns it names (a ``$`` field included),
+  after the ``$`` fields `system=` shows. A Delta sync keeps every ``$`` field
   (it merges by ``$id`` and ``$updatedAt``); an export writes what `system=` shows.
 * A filter the DSL splits into several requests is merged by ``$id`` (first request wins);
   with a sort, those rows are collected and sorted on the client in the service's order
@@ -35,8 +35,8 @@ Decisions:
   them (a float compared with an integer column), the client applies the whole filter. Once
   the rows show a column's kind, the filter is checked against it, so a value that does not
   fit raises the `FilterError` an API-key read raises. A result without rows learns its
-  columns from rows read without the filter (`read.learn_columns`), so it has the dtypes
-  of a read that has rows; a table without rows gives only the ``$`` fields.
+  columns from rows read without the filter (`read._serial.learn_columns`), so it has the
+  dtypes of a read that has rows; a table without rows gives only the ``$`` fields.
 * The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
   with the serial read's result (`read._ranged`): ``parallel="auto"`` (the default) runs as many
   as the machine keeps up with, ``parallel=N`` fixes it, ``parallel=1`` reads serially;

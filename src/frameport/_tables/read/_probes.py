@@ -59,6 +59,7 @@ class Opening:
         """Whether these are the requests a read of `plan` opens with (and still unused)."""
         return (
             self.first_page is not None
+            and plan.reads_rows
             and (self.ranged, self.requests) == (ranged, plan.requests)  # order queries included
             and self.limit == _first_limit(plan, ranged)
         )
