@@ -74,8 +74,8 @@ class TableRead:
     ) -> TableRead:
         """The read of `spec` on the table at `location` (`columns`: the models of its
         columns, when the caller has them already; else they are asked for). A read
-        `reading` its pages next sends the first requests it can before the table's columns
-        arrive: those of a ranged read's opening, or a serial read's first page."""
+        `reading` its pages next, without a filter, sends its `Opening` before the table's
+        columns arrive (its requests do not depend on them)."""
         member = requester.query_member_for(location.rows_path)
         early = plan_before_columns(location, member, spec, page_size) if reading else None
         opening = None
