@@ -77,7 +77,7 @@ def read_rates(
 
             def parquet(parallel: int | None = parallel) -> int:
                 path = Path(out) / "out.parquet"
-                return int(table.to_parquet(path, progress=False, parallel=parallel))
+                return table.to_parquet(path, progress=False, parallel=parallel).rows
 
             assert pandas() == rows and parquet() == rows  # complete, and warm
             rates["to_pandas"][parallel] = best_rate(pandas, repeat)

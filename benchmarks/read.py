@@ -82,8 +82,8 @@ def record(directory: Path) -> None:
     import httpx
 
     from frameport import ID
+    from frameport._core._pages import last_row_id
     from frameport._demo import sample_people
-    from frameport._tables.read._decode import last_row_id
     from frameport.local import LocalService
 
     with LocalService() as service, service.client() as client:
@@ -121,7 +121,7 @@ class Replay:
     """The recorded pages, served by cursor for a table of any multiple of 5000 rows."""
 
     def __init__(self, directory: Path) -> None:
-        from frameport._tables.read._decode import last_row_id
+        from frameport._core._pages import last_row_id
 
         self.model = (directory / "table.json").read_bytes()
         self.pages: list[tuple[bytes, int]] = []
@@ -293,7 +293,8 @@ def frameport_pandas(endpoint: str, rows: int) -> int:
 def frameport_parquet(endpoint: str, rows: int) -> int:
     client, table = frameport_table(endpoint, rows)
     with client, tempfile.TemporaryDirectory() as directory:
-        return int(table.to_parquet(Path(directory) / "out.parquet", progress=False, system=True))
+        report = table.to_parquet(Path(directory) / "out.parquet", progress=False, system=True)
+        return int(report.rows)
 
 
 def frameport_serial(endpoint: str, rows: int) -> int:
@@ -320,7 +321,7 @@ def parse_limit(directory: Path, rows: int) -> int:
 async def fetch_all(http: Any, rows: int) -> None:
     """Every page of the `rows`-row table through the ``httpx.AsyncClient`` `http`, on one
     event loop as frameport's: each body read whole and the next cursor found in it."""
-    from frameport._tables.read._decode import last_row_id
+    from frameport._core._pages import last_row_id
 
     cursor: str | None = None
     for _ in range(rows // PAGE_ROWS):

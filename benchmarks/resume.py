@@ -39,7 +39,7 @@ def export_seconds(endpoint: str, target: Path, *, resume: bool) -> tuple[float,
         report = table.to_parquet(target, progress=False, resume=resume)
         seconds = time.perf_counter() - started
     assert report.ok, report.summary()
-    return seconds, int(report)
+    return seconds, report.rows
 
 
 def main() -> None:

@@ -101,7 +101,7 @@ def test_an_export_killed_at_random_points_resumes_to_the_uninterrupted_file(
     assert written.schema.equals(expected.schema)
     assert written.equals(expected)
     assert written.equals(query.to_arrow(progress=False))
-    assert report == written.num_rows
+    assert report.rows == written.num_rows
     assert sorted(path.name for path in tmp_path.iterdir()) == ["resumed.parquet", "whole.parquet"]
 
 

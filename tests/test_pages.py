@@ -16,14 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frameport import RowDecodeError
+from frameport._core._pages import last_row_id, rows_at_most
 from frameport._schema import TIMESTAMP, InferredSchema, arrow_schema
-from frameport._tables.read._cursor import rows_at_most
-from frameport._tables.read._decode import (
-    batch_from_rows,
-    decode_page,
-    decode_page_inferring,
-    last_row_id,
-)
+from frameport._tables.read._decode import batch_from_rows, decode_page, decode_page_inferring
 
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 100},

@@ -89,7 +89,7 @@ def test_auto_reads_are_the_serial_read(people: Table, name: str, tmp_path: Path
     pd.testing.assert_frame_equal(joined, expected)
     written = query.to_parquet(tmp_path / "auto.parquet", progress=False, page_size=PAGE)
     query.to_parquet(tmp_path / "serial.parquet", progress=False, page_size=PAGE, parallel=1)
-    assert written == len(expected)
+    assert written.rows == len(expected)
     assert pq.read_table(tmp_path / "auto.parquet").equals(
         pq.read_table(tmp_path / "serial.parquet")
     )
@@ -210,7 +210,7 @@ def test_parallel_to_parquet_writes_the_serial_file(people: Table, tmp_path: Pat
     parallel_rows = query.to_parquet(
         tmp_path / "parallel.parquet", progress=False, page_size=PAGE, parallel=4
     )
-    assert rows == parallel_rows > 0
+    assert rows.rows == parallel_rows.rows > 0
     expected = pq.read_table(tmp_path / "serial.parquet")
     written = pq.read_table(tmp_path / "parallel.parquet")
     assert written.schema == expected.schema

@@ -76,7 +76,7 @@ def test_every_terminal_of_an_empty_user_read_knows_the_columns(
     assert query.count() == 0
     assert list(query.iter_batches(progress=False, system=True)) == []
     target = tmp_path / "none.parquet"
-    assert query.to_parquet(target, progress=False, system=True) == 0
+    assert query.to_parquet(target, progress=False, system=True).rows == 0
     assert pq.read_schema(target).remove_metadata() == full
     assert table.head(0).to_arrow(progress=False, system=True).schema == full
     chosen = query.select("name", "late").to_pandas(progress=False, system=True)
@@ -92,7 +92,7 @@ def test_a_user_reading_a_table_without_rows_gets_what_can_be_known(
     assert dtypes(frame) == SYSTEM_DTYPES
     assert table.count() == 0
     assert table.schema(system=True).names == list(SYSTEM_DTYPES)
-    assert table.to_parquet(tmp_path / "none.parquet", progress=False, system=True) == 0
+    assert table.to_parquet(tmp_path / "none.parquet", progress=False, system=True).rows == 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ def test_the_file_reads_back_equal_to_the_query(
     table, _ = people
     query = table.query("age >= 40 and city != 'Oslo'").select("name", "age", "signup")
     target = tmp_path / "adults.parquet"
-    rows = query.to_parquet(target, progress=False, page_size=1000)
+    rows = query.to_parquet(target, progress=False, page_size=1000).rows
     written = pq.read_table(target)
     expected = query.to_arrow(progress=False)
     assert rows == expected.num_rows == written.num_rows
@@ -48,7 +48,7 @@ def test_the_whole_table_in_row_groups_with_the_chosen_codec(
 ) -> None:
     table, _ = people
     target = tmp_path / "all.parquet"
-    assert table.to_parquet(target, compression="snappy", progress=False) == 12_345
+    assert table.to_parquet(target, compression="snappy", progress=False).rows == 12_345
     metadata = pq.ParquetFile(target).metadata
     assert metadata.num_rows == 12_345
     assert metadata.row_group(0).column(0).compression == "SNAPPY"
@@ -90,7 +90,7 @@ def test_an_empty_result_writes_a_file_with_the_schema(
 ) -> None:
     table, _ = people
     target = tmp_path / "none.parquet"
-    assert table.query("age > 1000").to_parquet(target, progress=False) == 0
+    assert table.query("age > 1000").to_parquet(target, progress=False).rows == 0
     written = pq.read_table(target)
     assert written.num_rows == 0
     assert written.schema.equals(table.to_arrow(progress=False).schema)

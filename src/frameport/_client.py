@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar, Unpack
 
 import httpx
 
@@ -26,13 +26,10 @@ from ._backup import backup as backup_project
 from ._backup import restore as restore_project
 from ._catalog import list_buckets, list_databases, list_tables
 from ._core import (
-    DEFAULT_HEADER_PREFIX,
     ENDPOINT_ENV,
     PROJECT_ENV,
-    Compression,
     Credentials,
     Requester,
-    RetryPolicy,
     SyncFacade,
     connect,
     credentials_from_env,
@@ -45,6 +42,7 @@ from ._core import (
 )
 from ._core._auth import AuthenticationMethod
 from ._core._call_stack import user_frame_depth
+from ._core._connect import ClientOptions
 from ._exceptions import (
     AuthenticationError,
     FrameportError,
@@ -99,39 +97,13 @@ class AsyncClient:
     AsyncClient per event loop.
     """
 
-    def __init__(
-        self,
-        endpoint: str,
-        project: str,
-        *,
-        key: str | None = None,
-        jwt: str | None = None,
-        response_format: str | None = None,
-        timeout: float | httpx.Timeout = 60.0,
-        retries: int | RetryPolicy = 5,
-        query_member: str | None = None,
-        header_prefix: str = DEFAULT_HEADER_PREFIX,
-        headers: Mapping[str, str] | None = None,
-        compression: Compression = "auto",
-    ) -> None:
-        self._connection = connect(
-            endpoint,
-            project,
-            key=key,
-            jwt=jwt,
-            response_format=response_format,
-            timeout=timeout,
-            retries=retries,
-            query_member=query_member,
-            header_prefix=header_prefix,
-            headers=headers,
-            compression=compression,
-        )
+    def __init__(self, endpoint: str, project: str, **options: Unpack[ClientOptions]) -> None:
+        self._connection = connect(endpoint, project, **options)
 
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def from_env(cls, **options: Any) -> Self:
+    def from_env(cls, **options: Unpack[ClientOptions]) -> Self:
         """A client configured by FRAMEPORT_ENDPOINT, FRAMEPORT_PROJECT and, if set,
         FRAMEPORT_KEY (preferred) or FRAMEPORT_JWT. `options` are further constructor
         arguments; a key= or jwt= among them is used instead of the environment's."""
@@ -146,7 +118,7 @@ class AsyncClient:
         return cls(os.environ[ENDPOINT_ENV], os.environ[PROJECT_ENV], **options)
 
     @classmethod
-    def from_saved(cls, endpoint: str, project: str, **options: Any) -> Self:
+    def from_saved(cls, endpoint: str, project: str, **options: Unpack[ClientOptions]) -> Self:
         """A client using the session saved by ``login(..., save=True)`` for this endpoint and
         project. `options` are further constructor arguments (not key= or jwt=)."""
         if options.get("key") is not None or options.get("jwt") is not None:
@@ -514,7 +486,8 @@ class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     `endpoint` is the service's URL with its version prefix (``http://127.0.0.1:8080/v1``),
     `project` the project ID. Authenticate with an API key (`key`), a user's JWT (`jwt`), or
     a session (`login`); with none of them the client acts as a guest. `from_env` reads all
-    three from the environment. The other options:
+    three from the environment. The other options (every one a keyword argument; together
+    the record `ClientOptions`, which `AsyncClient` takes too):
 
     - `timeout`: seconds for each read and write (connecting gets at most 10 s), or an
       ``httpx.Timeout`` with every part set.
@@ -539,43 +512,17 @@ class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     ...     client.account()
     """
 
-    def __init__(
-        self,
-        endpoint: str,
-        project: str,
-        *,
-        key: str | None = None,
-        jwt: str | None = None,
-        response_format: str | None = None,
-        timeout: float | httpx.Timeout = 60.0,
-        retries: int | RetryPolicy = 5,
-        query_member: str | None = None,
-        header_prefix: str = DEFAULT_HEADER_PREFIX,
-        headers: Mapping[str, str] | None = None,
-        compression: Compression = "auto",
-    ) -> None:
-        self._async = AsyncClient(
-            endpoint,
-            project,
-            key=key,
-            jwt=jwt,
-            response_format=response_format,
-            timeout=timeout,
-            retries=retries,
-            query_member=query_member,
-            header_prefix=header_prefix,
-            headers=headers,
-            compression=compression,
-        )
+    def __init__(self, endpoint: str, project: str, **options: Unpack[ClientOptions]) -> None:
+        self._async = AsyncClient(endpoint, project, **options)
 
     @classmethod
-    def from_env(cls, **options: Any) -> Self:
+    def from_env(cls, **options: Unpack[ClientOptions]) -> Self:
         """A client configured by FRAMEPORT_ENDPOINT, FRAMEPORT_PROJECT and, if set,
         FRAMEPORT_KEY or FRAMEPORT_JWT. `options` are further constructor arguments."""
         return cls._from_async(AsyncClient.from_env(**options))
 
     @classmethod
-    def from_saved(cls, endpoint: str, project: str, **options: Any) -> Self:
+    def from_saved(cls, endpoint: str, project: str, **options: Unpack[ClientOptions]) -> Self:
         """A client using the session saved by ``login(..., save=True)``."""
         return cls._from_async(AsyncClient.from_saved(endpoint, project, **options))
 

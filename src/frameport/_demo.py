@@ -137,7 +137,7 @@ def run_demo(
             say(f"Read the people over 30 in Oslo or Bergen ({DEMO_FILTER}); how it is done:")
             say(_indent(view.explain()))
             parquet = out_dir / "people-oslo-bergen-over-30.parquet"
-            exported = view.to_parquet(parquet)
+            exported = view.to_parquet(parquet).rows
             say(f"Saved the {exported:,} people it found to {parquet} ({_since(step)}).")
 
             written = to_pandas(pq.read_table(parquet))

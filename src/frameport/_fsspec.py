@@ -60,9 +60,9 @@ from ._core import (
     order_query,
     run_sync,
 )
+from ._core._pages import iter_pages
 from ._exceptions import NotFoundError
 from ._storage import Bucket, File
-from ._tables.read import iter_pages
 
 PROTOCOL = "frameport"
 

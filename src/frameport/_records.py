@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
+from ._core._pages import iter_pages
 from ._exceptions import ConflictError
 from ._schema import TIMESTAMP, to_pandas
-from ._tables.read import decode_page, iter_pages
+from ._tables.read import decode_page
 
 if TYPE_CHECKING:
     from ._core import Requester

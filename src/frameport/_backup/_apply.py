@@ -38,7 +38,8 @@ from .._functions import AsyncFunction, create_function
 from .._storage import AsyncBucket, create_bucket
 from .._tables import TableLocation, create_database
 from .._tables._admin import wait_for_columns
-from .._tables.read import ALL_SYSTEM, QuerySpec, TableRead
+from .._tables._system import ALL_SYSTEM
+from .._tables.read import QuerySpec, TableRead
 from .._tables.writes import OnConflict, write_batches
 from ._project import list_records
 from ._report import RestoreReport, TableOutcome

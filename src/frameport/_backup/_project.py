@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._core._ids import ID
+from .._core._pages import iter_pages
 from .._core._together import together
-from .._tables.read import iter_pages
 
 if TYPE_CHECKING:
     from .._core import Requester

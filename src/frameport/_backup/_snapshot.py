@@ -35,6 +35,7 @@ from .._core._queries import limit_query
 from .._core._together import cancel_and_wait, together
 from .._exceptions import ArchiveError, FrameportError
 from .._tables import TableLocation
+from .._tables._system import ALL_SYSTEM
 from .._tables.changes import (
     gone_sequences,
     minus_seconds,
@@ -44,13 +45,7 @@ from .._tables.changes import (
     updated_since,
 )
 from .._tables.export import column_encodings, export_resumable
-from .._tables.read import (
-    ALL_SYSTEM,
-    QuerySpec,
-    SequenceRange,
-    TableRead,
-    table_last_sequence,
-)
+from .._tables.read import QuerySpec, SequenceRange, TableRead, table_last_sequence
 from .._transfer._download import ResumableDownload
 from ._archive import Archive
 from ._manifest import (

@@ -16,7 +16,8 @@ import pyarrow as pa
 from .._functions import AsyncFunction
 from .._storage import AsyncBucket
 from .._tables import TableLocation
-from .._tables.read import ALL_SYSTEM, QuerySpec, SequenceRange, TableRead
+from .._tables._system import ALL_SYSTEM
+from .._tables.read import QuerySpec, SequenceRange, TableRead
 from ._archive import Archive
 from ._manifest import table_batches, table_ids
 from ._project import Selection, describe_project

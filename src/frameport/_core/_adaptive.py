@@ -40,6 +40,9 @@ from ._together import cancel_and_wait
 Auto = Literal["auto"]
 AUTO: Auto = "auto"
 
+Parallel = int | Auto | None
+"""How a read runs: ``"auto"``, a fixed number of concurrent ranges, or None (serial)."""
+
 HEADROOM = 1.25
 """Units in flight beyond the bare ``wait / work``, for waits that vary."""
 

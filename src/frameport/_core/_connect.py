@@ -1,6 +1,6 @@
-"""A `Connection` made from a client's options: the one construction behind `AsyncClient`,
-also used where a connection is rebuilt elsewhere from a reference to a client (a dask
-worker), without a client.
+"""A `Connection` made from a client's options (`ClientOptions`, the one record of them): the
+one construction behind `AsyncClient` and `Client`, also used where a connection is rebuilt
+elsewhere from a reference to a client (a dask worker), without a client.
 
 >>> connection = connect("http://127.0.0.1:8080/v1", "demo", key="...")   # doctest: +SKIP
 >>> with_saved_session(connect("http://127.0.0.1:8080/v1", "demo"))       # doctest: +SKIP
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import TypedDict, Unpack
 
 import httpx
 
@@ -27,22 +28,33 @@ from ._transport import KeyThrottle, RetryPolicy, Transport
 from ._wire_encoding import Compression, check_compression
 
 
-def connect(
-    endpoint: str,
-    project: str,
-    *,
-    key: str | None = None,
-    jwt: str | None = None,
-    response_format: str | None = None,
-    timeout: float | httpx.Timeout = 60.0,
-    retries: int | RetryPolicy = 5,
-    query_member: str | None = None,
-    header_prefix: str = DEFAULT_HEADER_PREFIX,
-    headers: Mapping[str, str] | None = None,
-    compression: Compression = "auto",
-) -> Connection:
-    """A connection to `project` at `endpoint` with the options of `Client` (ValueError for
-    one it cannot use); close it with `Connection.aclose`."""
+class ClientOptions(TypedDict, total=False):
+    """The options of a client, every one a keyword argument of `Client`, `AsyncClient` and
+    `connect` (see `Client` for what each does); `connect` gives the defaults."""
+
+    key: str | None
+    jwt: str | None
+    response_format: str | None
+    timeout: float | httpx.Timeout  # default 60 s
+    retries: int | RetryPolicy  # default 5
+    query_member: str | None
+    header_prefix: str  # default DEFAULT_HEADER_PREFIX
+    headers: Mapping[str, str] | None
+    compression: Compression  # default "auto"
+
+
+def connect(endpoint: str, project: str, **options: Unpack[ClientOptions]) -> Connection:
+    """A connection to `project` at `endpoint` with the `options` of a client (TypeError for
+    an unknown one, ValueError for one it cannot use); close it with `Connection.aclose`."""
+    unknown = sorted(set(options) - set(ClientOptions.__annotations__))
+    if unknown:
+        raise TypeError(
+            f"{unknown[0]!r} is not an option of a client; the options are "
+            f"{', '.join(ClientOptions.__annotations__)}."
+        )
+    key, jwt, query_member = options.get("key"), options.get("jwt"), options.get("query_member")
+    header_prefix = options.get("header_prefix", DEFAULT_HEADER_PREFIX)
+    retries = options.get("retries", 5)
     if not isinstance(project, str) or not project.strip():
         raise ValueError("project must be the project ID, a non-empty string.")
     if key is not None and jwt is not None:
@@ -57,10 +69,10 @@ def connect(
     endpoint = normalized_endpoint(endpoint)
     transport = Transport(
         endpoint,
-        timeout=checked_timeout(timeout),
+        timeout=checked_timeout(options.get("timeout", 60.0)),
         retry=policy,
-        headers={"User-Agent": user_agent(), **(headers or {})},
-        compression=check_compression(compression),
+        headers={"User-Agent": user_agent(), **(options.get("headers") or {})},
+        compression=check_compression(options.get("compression", "auto")),
     )
     if key is not None:
         transport.throttle = KeyThrottle()
@@ -72,7 +84,7 @@ def connect(
             key=None if key is None else Secret(key), jwt=None if jwt is None else Secret(jwt)
         ),
         header_prefix=header_prefix,
-        response_format=response_format or RESPONSE_FORMAT,
+        response_format=options.get("response_format") or RESPONSE_FORMAT,
         query_member=query_member,
     )
 

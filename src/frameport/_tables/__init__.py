@@ -8,8 +8,8 @@ from ._admin import create_database, create_table, drop_database
 from ._browse import PagePosition, TableBrowser, TablePage
 from ._location import TableLocation
 from ._query import AsyncTable, AsyncTableQuery, Table, TableQuery
+from ._system import DEFAULT_SYSTEM, System, system_fields
 from .polars import explain_scans
-from .read import DEFAULT_SYSTEM, System, system_fields
 
 __all__ = [
     "DEFAULT_SYSTEM",

@@ -19,8 +19,8 @@ Decisions:
   filter first) — the lazy query does what it reads as.
 * Results start with ``$id``, the row's key, then the table's columns: every read takes
   ``system=`` (True: every ``$`` field the service sends, False: none, or the names to show;
-  see `read._system`). `select` chooses exactly the columns it names (a ``$`` field
-  included), after the ``$`` fields `system=` shows. A Delta sync keeps every ``$`` field
+  see `_system`). `select` chooses exactly the columns it names (a ``$`` field included),
+  after the ``$`` fields `system=` shows. A Delta sync keeps every ``$`` field
   (it merges by ``$id`` and ``$updatedAt``); an export writes what `system=` shows.
 * A filter the DSL splits into several requests is merged by ``$id`` (first request wins);
   with a sort, those rows are collected and sorted on the client in the service's order
@@ -35,8 +35,8 @@ Decisions:
   them (a float compared with an integer column), the client applies the whole filter. Once
   the rows show a column's kind, the filter is checked against it, so a value that does not
   fit raises the `FilterError` an API-key read raises. A result without rows learns its
-  columns from rows read without the filter (`read.learn_columns`), so it has the dtypes
-  of a read that has rows; a table without rows gives only the ``$`` fields.
+  columns from rows read without the filter (`read._serial.learn_columns`), so it has the
+  dtypes of a read that has rows; a table without rows gives only the ``$`` fields.
 * The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
   with the serial read's result (`read._ranged`): ``parallel="auto"`` (the default) runs as many
   as the machine keeps up with, ``parallel=N`` fixes it, ``parallel=1`` reads serially;
@@ -54,29 +54,18 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from .._core._adaptive import AUTO, Auto
+from .._core._adaptive import AUTO, Auto, Parallel
 from .._core._call_stack import user_frame_depth
+from .._core._pages import check_page_size, describe_total
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
-from .._schema import SYSTEM_SCHEMA, DtypeBackend, batches_to_pandas, to_pandas
+from .._schema import DtypeBackend, batches_to_pandas, to_pandas
 from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
+from ._system import DEFAULT_SYSTEM, System
 from .export import ExportReport, export_resumable, export_streamed
-from .read import (
-    DEFAULT_SYSTEM,
-    READ_POOL,
-    Parallel,
-    QuerySpec,
-    System,
-    TableRead,
-    check_page_size,
-    decoded,
-    describe_total,
-    fetch_page,
-    learn_columns,
-    rechunk,
-)
+from .read import READ_POOL, QuerySpec, TableRead, rechunk
 from .writes import (
     DEFAULT_ON_CONFLICT,
     MAX_ROWS_PER_REQUEST,
@@ -233,10 +222,10 @@ class AsyncTableQuery:
 
     async def iter_batches(
         self,
+        *,
         rows: int | None = None,
         bytes: int | None = None,
         arrow: bool = False,
-        *,
         dtype_backend: DtypeBackend = None,
         progress: bool | None = None,
         page_size: int | None = None,
@@ -276,8 +265,8 @@ class AsyncTableQuery:
         system: System = DEFAULT_SYSTEM,
     ) -> ExportReport:
         """Write the matching rows to the Parquet file `path`, row group by row group, and
-        return a report of it (rows, pages, bytes, seconds, checks; it also equals the row
-        count). The file has the columns `to_pandas` would have for the same `system`
+        return a report of it (rows, pages, bytes, seconds, checks; `summary()` says it in
+        words). The file has the columns `to_pandas` would have for the same `system`
         (``$id`` and the table's columns by default). Memory stays flat however large the
         table; the file appears only when complete (a failed export leaves no partial file
         at `path`).
@@ -286,7 +275,7 @@ class AsyncTableQuery:
         keeps a checkpoint beside `path` after each segment of ``$sequence``, so that an export
         killed part-way continues where it stopped when run again (see the pipelines guide).
 
-        >>> table.query("age > 30").to_parquet("adults.parquet")       # rows written
+        >>> table.query("age > 30").to_parquet("adults.parquet").rows  # rows written
         3
         """
         read = await self._read(page_size, parallel, reading=not resume, system=system)
@@ -378,22 +367,12 @@ class AsyncTableQuery:
         """HTML of the schema and the first `rows` rows, from one small request (what a
         notebook shows for a `Table` or `TableQuery`)."""
         read = await self._read(None)
-        plan = read.plan
-        shown = rows if plan.head is None else min(rows, plan.head)
-        batch = pa.RecordBatch.from_pylist([], schema=plan.output or SYSTEM_SCHEMA)
+        total, batch = await read.first_page(rows)
         total_text = "no rows"
-        if plan.filters and shown > 0:
-            rows_path = self._location.rows_path
-            body = await fetch_page(self._requester, rows_path, plan.requests[0], shown)
-            total, batch = await decoded(plan.decoder(read.inferred), body)
-            described = describe_total(total, exact=plan.every_row_kept)
+        if total is not None:
+            described = describe_total(total, exact=read.plan.every_row_kept)
             total_text = "rows" if described is None else f"{described} rows"
             total_text = total_text.removesuffix("s") if described == "1" else total_text
-        if read.inferred is not None:
-            if not batch.num_rows:
-                await learn_columns(self._requester, plan, read.inferred)
-            batch = read.inferred.conform(batch)
-        batch = plan.project(batch)
         frame = to_pandas(batch)
         description = " · ".join(self._spec.describe(self._location))
         return _html(description, total_text, batch.schema, frame)

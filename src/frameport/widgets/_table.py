@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
+from .._core._pages import TOTAL_CAP
 from .._exceptions import FrameportError
 from .._tables import PagePosition, TableBrowser, TablePage
-from .._tables.read import TOTAL_CAP
 from ._display import StaticViews
 from ._html import frame_html, frame_text, message_html
 from ._messages import describe_failure

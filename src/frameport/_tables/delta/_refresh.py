@@ -36,8 +36,9 @@ from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from ..._exceptions import FrameportError, ResumeError
 from .._location import TableLocation
+from .._system import ALL_SYSTEM
 from ..changes import gone_ids, minus_seconds, service_now, service_text, updated_since
-from ..read import ALL_SYSTEM, QuerySpec, TableRead
+from ..read import QuerySpec, TableRead
 from ._state import LastSync, changed_columns, commit_metadata, delta_type, last_sync
 
 if TYPE_CHECKING:

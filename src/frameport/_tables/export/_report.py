@@ -1,13 +1,10 @@
 """What an export did and the checks it passed, returned by `to_parquet` and printed by
 ``frameport export``.
 
-An `ExportReport` also stands for its row count (``int(report)``, ``report == 12_345``), the
-value `to_parquet` returned before it returned a report.
-
 >>> checks = ExportChecks(ids_unique=True, pages_in_order=True, rows_match=True)
 >>> report = ExportReport("out.parquet", 3, 1, 2048, 0.5, checks)
->>> report == 3, report.ok
-(True, True)
+>>> report.rows, report.ok
+(3, True)
 """
 
 from __future__ import annotations
@@ -31,17 +28,14 @@ class ExportChecks:
         return self.ids_unique is not False and self.pages_in_order is not False and self.rows_match
 
 
-class ExportReport(int):
+@dataclass(frozen=True)
+class ExportReport:
     """One export: `rows` written to `path`, `pages` read by this run, the file's `bytes`,
     `seconds` taken, and its `checks`. A resumable export also says whether it `resumed`,
     after which ``$sequence`` it continued (`resumed_after`; None when it resumed before any
     segment was complete), the last ``$sequence`` it read (`upper_sequence`, fixed when it
     started) and how many rows were created since then (`rows_left`, left for the next
-    export; the service counts up to 5,000).
-
-    The report is the row count as an int too (compared, formatted and added as one), which
-    is what `to_parquet` returned before it returned a report.
-    """
+    export; the service counts up to 5,000)."""
 
     path: str
     rows: int
@@ -49,31 +43,10 @@ class ExportReport(int):
     bytes: int
     seconds: float
     checks: ExportChecks
-    resumed: bool
-    resumed_after: int | None
-    upper_sequence: int | None
-    rows_left: int | None
-
-    def __new__(
-        cls,
-        path: str,
-        rows: int,
-        pages: int,
-        bytes: int,
-        seconds: float,
-        checks: ExportChecks,
-        resumed: bool = False,
-        resumed_after: int | None = None,
-        upper_sequence: int | None = None,
-        rows_left: int | None = None,
-    ) -> ExportReport:
-        report = super().__new__(cls, rows)
-        report.__dict__.update(
-            path=path, rows=rows, pages=pages, bytes=bytes, seconds=seconds, checks=checks,
-            resumed=resumed, resumed_after=resumed_after, upper_sequence=upper_sequence,
-            rows_left=rows_left,
-        )  # fmt: skip
-        return report
+    resumed: bool = False
+    resumed_after: int | None = None
+    upper_sequence: int | None = None
+    rows_left: int | None = None
 
     @property
     def ok(self) -> bool:

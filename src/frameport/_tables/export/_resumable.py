@@ -34,9 +34,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..._exceptions import ResumeError
-from ..read import READ_POOL, SequenceRange, TableRead
-from ..read._ranges import sequence_above
-from ..read._strategy import Obstacle, range_obstacle
+from ..read import READ_POOL, Obstacle, SequenceRange, TableRead
 from ._checkpoint import (
     Checkpoint,
     Fingerprint,
@@ -102,9 +100,7 @@ async def export_resumable(
     upper = checkpoint.segments[-1][1] if checkpoint.segments else None
     rows_left = None
     if upper is not None and count_rows_left:
-        rows_left = asyncio.create_task(
-            read.narrowed(sequence_above(upper, read.member)).service_count()
-        )
+        rows_left = asyncio.create_task(read.after(upper).service_count())
     try:
         files = [written_segment_path(folder, index) for index in range(len(checkpoint.segments))]
         rows = await write_parquet(_segment_batches(files), schema, target, compression=compression)
@@ -193,7 +189,7 @@ def _refuse_unsegmentable(read: TableRead) -> pa.Schema:
     """The output schema of `read`, or `ResumeError` when it cannot be read in segments."""
     plan = read.plan
     spec = plan.spec
-    obstacle = range_obstacle(spec, requests=len(plan.filters), inferred=plan.fetched is None)
+    obstacle = read.obstacle
     if obstacle is Obstacle.SORTED or spec.sequence_order is False:
         keys = ", ".join(f"{key} {'asc' if up else 'desc'}" for key, up in spec.order)
         reason = f"it is sorted by {keys}; a resumable export reads in $sequence order"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -83,69 +84,40 @@ def file_checks(path: Path, rows_listed: int, pages_in_order: bool | None) -> Ex
 
 def _ids_unique(file: pq.ParquetFile) -> bool:
     """Whether the file's ``$id`` column holds no value twice (null counting as a value): no
-    two of the IDs' 32-bit hashes are alike, or the IDs whose hashes are alike differ. Four
-    bytes a row, and a few colliding IDs compared (a hundred pairs in a million): a set of
-    the IDs as Python strings grew a 500,000-row export's memory by 57 MB, and Arrow's and
-    pandas' hash tables kept 100 MB."""
-    hashes = np.empty(file.metadata.num_rows, np.uint32)
-    filled = nulls = 0
-    for chunk in _id_chunks(file):
-        hashes[filled : filled + len(chunk)] = _string_hashes(chunk)
-        filled += len(chunk)
-        nulls += chunk.null_count
-    if nulls > 1:
-        return False
+    two of the IDs' 64-bit hashes are alike, or the IDs whose hashes are alike differ. Eight
+    bytes a row, hashed row group by row group: a set of the IDs as Python strings grew a
+    500,000-row export's memory by 57 MB, and Arrow's count of distinct values (a hash table
+    of every ID) a million-row export's peak by 50 MB."""
+    hashes = np.empty(file.metadata.num_rows, np.uint64)
+    filled = 0
+    for ids in _id_chunks(file):
+        hashes[filled : filled + len(ids)] = _hashes(ids)
+        filled += len(ids)
     hashes = hashes[:filled]
     hashes.sort()
-    repeated = hashes[1:] == hashes[:-1]
-    # Each hash seen more than once, once: where a run of equal neighbours starts.
-    alike = hashes[1:][repeated & ~np.concatenate([[False], repeated[:-1]])]
-    if not len(alike):
-        return True
-    # The IDs of a few thousand of those hashes at a time, up to the first ID repeated: few
-    # strings held, where IDs repeat throughout or a hash or two collide.
-    for first in range(0, len(alike), ALIKE_AT_ONCE):
-        hashed_alike = alike[first : first + ALIKE_AT_ONCE]
-        seen: set[str | None] = set()
-        for chunk in _id_chunks(file):
-            kept = np.isin(_string_hashes(chunk), hashed_alike)
-            candidates = chunk.filter(pa.array(kept)).to_pylist()
-            before = len(seen)
-            seen.update(candidates)
-            if len(seen) - before != len(candidates):
+    alike = np.unique(hashes[1:][hashes[1:] == hashes[:-1]])
+    seen: set[str | None] = set()
+    for ids in _id_chunks(file) if len(alike) else ():
+        for row_id in ids.filter(pa.array(np.isin(_hashes(ids), alike))).to_pylist():
+            if row_id in seen:
                 return False
+            seen.add(row_id)
     return True
 
 
 def _id_chunks(file: pq.ParquetFile) -> Iterator[pa.Array[Any]]:
+    """The file's IDs, `HASHED_AT_ONCE` at a time (hashing makes a Python string of each)."""
     for group in range(file.num_row_groups):
-        yield from file.read_row_group(group, columns=["$id"]).column(0).chunks
+        for chunk in file.read_row_group(group, columns=["$id"]).column(0).chunks:
+            for start in range(0, len(chunk), HASHED_AT_ONCE):
+                yield chunk.slice(start, HASHED_AT_ONCE)
 
 
-ALIKE_AT_ONCE = 4096
-"""Hashes whose IDs `_ids_unique` compares in one pass over the file."""
+HASHED_AT_ONCE = 8192
+"""IDs hashed at once: a row group's 65,536 as Python strings raised a million-row export's
+peak by 15 MB."""
 
-_FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
-
-def _string_hashes(values: pa.Array[Any]) -> np.ndarray[Any, Any]:
-    """The FNV-1a hash of each string of `values` (a null's: of the bytes its slot spans),
-    computed over the strings of each length at once, a byte position at a time, in 64 bits
-    folded to 32."""
-    wide = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
-    _, offsets_buffer, data_buffer = values.buffers()
-    assert offsets_buffer is not None, "a string array has offsets"
-    offsets = np.frombuffer(memoryview(offsets_buffer), np.int64 if wide else np.int32)
-    offsets = offsets[values.offset : values.offset + len(values) + 1]
-    data = np.frombuffer(memoryview(data_buffer or pa.py_buffer(b"")), np.uint8)
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    hashes = np.empty(len(values), np.uint64)
-    for length in np.unique(lengths):
-        rows = np.flatnonzero(lengths == length)
-        hashed = np.full(len(rows), _FNV_OFFSET ^ np.uint64(length), np.uint64)
-        at = starts[rows]
-        for position in range(int(length)):
-            hashed ^= data[at + position]
-            hashed *= _FNV_PRIME
-        hashes[rows] = hashed
-    return ((hashes >> np.uint64(32)) ^ hashes).astype(np.uint32)
+def _hashes(ids: pa.Array[Any]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    """Each ID's 64-bit hash (pandas' SipHash of the string; a null's is a value too)."""
+    return pd.util.hash_array(ids.to_numpy(zero_copy_only=False), categorize=False)

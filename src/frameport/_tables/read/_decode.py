@@ -5,9 +5,7 @@ parses it once with Arrow's JSON reader against the batch schema, in C++, never 
 Python dicts. Pages the reader refuses (``5.0`` in an integer column, a number beyond the
 double range, `$sequence` changing form) go through `json.loads` and `batch_from_rows`, which
 either builds the same batch or raises `RowDecodeError` naming the column.
-`decode_page_inferring` does the same for tables whose columns cannot be read. `last_row_id`
-finds the cursor for the next page by scanning back from the end of the body, before anything
-is decoded.
+`decode_page_inferring` does the same for tables whose columns cannot be read.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from typing import Any, Literal, cast
 import pyarrow as pa
 import pyarrow.json as pa_json
 
+from ..._core._pages import quote_is_unescaped
 from ..._schema import (
     SYSTEM_SCHEMA,
     InferredSchema,
@@ -164,7 +163,7 @@ def _sequence_wire_type(body: bytes) -> pa.DataType:
     position = body.find(key)
     while position >= 0:
         rest = body[position + len(key) : position + len(key) + 64].lstrip()
-        if rest.startswith(b":") and _quote_is_unescaped(body, position):
+        if rest.startswith(b":") and quote_is_unescaped(body, position):
             return pa.string() if rest[1:].lstrip().startswith(b'"') else pa.int64()
         position = body.find(key, position + 1)
     return pa.string()
@@ -290,79 +289,3 @@ def _list_of(coerce: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def _unchecked(value: Any) -> Any:
     return value
-
-
-# ---------------------------------------------------------------------------------------------
-# The cursor for the next page
-
-
-def last_row_id(body: bytes) -> str | None:
-    """The `$id` of the last row of a page body, or None for an empty page (see
-    `last_row_value`).
-
-    >>> last_row_id(b'{"total": 2, "rows": [{"$id": "a"}, {"$id": "b", "tags": ["$id"]}]}')
-    'b'
-    """
-    return last_row_value(body, b"$id")
-
-
-def last_row_value(body: bytes, key: bytes) -> str | None:
-    """The value of `key` in the last row of a page body, as text (a string's text, or a
-    number's, ``true``, ``false`` or ``null`` as written), or None for an empty page or a
-    last row without `key`.
-
-    Scans back from the end of the body over the last row only (strings are skipped by
-    their quotes, nested arrays and objects by depth), so its cost does not grow with the
-    page. Expects the envelope ``{"total": N, "<items>": [...]}`` in either key order.
-
-    >>> last_row_value(b'{"rows": [{"$sequence": "1"}, {"$sequence": 2, "n": 3}]}', b"$sequence")
-    '2'
-    """
-    depth = 0  # 1: in the envelope, 2: in the items array, 3: in the last row
-    after = len(body)  # everything from here on has been scanned
-    later_string: bytes | None = None  # the string token right after the current one
-    while True:
-        closing = _previous_unescaped_quote(body, after)
-        for byte in reversed(body[closing + 1 : after]):
-            if byte in b"}]":
-                depth += 1
-            elif byte in b"{[":
-                depth -= 1
-                if depth < 3:  # left the last row (or the items array was empty)
-                    return None
-        if closing < 0:
-            return None
-        opening = _previous_unescaped_quote(body, closing)
-        if opening < 0:
-            return None
-        token = body[opening + 1 : closing]
-        following = body[closing + 1 : after].strip()
-        if depth == 3 and token == key and following.startswith(b":"):
-            if following == b":":  # the value is the string after the key
-                return None if later_string is None else _json_text(later_string)
-            literal = following[1:].split(b",")[0].split(b"}")[0].strip()
-            return literal.decode()
-        later_string = token
-        after = opening
-
-
-def _previous_unescaped_quote(body: bytes, end: int) -> int:
-    position = body.rfind(b'"', 0, end)
-    while position >= 0 and not _quote_is_unescaped(body, position):
-        position = body.rfind(b'"', 0, position)
-    return position
-
-
-def _quote_is_unescaped(body: bytes, position: int) -> bool:
-    backslashes = 0
-    while position - backslashes > 0 and body[position - backslashes - 1] == 0x5C:
-        backslashes += 1
-    return backslashes % 2 == 0
-
-
-def _json_text(token: bytes) -> str:
-    if b"\\" not in token:
-        return token.decode()
-    text = json.loads(b'"' + token + b'"')
-    assert isinstance(text, str)
-    return text

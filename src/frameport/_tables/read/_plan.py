@@ -17,23 +17,17 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
+from ..._core._pages import check_page_size, fetch_page
 from ..._core._queries import order_query, select_query
 from ..._exceptions import AuthenticationError, BadRequestError, FilterError
 from ..._expr import CompiledFilter, Expr, compile_filter, evaluate
 from ..._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas, warn_unmapped
 from .._location import TableLocation
-from ._cursor import (
-    DEFAULT_PAGE_SIZE,
-    READ_POOL,
-    Decode,
-    check_page_size,
-    fetch_page,
-    in_read_pool,
-)
+from .._system import ALL_SYSTEM, DEFAULT_SYSTEM, System, system_fields
 from ._decode import decode_page, decode_page_inferring
 from ._kinds import KindCheck, expr_columns, filter_columns, guessed_columns
+from ._prefetch import DEFAULT_PAGE_SIZE, READ_POOL, Decode, PagedRead, in_read_pool
 from ._ranges import SEQUENCE, SequenceRange
-from ._system import ALL_SYSTEM, DEFAULT_SYSTEM, System, system_fields
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -187,6 +181,21 @@ class Plan:
         """Whether every row the service sends is a result row (no client-side filtering or
         merging), so that the service's count is the result's."""
         return self.residual is None and len(self.filters) == 1
+
+    @property
+    def reads_rows(self) -> bool:
+        """Whether a read of the plan sends any request for rows (a filter matching no row,
+        or a head of 0, does not)."""
+        return bool(self.filters) and self.head != 0
+
+    def paged(self, *, counted: bool = True, last_sequence: int | None = None) -> PagedRead:
+        """What a serial read of the plan fetches (`counted`: whether its first page asks the
+        service to count the rows; `last_sequence`, see `PagedRead`)."""
+        return PagedRead(
+            self.location.rows_path, self.requests, page_size=self.page_size,
+            head=None if self.client_order else self.head, every_row_kept=self.every_row_kept,
+            counted=counted, last_sequence=last_sequence,
+        )  # fmt: skip
 
     def narrowed(self, *queries: str) -> Plan:
         """The plan with `queries` added to the filters of every request."""

@@ -1,9 +1,8 @@
 """The one ranged strategy: a read cut into ranges of ``$sequence`` read at once, handed on in
 order with the serial read's result (the scale-out guide tells the whole story).
 
-Three requests open it at once (`open_read`): the first page and the row at either end (the
-near one counted); without a filter they go out beside the request for the columns
-(`early_opening`). Past the first page's share, the rows are read in ranges that start once
+Three requests open it at once (its `Opening`): the first page and the row at either end (the
+near one counted). Past the first page's share, the rows are read in ranges that start once
 the ends are known (`tapering_ranges`), each a serial read of the plan within it that
 fetches no page ahead of the decoder; the fan-in (`in_order`) hands them on in order, as many
 at once as the controller says (adaptive for ``"auto"``, pinned at N for ``parallel=N``).
@@ -15,7 +14,6 @@ ranges the same way (a resumable export's segments, a deletes scan's ranges).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -26,12 +24,11 @@ import pyarrow.compute as pc
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot, Source, in_order
+from ..._core._pages import last_row_value, rows_at_most
 from ..._core._together import cancel_and_wait
-from .._location import TableLocation
-from ._cursor import decoded, fetch_page, rows_at_most, show_total, up_to_head
-from ._decode import last_row_value
-from ._plan import Plan, QuerySpec, plan_before_columns
-from ._probes import one_row
+from ._plan import Plan
+from ._prefetch import decoded, show_total, up_to_head
+from ._probes import Opening
 from ._ranges import SEQUENCE, SequenceRange, tapering_ranges
 from ._serial import serial_batches
 
@@ -44,79 +41,6 @@ side (a row of a dozen columns takes 1.4 to 3 µs here) because the ends' round 
 guess divides leaves out what a page adds to it, its building and its transfer: the read
 starts wide, and the first measurements narrow it."""
 
-Ends = tuple[tuple[int, int | None], tuple[int, int | None], float]
-"""The near end (its count, its ``$sequence``), the far end, and their round trip in seconds."""
-
-
-@dataclass
-class ReadOpening:
-    """The first requests of a ranged read, in flight: the first page of `requests` (not
-    counted) and the rows at either end under its filters (the near one counted)."""
-
-    requests: tuple[tuple[str, ...], ...]
-    page_size: int
-    ends: asyncio.Task[Ends]
-    first_page: asyncio.Task[tuple[bytes, float]] | None  # the body and its wait in seconds;
-    # None once taken
-
-    def serves(self, plan: Plan) -> bool:
-        """Whether these are the requests a read of `plan` opens with (and still unused)."""
-        return (
-            self.first_page is not None
-            and plan.requests == self.requests  # their order queries say which way
-            and plan.page_size == self.page_size
-        )
-
-    async def take_first_page(self) -> tuple[bytes, float]:
-        """The first page's body and its wait. The opening lets go of them: a body is a
-        megabyte or more, and the read goes on for many."""
-        assert self.first_page is not None, "the first page is taken once"
-        first_page, self.first_page = self.first_page, None
-        return await first_page
-
-    async def close(self) -> None:
-        """Cancel what has not arrived (nothing is raised)."""
-        await cancel_and_wait(*(task for task in (self.first_page, self.ends) if task is not None))
-
-
-def open_read(requester: Requester, plan: Plan) -> ReadOpening:
-    """Send the requests a ranged read of `plan` (one request) opens with."""
-    (filters,) = plan.filters
-    ascending = plan.spec.sequence_order is not False
-
-    async def first_page() -> tuple[bytes, float]:
-        asked = time.perf_counter()
-        path, (request,) = plan.location.rows_path, plan.requests
-        body = await fetch_page(requester, path, request, plan.page_size, with_total=False)
-        return body, time.perf_counter() - asked
-
-    async def ends() -> Ends:
-        asked = time.perf_counter()
-        near, far = await asyncio.gather(
-            one_row(requester, plan, filters, ascending=ascending, counted=True),
-            one_row(requester, plan, filters, ascending=not ascending, counted=False),
-        )
-        return near, far, time.perf_counter() - asked
-
-    return ReadOpening(
-        plan.requests, plan.page_size,
-        ends=asyncio.create_task(ends()), first_page=asyncio.create_task(first_page()),
-    )  # fmt: skip
-
-
-def early_opening(
-    requester: Requester,
-    location: TableLocation,
-    member: str,
-    spec: QuerySpec,
-    page_size: int | None,
-) -> ReadOpening | None:
-    """The opening of a ranged read of `spec`, sent before its plan is made (while the
-    table's columns are fetched) when it depends on no column: a query without a filter.
-    None when the read cannot open early."""
-    plan = plan_before_columns(location, member, spec, page_size)
-    return None if plan is None else open_read(requester, plan)
-
 
 async def ranged_batches(
     requester: Requester,
@@ -125,19 +49,13 @@ async def ranged_batches(
     bar: Any,
     *,
     streaming: bool,
-    opening: ReadOpening | None = None,
+    opening: Opening | None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan` (one request, rows in ``$sequence`` order) read in ranges,
-    as many at once as `concurrency` says; `opening` is the requests sent before the plan
-    was made (`early_opening`), which this read closes once done."""
-    if opening is not None and not opening.serves(plan):
-        opening = None  # taken by an earlier read of the same plan
-    if not plan.filters or plan.head == 0:
-        if opening is not None:
-            await opening.close()
-        return
+    as many at once as `concurrency` says, from its `opening` (None: no row to read)."""
     if opening is None:
-        opening = open_read(requester, plan)
+        return
+    assert opening.ends is not None, "a ranged read opens with its ends"
     first_page = asyncio.create_task(_first_page(opening, plan, concurrency, kept=not streaming))
     try:
         (total, near), (_, far), round_trip = await opening.ends  # every read of the same
@@ -164,7 +82,6 @@ async def ranged_batches(
                 yield batch
     finally:
         await cancel_and_wait(first_page)
-        await opening.close()
 
 
 def range_reads(
@@ -232,12 +149,12 @@ class _FirstPage:
 
 
 async def _first_page(
-    opening: ReadOpening, plan: Plan, concurrency: AdaptiveConcurrency, *, kept: bool
+    opening: Opening, plan: Plan, concurrency: AdaptiveConcurrency, *, kept: bool
 ) -> _FirstPage:
     """The plan's first page, its wait and decoding told to `concurrency` (`kept`: the read
     keeps every batch)."""
-    body, waited = await opening.take_first_page()
-    concurrency.waited(waited, nbytes=len(body))
+    body = await opening.take()
+    concurrency.waited(opening.waited, nbytes=len(body))
     _, batch = await decoded(plan.decoder(None, kept=kept), body, concurrency)
     full = rows_at_most(body) >= plan.page_size
     return _FirstPage(batch, last_row_value(body, SEQUENCE.encode()), full)

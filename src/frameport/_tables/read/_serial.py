@@ -1,10 +1,7 @@
 """The serial read of a plan: its pages one after the other, decoded off the loop, types
 settled when inferred, rows sorted on the client when the service cannot sort them, output
-columns projected. Each range of a ranged read is read this way.
-
-Without a filter its first page is the same whatever the table's columns, so a read about
-to read its pages asks for it beside the request for the columns (`early_page`): the first
-rows come a round trip after the call instead of two.
+columns projected, the first page taken from the read's `Opening`. Each range of a ranged
+read is read this way.
 """
 
 from __future__ import annotations
@@ -13,96 +10,36 @@ import asyncio
 import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
+from ..._core._pages import TOTAL_CAP
 from ..._core._together import cancel_and_wait
 from ..._exceptions import RowDecodeError
 from ..._schema import SYSTEM_SCHEMA, InferredSchema
-from ._cursor import (
+from ._ordering import sort_table
+from ._plan import Plan
+from ._prefetch import (
     PREFETCH_PAGES,
-    TOTAL_CAP,
     Decode,
     PagedRead,
     SeenIds,
     decoded,
-    fetch_page,
     prefetched_pages,
     show_total,
     up_to_head,
 )
-from ._ordering import sort_table
-from ._plan import Plan, QuerySpec, plan_before_columns
-from ._probes import sequence_bounds
+from ._probes import Opening, sequence_bounds
 
 if TYPE_CHECKING:
     from ..._core import Requester
-    from .._location import TableLocation
 
 HOLD_BACK_ROWS = 100_000
 """Rows a streaming read with inferred types holds back while a column has shown no value."""
-
-
-@dataclass
-class EarlyPage:
-    """The first page of a serial read, asked for before its plan was made: the body of
-    `read`'s first page, in flight (None once taken)."""
-
-    read: PagedRead
-    body: asyncio.Task[bytes] | None
-
-    def take(self, read: PagedRead) -> asyncio.Task[bytes] | None:
-        """The body, when `read` is the read it was asked for (and it was not taken)."""
-        if read != self.read:
-            return None
-        body, self.body = self.body, None
-        return body
-
-    async def close(self) -> None:
-        """Cancel the request when it was not taken (nothing is raised)."""
-        if self.body is not None:
-            await cancel_and_wait(self.body)
-
-
-def early_page(
-    requester: Requester,
-    location: TableLocation,
-    member: str,
-    spec: QuerySpec,
-    page_size: int | None,
-) -> EarlyPage | None:
-    """The first page of a serial read of `spec`, asked for now (while the table's columns
-    are fetched) when it depends on no column: a query without a filter. None when the read
-    cannot ask early."""
-    plan = plan_before_columns(location, member, spec, page_size)
-    if plan is None:
-        return None
-    read = paged_read(plan)
-    if read.first_limit < 1:
-        return None
-    (queries,) = read.requests
-    body = asyncio.create_task(fetch_page(requester, read.path, queries, read.first_limit))
-    return EarlyPage(read, body)
-
-
-def paged_read(
-    plan: Plan, *, slot: Slot | None = None, last_sequence: int | None = None
-) -> PagedRead:
-    """What a serial read of `plan` fetches (`slot`: one of many concurrent ranges, which
-    asks for no count)."""
-    return PagedRead(
-        plan.location.rows_path,
-        plan.requests,
-        page_size=plan.page_size,
-        head=None if plan.client_order else plan.head,
-        every_row_kept=plan.every_row_kept,
-        counted=slot is None,
-        last_sequence=last_sequence,
-    )
 
 
 async def serial_batches(
@@ -115,7 +52,7 @@ async def serial_batches(
     concurrency: AdaptiveConcurrency | None = None,
     slot: Slot | None = None,
     last_sequence: int | None = None,
-    early: EarlyPage | None = None,
+    opening: Opening | None = None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The result batches of `plan`; `inferred` takes the types seen when the table's own
     cannot be read. `collect` says the caller keeps every batch anyway, so inferred types
@@ -123,29 +60,25 @@ async def serial_batches(
     it fetches no page ahead of the decoder (the ranges overlap fetching among themselves),
     tells `concurrency` how each page went, and gives up the slot once its last page is in;
     `last_sequence` is the last ``$sequence`` its rows can have when they come up it.
-    `early` is its first page asked for before the plan was made, which it closes."""
-    try:
-        if not plan.filters or plan.head == 0:
-            if inferred is not None:
-                await learn_columns(requester, plan, inferred)
-            return
-        read = paged_read(plan, slot=slot, last_sequence=last_sequence)
-        if early is not None:
-            read = replace(read, first_page=early.take(read))
-        decode = plan.decoder(inferred, kept=collect)
-        pages = _decoded_pages(requester, plan, read, decode, bar, concurrency, slot)
-        async with aclosing(pages):
-            batches: AsyncIterator[pa.RecordBatch] = up_to_head(pages, read.head, bar)
-            if inferred is not None:
-                hold = math.inf if collect or plan.client_order else HOLD_BACK_ROWS
-                batches = _settled(batches, requester, plan, inferred, hold)
-            if plan.client_order:
-                batches = _sorted(batches, plan)
-            async for batch in batches:
-                yield plan.project(batch)
-    finally:
-        if early is not None:
-            await early.close()
+    `opening` is the read's first requests (`Opening.send`), whose first page it takes."""
+    if not plan.reads_rows:
+        if inferred is not None:
+            await learn_columns(requester, plan, inferred)
+        return
+    read = plan.paged(counted=slot is None, last_sequence=last_sequence)
+    if opening is not None:
+        read = replace(read, first_page=opening.take())
+    decode = plan.decoder(inferred, kept=collect)
+    pages = _decoded_pages(requester, plan, read, decode, bar, concurrency, slot)
+    async with aclosing(pages):
+        batches: AsyncIterator[pa.RecordBatch] = up_to_head(pages, read.head, bar)
+        if inferred is not None:
+            hold = math.inf if collect or plan.client_order else HOLD_BACK_ROWS
+            batches = _settled(batches, requester, plan, inferred, hold)
+        if plan.client_order:
+            batches = _sorted(batches, plan)
+        async for batch in batches:
+            yield plan.project(batch)
 
 
 async def _decoded_pages(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, check_concurrency
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, Parallel, check_concurrency
 from ._plan import Plan, QuerySpec
 
 READ_CAP = 16
@@ -17,9 +17,6 @@ READ_CAP = 16
 READ_BUDGET = 64 * 2**20
 """Bytes of page bodies ``parallel="auto"`` lets its ranges hold at once, two per range (one
 arriving, one waiting for or in the decoder)."""
-
-Parallel = int | Auto | None
-"""How a read runs: ``"auto"``, a fixed number of concurrent ranges, or None (serial)."""
 
 
 class Obstacle(enum.Enum):

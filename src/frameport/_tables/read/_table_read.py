@@ -19,31 +19,27 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ..._core._adaptive import AUTO
+from ..._core._adaptive import AUTO, Parallel
 from ..._core._fan_in import in_order
+from ..._core._pages import TOTAL_CAP, fetch_page
 from ..._core._progress import finish, progress_bar
-from ..._schema import InferredSchema
+from ..._schema import SYSTEM_SCHEMA, InferredSchema
 from .._location import TableLocation
-from ._cursor import TOTAL_CAP
-from ._plan import Plan, QuerySpec, make_plan, plan_before_columns, plan_page_size
+from .._system import System
+from ._plan import Plan, QuerySpec, make_plan, plan_before_columns
+from ._prefetch import decoded
 from ._probes import (
+    Opening,
     SequenceBounds,
     last_sequence,
     sequence_at,
     sequence_bounds,
     service_count,
 )
-from ._ranged import (
-    GUESSED_WORK_PER_ROW,
-    ReadOpening,
-    early_opening,
-    range_reads,
-    ranged_batches,
-)
-from ._ranges import SequenceRange, split_ranges
-from ._serial import EarlyPage, early_page, serial_batches
-from ._strategy import Parallel, ReadStrategy
-from ._system import System
+from ._ranged import GUESSED_WORK_PER_ROW, range_reads, ranged_batches
+from ._ranges import SequenceRange, sequence_above, split_ranges
+from ._serial import learn_columns, serial_batches
+from ._strategy import Obstacle, ReadStrategy, range_obstacle
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -54,13 +50,15 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, eq=False)
 class TableRead:
     """One read of a table query (see the module docstring). `inferred` collects the column
-    types seen when the table's own cannot be read (None: they can)."""
+    types seen when the table's own cannot be read (None: they can); `opening` holds the
+    requests sent before the plan was made, which `pages` takes (or it sends its own) and
+    closes."""
 
     requester: Requester
     plan: Plan
     strategy: ReadStrategy
     inferred: InferredSchema | None
-    opening: ReadOpening | EarlyPage | None = field(default=None, repr=False)
+    opening: Opening | None = field(default=None, repr=False)
 
     @classmethod
     async def make(
@@ -76,15 +74,14 @@ class TableRead:
     ) -> TableRead:
         """The read of `spec` on the table at `location` (`columns`: the models of its
         columns, when the caller has them already; else they are asked for). A read
-        `reading` its pages next sends the first requests it can before the table's columns
-        arrive: those of a ranged read's opening, or a serial read's first page."""
+        `reading` its pages next, without a filter, sends its `Opening` before the table's
+        columns arrive (its requests do not depend on them)."""
         member = requester.query_member_for(location.rows_path)
-        opening: ReadOpening | EarlyPage | None = None
-        if reading:
-            if ReadStrategy.of(spec, plan_page_size(spec, page_size), parallel).ranged:
-                opening = early_opening(requester, location, member, spec, page_size)
-            else:
-                opening = early_page(requester, location, member, spec, page_size)
+        early = plan_before_columns(location, member, spec, page_size) if reading else None
+        opening = None
+        if early is not None:
+            ranged = ReadStrategy.of(spec, early.page_size, parallel).ranged
+            opening = Opening.send(requester, early, ranged=ranged)
         try:
             plan = await make_plan(requester, location, member, spec, page_size, columns=columns)
         except BaseException:
@@ -92,12 +89,6 @@ class TableRead:
                 await opening.close()
             raise
         strategy = ReadStrategy.of_plan(plan, parallel)
-        if isinstance(opening, ReadOpening) and not (strategy.ranged and opening.serves(plan)):
-            await opening.close()  # the columns made another read of it
-            opening = None
-        if isinstance(opening, EarlyPage) and strategy.ranged:
-            await opening.close()
-            opening = None
         inferred = InferredSchema() if plan.fetched is None else None
         return cls(requester, plan, strategy, inferred, opening)
 
@@ -115,21 +106,27 @@ class TableRead:
     async def pages(self, bar: Any = None, *, collect: bool) -> AsyncGenerator[pa.RecordBatch]:
         """The result batches, in the result's order. `collect` says the caller keeps every
         batch (memory need not be bounded); `bar` counts the rows."""
-        opening = self.opening
-        if self.strategy.ranged:
-            assert not isinstance(opening, EarlyPage), "a ranged read opens with a ReadOpening"
-            batches = ranged_batches(
-                self.requester, self.plan, self.strategy.controller(), bar,
-                streaming=not collect, opening=opening,
-            )  # fmt: skip
-        else:
-            assert not isinstance(opening, ReadOpening), "a serial read opens with its page"
-            batches = serial_batches(
-                self.requester, self.plan, self.inferred, bar, collect=collect, early=opening
-            )
-        async with aclosing(batches):
-            async for batch in batches:
-                yield batch
+        ranged, opening = self.strategy.ranged, self.opening
+        if opening is not None and not opening.serves(self.plan, ranged=ranged):
+            await opening.close()  # the columns made another read of it, or it was taken
+            opening = None
+        opening = opening or Opening.send(self.requester, self.plan, ranged=ranged)
+        try:
+            if ranged:
+                batches = ranged_batches(
+                    self.requester, self.plan, self.strategy.controller(), bar,
+                    streaming=not collect, opening=opening,
+                )  # fmt: skip
+            else:
+                batches = serial_batches(
+                    self.requester, self.plan, self.inferred, bar, collect=collect, opening=opening
+                )
+            async with aclosing(batches):
+                async for batch in batches:
+                    yield batch
+        finally:
+            if opening is not None:
+                await opening.close()
 
     async def collect(self, progress: bool | None) -> tuple[list[pa.RecordBatch], pa.Schema]:
         """Every result batch (a progress bar shown when `progress`), and the result's
@@ -138,6 +135,23 @@ class TableRead:
             async with aclosing(self.pages(bar, collect=True)) as pages:
                 batches = [batch async for batch in pages]
         return batches, self.result_schema(batches)
+
+    async def first_page(self, rows: int) -> tuple[int | None, pa.RecordBatch]:
+        """The service's count of the rows of the first request (None: none is sent) and up
+        to `rows` result rows of its first page, one request (a preview: the client's part
+        of a filter may keep fewer). Inferred types are learned as for an empty result."""
+        plan, inferred = self.plan, self.inferred
+        limit = rows if plan.head is None else min(rows, plan.head)
+        total, batch = None, pa.RecordBatch.from_pylist([], schema=plan.output or SYSTEM_SCHEMA)
+        if plan.reads_rows and limit > 0:
+            path, queries = plan.location.rows_path, plan.requests[0]
+            body = await fetch_page(self.requester, path, queries, limit)
+            total, batch = await decoded(plan.decoder(inferred), body)
+        if inferred is not None:
+            if not batch.num_rows:
+                await learn_columns(self.requester, plan, inferred)
+            batch = inferred.conform(batch)
+        return total, plan.project(batch)
 
     async def schema(self) -> pa.Schema:
         """The result's schema: the table's types, or (inferred from the rows) those of the
@@ -227,6 +241,10 @@ class TableRead:
         """This read with the filter query strings `queries` added to every request."""
         return replace(self, plan=self.plan.narrowed(*queries), opening=None)
 
+    def after(self, sequence: int) -> TableRead:
+        """This read of the rows after ``$sequence`` `sequence` only."""
+        return self.narrowed(sequence_above(sequence, self.member))
+
     def showing(self, system: System) -> TableRead:
         """This read showing the ``$`` fields `system` names (it sends the same requests)."""
         return replace(self, plan=replace(self.plan, spec=self.plan.spec.showing(system)))
@@ -239,6 +257,12 @@ class TableRead:
         return TableRead(self.requester, plan, strategy, inferred)
 
     # -- what it is ------------------------------------------------------------------------------
+
+    @property
+    def obstacle(self) -> Obstacle | None:
+        """What keeps the rows from being read in ranges of ``$sequence`` (None: nothing)."""
+        plan = self.plan
+        return range_obstacle(plan.spec, requests=len(plan.filters), inferred=plan.fetched is None)
 
     def result_schema(self, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
         """The schema of a result made of `batches` (for inferred types: of what was seen)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..._schema import SYSTEM_SCHEMA
+from .._schema import SYSTEM_SCHEMA
 
 System = bool | str | Sequence[str]
 """What `system=` takes: True (every ``$`` field), False (none), or the names to show."""

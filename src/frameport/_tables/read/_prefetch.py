@@ -1,19 +1,8 @@
-"""The cursor loop of every list of the service (table rows; files and deployments through
-`frameport._records` and the fsspec filesystem), and pages fetched ahead of their decoding.
-
-* Each page asks for `page_size` rows and the next starts after the previous page's last
-  ``$id`` (``cursorAfter``), read from the raw body (`last_row_id`): `prefetched_pages`
-  fetches in a task of its own, at most `PREFETCH_PAGES` bodies ahead, while the reader
-  decodes on the decoding thread (`decoded`; Arrow's JSON reader releases the GIL).
-* A request ends with a page shorter than the limit (counted on the raw body), never at a
-  row count: nothing is cut off; or, read up ``$sequence`` in a range whose last row is
-  known, with the page that ends with that row. A cursor the service refuses (its row has
-  null in a sort column, ``database_query_order_null``) is replaced by ``offset`` for that
-  page.
-* `SeenIds` drops rows of several requests seen before; `up_to_head` stops at `head` rows.
-
->>> async for body in iter_pages(requester, "/storage/buckets/b/files", (), 100):
-...     ...                                                       # doctest: +SKIP
+"""A table read's pages fetched ahead of their decoding, through the cursor loop of
+`_core._pages`: `prefetched_pages` fetches in a task of its own, at most `PREFETCH_PAGES`
+bodies ahead, while the reader decodes on the decoding thread (`decoded`; Arrow's JSON reader
+releases the GIL). `SeenIds` drops rows of several requests seen before; `up_to_head` stops
+at `head` rows; `show_total` puts what the service counted on the progress bar.
 """
 
 from __future__ import annotations
@@ -22,7 +11,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,12 +20,9 @@ import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
+from ..._core._pages import TOTAL_CAP, check_page_size, describe_total, iter_pages
 from ..._core._progress import set_total
-from ..._core._queries import cursor_after_query, limit_query, offset_query
 from ..._core._together import cancel_and_wait
-from ..._core._transport import queries_param
-from ..._exceptions import BadRequestError
-from ._decode import last_row_id, last_row_value
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -47,13 +33,8 @@ DEFAULT_PAGE_SIZE = 5000
 """Rows asked for per page unless the table handle (`client.table(..., page_size=)`) or the
 call (`to_pandas(page_size=)`) says otherwise."""
 
-TOTAL_CAP = 5000
-"""The service counts matching rows up to this number: a `total` of 5000 means "5000 or more"."""
-
 PREFETCH_PAGES = 2
 """Page bodies fetched ahead of the decoder; bounds the memory of a read."""
-
-_ORDER_NULL = "database_query_order_null"
 
 READ_POOL = pa.system_memory_pool()
 """The Arrow memory pool reads pass to decoding and to ``to_pandas``, and that the batches a
@@ -87,8 +68,8 @@ class PagedRead:
     the rows still missing; `counted` asks the service to count the rows on the first page
     (work for the service, which a range of a larger read does not need); `last_sequence`,
     the ``$sequence`` of the last row a read up ``$sequence`` can hold, ends it at the page
-    that ends with that row. `first_page` is the body of the first page, when it was asked
-    for already (`EarlyPage`)."""
+    that ends with that row. `first_page` is the body of the first page, asked for already
+    (by the read's `Opening`)."""
 
     path: str
     requests: tuple[tuple[str, ...], ...]
@@ -113,13 +94,6 @@ class PagedRead:
     def first_limit(self) -> int:
         """The rows its first page asks for."""
         return self.page_size if self.row_limit is None else min(self.page_size, self.row_limit)
-
-
-def check_page_size(page_size: int) -> int:
-    """`page_size` if it is a whole number of rows of at least 1."""
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
-        raise ValueError(f"page_size must be a whole number of rows >= 1 (got {page_size!r}).")
-    return page_size
 
 
 @dataclass(frozen=True)
@@ -209,83 +183,6 @@ async def _fetch_pages(
     await queue.put(None)
 
 
-async def iter_pages(
-    requester: Requester,
-    path: str,
-    queries: Sequence[str],
-    page_size: int,
-    *,
-    row_limit: int | None = None,
-    with_total: bool = True,
-    after: str | None = None,
-    skipped: int = 0,
-    last_sequence: int | None = None,
-    first_page: Awaitable[bytes] | None = None,
-) -> AsyncGenerator[bytes, None]:
-    """Every page body of one list request (`queries`: everything but limit and cursor), in
-    the service's order: the one cursor loop of the package.
-
-    Each page asks for `page_size` rows after the previous page's last ``$id``; the loop ends
-    with a page shorter than asked (counted on the raw body), never at a row count, so nothing
-    is cut off. With `row_limit`, the pages ask for no more rows than that in all. Only the
-    first page asks the service to count the rows (`with_total`). A read that continues an
-    earlier one starts after the row `after`, `skipped` rows into the request. A request up
-    ``$sequence`` whose rows end at `last_sequence` ends with the page that ends there: an
-    empty page after it would say so a round trip later. `first_page` is the first page's
-    body when it was asked for already, with the same queries, limit and count.
-    """
-    last = None if last_sequence is None else str(last_sequence)
-    delivered = 0
-    cursor = after
-    while True:
-        limit = page_size if row_limit is None else min(page_size, row_limit - delivered)
-        if limit < 1:
-            return
-        if first_page is not None:
-            body, first_page = await first_page, None
-        else:
-            body = await fetch_page(
-                requester, path, queries, limit, cursor=cursor, delivered=skipped + delivered,
-                with_total=with_total and delivered == 0,
-            )  # fmt: skip
-        cursor = last_row_id(body)
-        yield body
-        delivered += limit
-        if cursor is None or rows_at_most(body) < limit:
-            return
-        if last is not None and last_row_value(body, b"$sequence") == last:
-            return
-
-
-async def fetch_page(
-    requester: Requester,
-    path: str,
-    queries: Sequence[str],
-    limit: int,
-    *,
-    cursor: str | None = None,
-    delivered: int = 0,
-    with_total: bool = True,
-) -> bytes:
-    """One page body of at most `limit` rows of the request `queries`, after the row `cursor`
-    (None: from the start). `delivered` is how many rows of the request came before it, so
-    that the page can be asked for by offset when the service refuses the cursor."""
-    paging = [limit_query(limit)]
-    if cursor is not None:
-        paging.append(cursor_after_query(cursor))
-    params: dict[str, Any] = queries_param([*queries, *paging])
-    if not with_total:
-        params["total"] = "false"  # counting is work for the service; only page one's is used
-    try:
-        return await requester.request_bytes("GET", path, params=params)
-    except BadRequestError as exc:
-        if cursor is None or exc.type != _ORDER_NULL:
-            raise
-    # The cursor row has null in a sort column: the service cannot continue after it.
-    params.update(queries_param([*queries, limit_query(limit), offset_query(delivered)]))
-    return await requester.request_bytes("GET", path, params=params)
-
-
 async def decoded(
     decode: Decode, body: bytes, concurrency: AdaptiveConcurrency | None = None
 ) -> tuple[int, pa.RecordBatch]:
@@ -327,14 +224,6 @@ _decoder_pool_lock = threading.Lock()
 os.register_at_fork(after_in_child=_forget_decoder_after_fork)
 
 
-def rows_at_most(body: bytes) -> int:
-    """An upper bound of the rows in a page body: every row has an ``"$id"`` key, and that
-    quoted text occurs unescaped nowhere else except as a string value or in a nested row.
-    (``bytes.count`` takes 1.1 ms for a 1.6 MB page, on the event loop's thread; counting
-    with numpy took 1.6 ms.)"""
-    return body.count(b'"$id"')
-
-
 class SeenIds:
     """The ``$id``s of rows already yielded, to drop repeats when requests overlap."""
 
@@ -372,15 +261,3 @@ def show_total(
     described = describe_total(total, exact=exact)
     if described is not None:
         bar.set_postfix_str(f"of {described}", refresh=True)
-
-
-def describe_total(total: int, *, exact: bool = True) -> str | None:
-    """The service's `total` for people: a capped count is "≥ 5,000"; a count the client
-    narrows afterwards (`exact=False`) is an upper bound, or None once capped.
-
-    >>> describe_total(120), describe_total(5000), describe_total(120, exact=False)
-    ('120', '≥ 5,000', '≤ 120')
-    """
-    if total >= TOTAL_CAP:
-        return f"≥ {total:,}" if exact else None
-    return f"{total:,}" if exact else f"≤ {total:,}"
