@@ -1,5 +1,5 @@
-"""The README starts with the two commands, links only to pages that exist, and nothing in
-the repository points outside it."""
+"""The README starts with the two commands, links every guide and reference page and only
+pages that exist, and nothing in the repository points outside it."""
 
 from __future__ import annotations
 
@@ -21,6 +21,16 @@ def test_readme_links_to_documentation_pages_that_exist() -> None:
     links = re.findall(r"\]\(([^)#]+)\)", README.read_text(encoding="utf-8"))
     assert "docs/getting-started.md" in links
     assert [link for link in links if not (REPO / link).exists()] == []
+
+
+def test_readme_links_every_guide_and_reference_page() -> None:
+    links = set(re.findall(r"\]\(([^)#]+)\)", README.read_text(encoding="utf-8")))
+    pages = {
+        page.relative_to(REPO).as_posix()
+        for folder in ("docs/guides", "docs/reference")
+        for page in (REPO / folder).glob("*.md")
+    }
+    assert sorted(pages - links) == []
 
 
 def test_nothing_in_the_repository_points_outside_it() -> None:
