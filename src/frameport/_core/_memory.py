@@ -17,8 +17,8 @@ thread starts, takes (unless the environment already says otherwise):
 - blocks of 256 KiB and more mapped on their own (``MALLOC_MMAP_THRESHOLD_``), so that
   freeing one gives it back to the system at once.
 
-A full backup of a million rows and 200 MiB of files peaked at 175 MB this way, against
-255 MB, in the same time. A program that calls the client can have the same by starting
+A full backup peaks well below the default settings' peak this way, in the same time
+(figures: benchmarks/README.md). A program that calls the client can have the same by starting
 with these three variables set.
 
 `release_free_memory` asks glibc to return its free pages (``malloc_trim``), as after a read

@@ -236,7 +236,8 @@ class KeyThrottle(RateLimitThrottle):
 def _ssl_context(endpoint: str) -> ssl.SSLContext:
     """The SSL context of a client of `endpoint`. For HTTPS, httpx's default (certificates
     from ``SSL_CERT_FILE``, ``SSL_CERT_DIR`` or certifi), made once per process and setting:
-    loading the certificates takes about 40 ms here, which every new client would pay again.
+    loading the certificates takes tens of milliseconds, which every new client would pay
+    again.
     A plain-HTTP endpoint opens no TLS connection (requests go to its paths, redirects are
     not followed), so it loads none: its context verifies against no certificate at all."""
     if not endpoint.lower().startswith("https:"):

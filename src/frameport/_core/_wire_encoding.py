@@ -1,14 +1,13 @@
 """The ``Accept-Encoding`` the client sends, chosen for the link as measured.
 
-Compressing a page costs the service CPU (zstd about 3 ms for a 1.6 MB page of 5000 rows,
-gzip about 20 ms) and the client CPU to inflate it (zstd about 0.6 ms, gzip about 2.4 ms),
-and makes it 7 to 10 times smaller. When the service is near, the wire is not the limit and
-that CPU is lost (on one machine, both sides share its cores); when it is far, the wire is
-the limit and zstd pays many times over. With ``compression="auto"`` (the default) the
-client asks for no encoding while the fastest answer so far came within `FAR_ROUND_TRIP`,
-else for zstd, falling back to gzip (a service without zstd answers gzip); before any answer
-has come it asks for zstd, the cheap mistake of the two. httpx inflates what comes
-(``zstandard`` is a dependency).
+Compressing a page costs the service CPU and the client CPU to inflate it (zstd much less
+than gzip), and makes it several times smaller (figures: benchmarks/README.md). When the
+service is near, the wire is not the limit and that CPU is lost (on one machine, both
+sides share its cores); when it is far, the wire is the limit and zstd pays many times
+over. With ``compression="auto"`` (the default) the client asks for no encoding while the
+fastest answer so far came within `FAR_ROUND_TRIP`, else for zstd, falling back to gzip (a
+service without zstd answers gzip); before any answer has come it asks for zstd, the cheap
+mistake of the two. httpx inflates what comes (``zstandard`` is a dependency).
 
 >>> choose_wire_encoding("auto", 0.002).accept_encoding
 'identity'

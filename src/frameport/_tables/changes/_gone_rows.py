@@ -43,8 +43,8 @@ CONCURRENT_PROBES = 4
 
 def sorted_sequences(sequences: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """`sequences` sorted. They come in ``$sequence`` order or in runs of it (a full read, a
-    copy's layers), which a stable sort (timsort) takes in about one pass: 0.5 ms for 500,000
-    in order, where NumPy's default quicksort takes 30."""
+    copy's layers), which a stable sort (timsort) takes in about one pass, where NumPy's
+    default quicksort sorts them again (figures: benchmarks/README.md)."""
     return np.sort(sequences, kind="stable")
 
 

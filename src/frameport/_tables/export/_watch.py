@@ -85,9 +85,9 @@ def file_checks(path: Path, rows_listed: int, pages_in_order: bool | None) -> Ex
 def _ids_unique(file: pq.ParquetFile) -> bool:
     """Whether the file's ``$id`` column holds no value twice (null counting as a value): no
     two of the IDs' 64-bit hashes are alike, or the IDs whose hashes are alike differ. Eight
-    bytes a row, hashed row group by row group: a set of the IDs as Python strings grew a
-    500,000-row export's memory by 57 MB, and Arrow's count of distinct values (a hash table
-    of every ID) a million-row export's peak by 50 MB."""
+    bytes a row, hashed a slice at a time: a set of the IDs as Python strings, or Arrow's
+    count of distinct values (a hash table of every ID), raised an export's peak memory
+    (figures: benchmarks/README.md)."""
     hashes = np.empty(file.metadata.num_rows, np.uint64)
     filled = 0
     for ids in _id_chunks(file):
@@ -114,8 +114,7 @@ def _id_chunks(file: pq.ParquetFile) -> Iterator[pa.Array[Any]]:
 
 
 HASHED_AT_ONCE = 8192
-"""IDs hashed at once: a row group's 65,536 as Python strings raised a million-row export's
-peak by 15 MB."""
+"""IDs hashed at once: a whole row group's, as Python strings, raised an export's peak."""
 
 
 def _hashes(ids: pa.Array[Any]) -> np.ndarray[Any, np.dtype[np.uint64]]:

@@ -44,12 +44,12 @@ builds a page's columns in the default pool whatever pool it is given."""
 
 
 def in_read_pool(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """`batch` copied into `READ_POOL` (0.3–0.5 ms for a 5000-row page), for a read that
-    keeps every batch: the default pool's memory is free again for the next page, where the
-    pages' columns left there kept mimalloc's pages partly used (``to_arrow`` of 400,000
-    rows, a 39 MiB table: 54 MiB of RSS growth with the copy, 71–86 MiB without). A read
-    that hands its batches on reuses that memory as it goes, and does not copy: the
-    copies' memory, spread over the decoding threads, raised a backup's peak."""
+    """`batch` copied into `READ_POOL`, for a read that keeps every batch: the default pool's
+    memory is free again for the next page, where the pages' columns left there kept
+    mimalloc's pages partly used, and a read's memory grew by more than its table (figures:
+    benchmarks/README.md). A read that hands its batches on reuses that memory as it goes,
+    and does not copy: the copies' memory, spread over the decoding threads, raised a
+    backup's peak."""
     if not batch.num_columns:  # nothing to copy, and no arrays to say how many rows
         return batch
     columns = [pa.concat_arrays([column], memory_pool=READ_POOL) for column in batch.columns]
