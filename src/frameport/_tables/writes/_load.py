@@ -84,12 +84,12 @@ class LoadOptions:
             check_on_conflict(self.on_conflict)
         except ValueError as exc:
             raise LoadError(str(exc)) from None
-        if (
-            isinstance(self.batch_size, bool)
-            or not isinstance(self.batch_size, int)
-            or self.batch_size < 1
-        ):
+        if not _whole(self.batch_size):
             raise LoadError(f"batch_size must be a whole number >= 1 (got {self.batch_size!r})")
+        if self.concurrency != AUTO and not _whole(self.concurrency):
+            raise LoadError(
+                f'concurrency must be "auto" or a whole number >= 1 (got {self.concurrency!r})'
+            )
         id_from = self.id_from
         if not (id_from is None or isinstance(id_from, str) or _names(id_from)):
             raise LoadError(
@@ -105,6 +105,10 @@ class LoadOptions:
     def identity(self) -> str:
         keys = self.id_from if isinstance(self.id_from, str) else ",".join(self.id_from or ())
         return f"{self.on_conflict}|{keys}|{self.batch_size}"
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _names(value: object) -> bool:
