@@ -6,8 +6,9 @@ whatever its rows; only the request body limit bounds the rows of one operation.
 ``on_conflict="replace"`` finds there) of up to `OPERATION_ROWS` rows and
 `OPERATION_BYTES` of JSON each, and stages each operation through
 ``POST /tablesdb/transactions/{id}/operations`` as soon as it is full, so memory holds one
-operation. ``on_conflict="skip"`` and ``"replace"`` look each
-batch's IDs up first (one list request per `batch_size` rows).
+operation. It is the sender of the writes' one loop (`_ordered`), which hands it the
+load's batches one at a time; ``on_conflict="skip"`` and ``"replace"`` look each batch's
+IDs up first (one list request per batch).
 
 * **Refused up front.** When the source's size is known (a frame, a Parquet file), the
   first chunk's encoded size per row gives the operations the whole load needs; more than
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._core._polling import poll_until
 from ..._exceptions import LoadError, RowsRejectedError, ServerError, TransportError
-from ._sending import ID, OnConflict, existing_ids
+from ._sending import ID, EncodedRows, OnConflict, Outcome, existing_ids
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -74,12 +75,12 @@ class AtomicLoad:
         requester: Requester,
         location: TableLocation,
         on_conflict: OnConflict,
-        batch_size: int,
+        source_rows: int | None,
     ) -> None:
         self._requester = requester
         self._location = location
         self._on_conflict = on_conflict
-        self._batch_size = batch_size
+        self._source_rows = source_rows  # None: not known before the source is read
         self._transaction: str | None = None
         self._staged = 0
         self._rows = 0
@@ -88,32 +89,22 @@ class AtomicLoad:
         self._bytes = 0
         self._skipped = 0
         self._replaced = 0
-        self._rejected = False
         self._commit_sent = False
 
-    async def stage(
-        self, rows: list[dict[str, Any]], *, rejected_so_far: int, source_rows: int | None
-    ) -> None:
-        """Add the rows of one chunk (nothing more is staged once a row was rejected)."""
-        if rejected_so_far:
-            self._rejected = True
-        if self._rejected:
-            return
-        encoded = [
-            json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode() for row in rows
-        ]
+    async def send(self, rows: EncodedRows, *, maybe_written: bool) -> Outcome:
+        """Add a batch of rows (`_ordered.Sender`); they are counted when committed."""
+        encoded = rows.texts
         if self._transaction is None:
-            self._refuse_if_too_large(encoded, source_rows)
+            self._refuse_if_too_large(encoded, self._source_rows)
             answer = await self._requester.request_json(
                 "POST", _TRANSACTIONS, json={"ttl": TRANSACTION_TTL}
             )
             self._transaction = str(answer["$id"])
         there: set[str] = set()
         if self._on_conflict != "fail":
-            for start in range(0, len(rows), self._batch_size):
-                ids = [str(row[ID]) for row in rows[start : start + self._batch_size]]
-                there |= await existing_ids(self._requester, self._location, ids)
-        for row, text in zip(rows, encoded, strict=True):
+            ids = [str(row[ID]) for row in rows.rows]
+            there = await existing_ids(self._requester, self._location, ids)
+        for row, text in zip(rows.rows, encoded, strict=True):
             if row[ID] in there:
                 if self._on_conflict == "skip":
                     self._skipped += 1
@@ -125,7 +116,8 @@ class AtomicLoad:
             self._rows += 1
             self._bytes += len(text) + 1
             if self._bytes >= OPERATION_BYTES or self._pending() >= OPERATION_ROWS:
-                await self._flush(source_rows)
+                await self._flush(self._source_rows)
+        return Outcome()
 
     def _pending(self) -> int:
         return len(self._creates) + len(self._upserts)
@@ -203,7 +195,7 @@ class AtomicLoad:
     async def finish(self, report: WriteReport) -> None:
         """Commit (or, with rejected rows, roll back and raise `RowsRejectedError`); fill in
         the report's counts."""
-        if self._rejected or len(report.rejected):
+        if len(report.rejected):
             await self._rollback()
             report.written = 0
             raise RowsRejectedError(
