@@ -18,11 +18,11 @@ IDs up first (one list request per batch).
   rolled back).
 * **Rejected rows.** A row that breaks a column's rule rolls the transaction back once the
   whole source has been checked; `RowsRejectedError` carries the report with every bad row.
-* **Lost answers.** Staging is not idempotent, so when an answer is lost the transaction's
-  ``operations`` count says whether the operation was staged; a lost commit answer is
-  settled by reading the transaction's status, waiting while it is ``committing`` (a commit
-  that outlasts the client's timeout): ``committed`` is a success. Only a ``pending``
-  transaction is ever rolled back.
+* **Lost answers.** Staging is not idempotent, so the transport retries it with a probe
+  (``settle``) of the transaction's ``operations`` count, which says whether the operation
+  was staged; a lost commit answer is settled by the transaction's status, waiting while it
+  is ``committing`` (a commit that outlasts the client's timeout): ``committed`` is a
+  success. Only a ``pending`` transaction is ever rolled back.
 """
 
 from __future__ import annotations
@@ -30,11 +30,13 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import httpx
 
 from ..._core._polling import poll_until
 from ..._exceptions import LoadError, RowsRejectedError, ServerError, TransportError
-from ._sending import ID, EncodedRows, OnConflict, Outcome, existing_ids
+from ._sending import ID, JSON_HEADERS, EncodedRows, OnConflict, Outcome, existing_ids
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -54,7 +56,6 @@ OPERATION_ROWS = 9_000
 TRANSACTION_TTL = 3600
 """Seconds the transaction stays open (the service's maximum)."""
 
-_ATTEMPTS = 5
 COMMIT_WAIT = 3600.0
 """Seconds to wait for the outcome of a commit whose answer was lost (still ``committing``)."""
 _POLL_DELAY, _POLL_MAX_DELAY = 0.2, 5.0
@@ -97,7 +98,7 @@ class AtomicLoad:
         if self._transaction is None:
             self._refuse_if_too_large(encoded, self._source_rows)
             answer = await self._requester.request_json(
-                "POST", _TRANSACTIONS, json={"ttl": TRANSACTION_TTL}
+                "POST", _TRANSACTIONS, json={"ttl": TRANSACTION_TTL}, idempotent=True
             )
             self._transaction = str(answer["$id"])
         there: set[str] = set()
@@ -170,27 +171,25 @@ class AtomicLoad:
         return b'{"operations":[' + head[:-1].encode() + b',"data":[' + b",".join(rows) + b"]}]}"
 
     async def _stage_once(self, body: bytes) -> None:
+        """Stage one operation; a lost answer is settled by the transaction's count of
+        operations (the transport asks before it sends the operation again)."""
+
+        async def staged() -> httpx.Response | None:
+            answer = await self._status()
+            return answer if int(answer.json()["operations"]) > self._staged else None
+
         path = f"{_TRANSACTIONS}/{self._transaction}/operations"
-        for attempt in range(_ATTEMPTS):
-            try:
-                await self._requester.request(
-                    "POST", path, content=body, headers={"Content-Type": "application/json"}
-                )
-                break
-            except (TransportError, ServerError):
-                staged = await self._status()
-                if int(staged["operations"]) > self._staged:
-                    break
-                if attempt == _ATTEMPTS - 1:
-                    await self._rollback()
-                    raise
+        try:
+            await self._requester.request(
+                "POST", path, content=body, headers=JSON_HEADERS, settle=staged
+            )
+        except BaseException:
+            await self._rollback()
+            raise
         self._staged += 1
 
-    async def _status(self) -> dict[str, Any]:
-        answer: dict[str, Any] = await self._requester.request_json(
-            "GET", f"{_TRANSACTIONS}/{self._transaction}"
-        )
-        return answer
+    async def _status(self) -> httpx.Response:
+        return await self._requester.request("GET", f"{_TRANSACTIONS}/{self._transaction}")
 
     async def finish(self, report: WriteReport) -> None:
         """Commit (or, with rejected rows, roll back and raise `RowsRejectedError`); fill in
@@ -217,30 +216,25 @@ class AtomicLoad:
         report.batches = self._staged
 
     async def _commit(self) -> None:
+        """Commit; a lost answer is settled by the transaction's status (`_committed`), by
+        the transport before it sends the commit again and here after its last attempt."""
+        self._commit_sent = True
         path = f"{_TRANSACTIONS}/{self._transaction}"
-        for attempt in range(_ATTEMPTS):
-            try:
-                self._commit_sent = True
-                await self._requester.request("PATCH", path, json={"commit": True})
-                return
-            except (TransportError, ServerError):
-                status = await self._outcome()
-                if status == "committed":
-                    return
-                if status == "failed":
-                    raise LoadError(
-                        f"the commit of transaction {self._transaction} failed on the service "
-                        "(its answer was lost): nothing of this load was written; run it again"
-                    ) from None
-                if attempt == _ATTEMPTS - 1:
-                    raise
+        try:
+            await self._requester.request(
+                "PATCH", path, json={"commit": True}, settle=self._committed
+            )
+        except (TransportError, ServerError):
+            if await self._committed() is None:
+                raise
 
-    async def _outcome(self) -> str:
-        """The transaction's status once its commit is no longer running."""
+    async def _committed(self) -> httpx.Response | None:
+        """The transaction once its commit is no longer running: None while ``pending``
+        (to commit again), a `LoadError` if it ``failed``."""
 
-        async def settled() -> str | None:
-            status = str((await self._status())["status"])
-            return None if status == "committing" else status
+        async def settled() -> httpx.Response | None:
+            answer = await self._status()
+            return None if answer.json()["status"] == "committing" else answer
 
         def still_running() -> LoadError:
             return LoadError(
@@ -249,10 +243,17 @@ class AtomicLoad:
                 "status before loading again"
             )
 
-        return await poll_until(
+        answer = await poll_until(
             settled, timeout=COMMIT_WAIT, delay=_POLL_DELAY, max_delay=_POLL_MAX_DELAY,
             timed_out=still_running,
         )  # fmt: skip
+        status = answer.json()["status"]
+        if status == "failed":
+            raise LoadError(
+                f"the commit of transaction {self._transaction} failed on the service (its "
+                "answer was lost): nothing of this load was written; run it again"
+            )
+        return answer if status == "committed" else None
 
     async def _rollback(self) -> None:
         if self._transaction is None:
@@ -262,7 +263,7 @@ class AtomicLoad:
             # On failure the transaction expires by itself; nothing of it was committed.
             with contextlib.suppress(TransportError, ServerError):
                 # Once a commit was sent, only a transaction still pending is rolled back.
-                if not self._commit_sent or (await self._status())["status"] == "pending":
+                if not self._commit_sent or (await self._status()).json()["status"] == "pending":
                     await self._requester.request("PATCH", path, json={"rollback": True})
         finally:
             self._transaction = None
