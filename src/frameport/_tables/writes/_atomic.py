@@ -96,7 +96,7 @@ class AtomicLoad:
         """Add a batch of rows (`_ordered.Sender`); they are counted when committed."""
         encoded = rows.texts
         if self._transaction is None:
-            self._refuse_if_too_large(encoded, self._source_rows)
+            self._refuse_if_too_large(encoded)
             answer = await self._requester.request_json(
                 "POST", _TRANSACTIONS, json={"ttl": TRANSACTION_TTL}, idempotent=True
             )
@@ -117,13 +117,14 @@ class AtomicLoad:
             self._rows += 1
             self._bytes += len(text) + 1
             if self._bytes >= OPERATION_BYTES or self._pending() >= OPERATION_ROWS:
-                await self._flush(self._source_rows)
+                await self._flush()
         return Outcome()
 
     def _pending(self) -> int:
         return len(self._creates) + len(self._upserts)
 
-    def _refuse_if_too_large(self, encoded: list[bytes], source_rows: int | None) -> None:
+    def _refuse_if_too_large(self, encoded: list[bytes]) -> None:
+        source_rows = self._source_rows
         if source_rows is None or not encoded:
             return
         per_row = sum(len(text) + 1 for text in encoded) / len(encoded)
@@ -144,7 +145,7 @@ class AtomicLoad:
             "into atomic parts"
         )
 
-    async def _flush(self, source_rows: int | None) -> None:
+    async def _flush(self) -> None:
         for action, rows in (("bulkCreate", self._creates), ("bulkUpsert", self._upserts)):
             if not rows:
                 continue
@@ -152,7 +153,9 @@ class AtomicLoad:
                 await self._rollback()
                 per_row = max(1, self._bytes) / max(1, len(rows))
                 raise LoadError(
-                    self._too_large(max(self._rows, source_rows or 0), per_row, self._staged + 1)
+                    self._too_large(
+                        max(self._rows, self._source_rows or 0), per_row, self._staged + 1
+                    )
                 )
             body = self._operation(action, rows)
             await self._stage_once(body)
@@ -205,7 +208,7 @@ class AtomicLoad:
         if self._transaction is None:
             return
         try:
-            await self._flush(None)
+            await self._flush()
             await self._commit()
         except BaseException:
             await self._rollback()

@@ -4,16 +4,18 @@
 does not fit (`RowPreparer.check_columns`), then streams it chunk by chunk: each chunk is
 checked and given IDs (`_prepare`), cut into batches of `batch_size` rows (the service's
 bulk limit, 100 unless a plan raises it) and at most the body the service takes
-(`cut_requests`), and sent by `RowSender` (`_sending`), as many at
-once as the shared concurrency controller says (`_core._adaptive`: from each request's wait
-and each batch's preparation time), or one at a time with ``ordered=True``. Memory holds
-one chunk and the batches in flight, whatever the source's size.
+(`cut_requests`), and sent through the writes' one loop (`_ordered.SendLoop`) by
+`RowSender` (`_sending`), as many at once as the shared concurrency controller says
+(`_core._adaptive`: from each request's wait and each batch's preparation time), or one at
+a time with ``ordered=True``. Memory holds one chunk and the batches in flight, whatever
+the source's size.
 
 With ``resume=True`` a checkpoint (`_checkpoint`) records the finished prefix of the source
 after each batch and, before a chunk's batches go out, where the rows sent end; a load run
 again with the same source and options skips the prefix and sends the rest, the rows that
-may have been written before as such. With ``atomic=True`` the rows go into one
-transaction instead (`_atomic`).
+may have been written before as such. With ``atomic=True`` the same loop stages the rows
+in one transaction instead (`_atomic.AtomicLoad` is its sender); with ``dry_run=True`` its
+sender sends nothing.
 """
 
 from __future__ import annotations
@@ -319,23 +321,15 @@ class _Stream:
         outcome, part = item.outcome, item.mark
         assert outcome is not None
         checkpoint, report = self._checkpoint, self._report
-        for refusal in outcome.refused:
-            row = item.rows.rows[refusal.index]
-            place = int(part.positions[refusal.index])
-            checkpoint.refused.append((place, refusal.column or "", refusal.message))
-            self._rejected.append(
-                pd.DataFrame(
-                    [
-                        {
-                            "row": place,
-                            "column": refusal.column or "",
-                            "rule": "service",
-                            "message": refusal.message,
-                            **{rejected_value_name(k): v for k, v in row.items()},
-                        }
-                    ]
-                )
-            )
+        refused = [
+            {"row": int(part.positions[r.index]), "column": r.column or "", "rule": "service",
+             "message": r.message,
+             **{rejected_value_name(k): v for k, v in item.rows.rows[r.index].items()}}
+            for r in outcome.refused
+        ]  # fmt: skip
+        checkpoint.refused += [(r["row"], r["column"], r["message"]) for r in refused]
+        if refused:
+            self._rejected.append(pd.DataFrame(refused))
         self._bar.update(len(item.rows))
         report.written += outcome.written
         report.skipped += outcome.skipped
