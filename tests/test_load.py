@@ -7,6 +7,7 @@ writes, and the rows rejected are exactly those whose values break their column'
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -295,6 +296,28 @@ def test_a_load_under_faults_and_429s_converges_to_the_same_table(tmp_path: Path
         reference = client.create_table("calm", "people", schema=COLUMNS)
         reference.load(frame, id_from=["email"], progress=False)
         pd.testing.assert_frame_equal(read, rows_of(reference))
+
+
+FAULTS = "0.3:6"  # a staged operation applied, its answer lost
+
+
+def test_an_atomic_load_whose_answers_are_lost_stages_and_commits_once() -> None:
+    frame = people(300, seed=6)
+    patient = RetryPolicy(retries=12, backoff=0.05, backoff_max=0.5)
+    with LocalService(faults=FAULTS) as faulty, faulty.client(retries=patient) as client:
+        table = client.create_table("faulty", "people", schema=COLUMNS)
+        table.load(frame.iloc[:100], id_from=["email"], progress=False)
+        report = table.load(
+            frame.assign(age=7), id_from=["email"], atomic=True, on_conflict="replace",
+            progress=False,
+        )  # fmt: skip
+        read = rows_of(table)
+        lost = {f.request_line.split("?")[0] for f in faulty.faults if f.applied}
+    transaction = re.compile(r"(POST /v1/tablesdb/transactions/\w+/operations|PATCH .*)$")
+    assert any(transaction.match(line) for line in lost), lost
+    # Two operations: a bulk create of the new rows, a bulk upsert of those there.
+    assert (report.written, report.replaced, report.batches) == (200, 100, 2)
+    assert len(read) == 300 and set(read["age"]) == {7}
 
 
 # ---------------------------------------------------------------------------------------------

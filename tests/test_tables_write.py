@@ -6,6 +6,7 @@ written with `insert`, read back, and compared with pandas' own conversion of th
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pandas as pd
@@ -14,7 +15,7 @@ import pytest
 from frameport._client import Client
 from frameport._core._transport import RetryPolicy
 from frameport._demo import sample_people
-from frameport._exceptions import ConflictError
+from frameport._exceptions import ConflictError, LoadError
 from frameport._schema import DTYPE_TABLE, DtypeMapping
 from frameport.local import LocalService
 from tables_support import assert_same_rows, load, new_id
@@ -125,6 +126,18 @@ def test_insert_refuses_ids_that_exist_or_repeat(key_client: Client, database: s
     with pytest.raises(ValueError, match="repeats"):
         table.insert(pd.concat([expected.iloc[:1]] * 2), progress=False)
     assert table.count() == 5
+
+
+def test_every_write_takes_the_same_concurrency_auto_by_default(
+    key_client: Client, database: str
+) -> None:
+    table, _ = load(key_client, database, sample_people(5, seed=7))
+    for write in (table.load, table.insert, table.upsert):
+        assert inspect.signature(write).parameters["concurrency"].default == "auto"
+        with pytest.raises(LoadError, match='concurrency must be "auto" or a whole number'):
+            write(sample_people(2, seed=8), concurrency=0, progress=False)
+    ids = table.insert(sample_people(3, seed=9), concurrency="auto", progress=False)
+    assert len(ids) == 3 and table.count() == 8
 
 
 def test_the_legacy_collection_interface_writes_the_same_rows(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ._core._adaptive import AUTO, Auto
 from ._core._ids import ID
 from ._core._polling import poll_until
 from ._core._sync import SyncFacade, delegate, forward_property
@@ -150,13 +151,14 @@ class AsyncFunction:
         *,
         progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
-        concurrency: int = 4,
+        concurrency: int | Auto = AUTO,
     ) -> Deployment:
         """Deploy the code in `source`: a directory (packed into a .tar.gz) or a .tar.gz file.
 
         `entrypoint` and `commands` default to the function's own; `activate` makes the
-        deployment the active one once built. Returns the new deployment (status
-        ``waiting``).
+        deployment the active one once built; `concurrency`: parts uploaded at once,
+        ``"auto"`` (adaptive, as every write) or a number. Returns the new deployment
+        (status ``waiting``).
         """
         fields = {"activate": "true" if activate else "false"}
         if entrypoint is not None:

@@ -19,7 +19,6 @@ and writes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import AsyncGenerator
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._core._atomic import replace_json
+from .._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
 from .._core._config import default_cache_dir
 from .._core._ids import ID
 from .._exceptions import APIError, ConflictError, FrameportError
@@ -56,6 +55,7 @@ NOT_KEPT = [
     "$createdAt/$updatedAt of databases, tables, columns, indexes, buckets, files, functions "
     "and deployments: the destination sets them when it creates them",
 ]
+_REMEDY = "delete it to restore from the start"
 
 
 class ProjectSource(Protocol):
@@ -85,12 +85,12 @@ class Checkpoint:
         self.batches: dict[str, int] = {}  # per table: the last batch wholly written
         self.sent: dict[str, int] = {}  # per table: the last batch whose rows were sent
         self.resumed = self.finished = False
-        if path is not None and path.exists():
-            data = json.loads(path.read_text())
-            if data.get("manifest", manifest) == manifest:  # none: written before it was kept
-                self.done, self.batches, self.resumed = set(data["done"]), data["batches"], True
-                self.sent = data.get("sent", {})
-                self.finished = bool(data.get("finished"))
+        data = None if path is None else read_checkpoint(path, _REMEDY, unversioned=True)
+        # A checkpoint without a manifest was written before it was kept.
+        if data is not None and data.get("manifest", manifest) == manifest:
+            self.done, self.batches, self.resumed = set(data["done"]), data["batches"], True
+            self.sent = data.get("sent", {})
+            self.finished = bool(data.get("finished"))
 
     @classmethod
     def for_restore(
@@ -100,8 +100,7 @@ class Checkpoint:
         SHA-256: `manifest`) into `destination`. One a run finished is kept only for the
         rule ``"fail"``: ``"skip"`` and ``"replace"`` restore the snapshot again."""
         identity = json.dumps([destination.endpoint, destination.project, source, snapshot])
-        key = hashlib.sha256(identity.encode()).hexdigest()[:32]
-        checkpoint = cls(default_cache_dir() / "restores" / f"{key}.json", manifest)
+        checkpoint = cls(checkpoint_path(default_cache_dir() / "restores", identity), manifest)
         if checkpoint.finished and rule != "fail":
             checkpoint.done, checkpoint.batches, checkpoint.sent = set(), {}, {}
             checkpoint.resumed = checkpoint.finished = False
@@ -147,10 +146,9 @@ class Checkpoint:
     def _save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         state = {"manifest": self.manifest, "finished": self.finished, "done": sorted(self.done),
                  "batches": self.batches, "sent": self.sent}  # fmt: skip
-        replace_json(self.path, state)
+        save_checkpoint(self.path, state)
 
     def finish(self) -> None:
         """Mark the restore finished: the file is replaced by its mark in one step, so a

@@ -19,7 +19,14 @@ import httpx
 from .._exceptions import APIError, endpoint_version_hint, jwt_hint, unknown_key_hint
 from ._auth import Credentials, updated_session
 from ._config import checked_timeout
-from ._transport import IDEMPOTENT_METHODS, ReadBack, RetryPolicy, Transport, is_secret_param
+from ._transport import (
+    IDEMPOTENT_METHODS,
+    ReadBack,
+    RetryPolicy,
+    Settle,
+    Transport,
+    is_secret_param,
+)
 from ._wire_encoding import WireEncoding
 
 
@@ -151,6 +158,7 @@ class Connection:
         headers: Mapping[str, str] | None = None,
         idempotent: bool | None = None,
         read_back: str | ReadBack | None = None,
+        settle: Settle | None = None,
         stream: bool = False,
         timeout: float | httpx.Timeout | None = None,
         authenticate: bool = True,
@@ -169,6 +177,9 @@ class Connection:
         exists" after an attempt whose outcome was unknown, `read_back` (a path to GET, or an
         async callable returning a response) fetches the resource and its response is
         returned; a retried DELETE answering 404 in that situation returns the 404 response.
+        A request that is not safe to send twice can be retried with a `settle` probe: run
+        before each resend that follows an attempt with a lost answer, it returns the
+        response to use when that attempt took effect, or None to send the request again.
 
         Raises an `APIError` subclass for error statuses and `TransportError` when no answer
         came. With ``stream=True`` the body is not read and the caller must ``aclose()`` the
@@ -205,6 +216,7 @@ class Connection:
                 timeout=None if timeout is None else checked_timeout(timeout),
                 idempotent=idempotent,
                 read_back=read_back_call,
+                settle=settle,
                 stream=stream,
             )
         except APIError as error:

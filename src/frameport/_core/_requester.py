@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import httpx
 
 from ._auth import Credentials
-from ._transport import ReadBack, RetryPolicy
+from ._transport import ReadBack, RetryPolicy, Settle
 from ._wire_encoding import WireEncoding
 
 
@@ -49,6 +49,7 @@ class Requester(Protocol):
         headers: Mapping[str, str] | None = None,
         idempotent: bool | None = None,
         read_back: str | ReadBack | None = None,
+        settle: Settle | None = None,
         stream: bool = False,
         timeout: float | httpx.Timeout | None = None,
         authenticate: bool = True,

@@ -49,6 +49,9 @@ SECRET_PARAMS = frozenset({"key", "jwt", "secret", "password", "session", "token
 
 #: A callable that fetches an existing resource, used after a retried create answered 409.
 ReadBack = Callable[[], Awaitable[httpx.Response]]
+#: A callable that says, before a request is sent again, whether an attempt whose answer was
+#: lost took effect: its answer then, or None to send the request again.
+Settle = Callable[[], Awaitable[httpx.Response | None]]
 
 
 def is_secret_param(name: str) -> bool:
@@ -428,6 +431,7 @@ class Transport:
         timeout: httpx.Timeout | None = None,
         idempotent: bool,
         read_back: ReadBack | None = None,
+        settle: Settle | None = None,
         stream: bool = False,
     ) -> httpx.Response:
         """Send a request, retrying as the policy allows, and return a successful response.
@@ -443,7 +447,12 @@ class Transport:
         if not any(name.lower() == "accept-encoding" for name in named):
             accept = {"Accept-Encoding": self.wire_encoding().accept_encoding}
             headers = {**(headers or {}), **accept}
+        idempotent = idempotent or settle is not None
         while True:
+            if ambiguous and settle is not None:
+                settled = await settle()
+                if settled is not None:
+                    return settled
             request = http.build_request(
                 method,
                 path.lstrip("/"),

@@ -561,7 +561,7 @@ class AsyncTable(AsyncTableQuery):
         self,
         frame: object,
         *,
-        concurrency: int = 4,
+        concurrency: int | Auto = AUTO,
         progress: bool | None = None,
     ) -> list[str]:
         """Create a row for each row of `frame` (any source `load` takes); return their IDs
@@ -581,18 +581,21 @@ class AsyncTable(AsyncTableQuery):
         self,
         frame: object,
         *,
-        concurrency: int = 4,
+        concurrency: int | Auto = AUTO,
         progress: bool | None = None,
     ) -> list[str]:
         """Create or replace a row for each row of `frame` (matched by its ``$id`` column;
-        rows without one get a new ID); return the IDs in the frame's order."""
+        rows without one get a new ID); return the IDs in the frame's order. `concurrency`:
+        requests at once, as `load` takes it."""
         return await self._write_all(frame, "replace", concurrency, progress)
 
     async def _write_all(
-        self, frame: object, on_conflict: OnConflict, concurrency: int, progress: bool | None
+        self,
+        frame: object,
+        on_conflict: OnConflict,
+        concurrency: int | Auto,
+        progress: bool | None,
     ) -> list[str]:
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be a whole number >= 1 (got {concurrency!r})")
         options = LoadOptions(
             on_conflict=on_conflict, concurrency=concurrency, progress=progress, keep_ids=True
         )

@@ -22,20 +22,16 @@ source path, size, modification time, upload ID, name and acknowledged part numb
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from .._core._atomic import replace_json
+from .._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
 from .._core._config import default_cache_dir
 
 log = logging.getLogger(__name__)
-
-FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -69,8 +65,8 @@ class UploadCheckpoint:
 class CheckpointStore:
     """Checkpoint files in `directory` (default: ``<cache dir>/uploads``).
 
-    Writes are atomic (a temporary file renamed over the old one), so a process killed at
-    any moment leaves the previous checkpoint or the new one, never a torn file.
+    Writes are atomic (`_core._checkpoint`), so a process killed at any moment leaves the
+    previous checkpoint or the new one, never a torn file.
     """
 
     def __init__(self, directory: Path | None = None) -> None:
@@ -79,7 +75,7 @@ class CheckpointStore:
     def path_of(self, endpoint: str, project: str, target: str, source: Path) -> Path:
         """The checkpoint file of one (endpoint, project, target, source) combination."""
         identity = json.dumps([endpoint, project, target, str(source.resolve())])
-        return self.directory / f"{hashlib.sha256(identity.encode()).hexdigest()[:32]}.json"
+        return checkpoint_path(self.directory, identity)
 
     def load(
         self, endpoint: str, project: str, target: str, source: Path
@@ -87,22 +83,18 @@ class CheckpointStore:
         """The checkpoint for uploading `source` to `target`, or None (also when unreadable)."""
         path = self.path_of(endpoint, project, target, source)
         try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-            if data.pop("version", None) != FORMAT_VERSION:
+            data = read_checkpoint(path, "it is ignored")
+            if data is None:
                 return None
             data["parts"] = tuple(int(part) for part in data.get("parts", ()))
             return UploadCheckpoint(**data)
-        except FileNotFoundError:
-            return None
         except (OSError, ValueError, TypeError) as exc:
             log.warning("ignoring unreadable upload checkpoint %s: %s", path, exc)
             return None
 
     def save(self, checkpoint: UploadCheckpoint) -> None:
         """Write `checkpoint`, replacing the previous one for the same upload."""
-        path = self._path(checkpoint)
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        replace_json(path, {"version": FORMAT_VERSION, **asdict(checkpoint)}, indent=1)
+        save_checkpoint(self._path(checkpoint), asdict(checkpoint))
 
     def remove(self, checkpoint: UploadCheckpoint) -> None:
         """Forget `checkpoint` (nothing happens if it is already gone)."""

@@ -3,21 +3,18 @@
 ``.<target name>.resume/checkpoint.json`` holds what the export reads (table, requests,
 columns: its *fingerprint*), the ``$sequence`` segments it was cut into when it started and
 how many of them are complete; each complete segment is an Arrow IPC file in the same folder
-(Parquet in checkpoints of earlier versions, which resume as well).
-The checkpoint is replaced atomically after each segment, so a run killed at any point
-finds either the old or the new one. It holds no credentials.
+(Parquet in checkpoints of earlier versions, which resume as well). The checkpoint
+(`_core._checkpoint`) is replaced atomically after each segment, so a run killed at any
+point finds either the old or the new one. It holds no credentials.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..._core._atomic import replace_json
+from ..._core._checkpoint import read_checkpoint, save_checkpoint
 from ..._exceptions import ResumeError
-
-VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -64,15 +61,9 @@ def written_segment_path(folder: Path, index: int) -> Path:
 
 def load(folder: Path) -> Checkpoint | None:
     """The checkpoint in `folder`, or None when there is none."""
-    try:
-        data = json.loads((folder / "checkpoint.json").read_text())
-    except FileNotFoundError:
+    data = read_checkpoint(folder / "checkpoint.json", "delete its folder to export anew")
+    if data is None:
         return None
-    if data.get("version") != VERSION:
-        raise ResumeError(
-            f"the checkpoint in {folder} was written by another version of frameport; "
-            "delete that folder to export from the start."
-        )
     return Checkpoint(
         fingerprint=Fingerprint(**data["fingerprint"]),
         segments=[(int(a), int(b)) for a, b in data["segments"]],
@@ -85,7 +76,7 @@ def load(folder: Path) -> Checkpoint | None:
 
 def save(folder: Path, checkpoint: Checkpoint) -> None:
     """Write `checkpoint` into `folder`, replacing the previous one atomically."""
-    replace_json(folder / "checkpoint.json", {"version": VERSION, **asdict(checkpoint)})
+    save_checkpoint(folder / "checkpoint.json", asdict(checkpoint))
 
 
 def refuse_mismatch(folder: Path, saved: Fingerprint, current: Fingerprint) -> None:

@@ -1,7 +1,7 @@
 """Writes to tables: any source loaded into a table (`load_rows`: sources, validation, IDs,
 batches, checkpoint, transaction, report), and changes by filter (`change_rows`) with
-update operators; and a stream of Arrow batches written as a restore
-writes it (`write_batches`), through the same sender."""
+update operators; and a stream of Arrow batches written as a restore writes it
+(`write_batches`), through the same sender loop (`_ordered`)."""
 
 from ._batches import WriteCounts, write_batches
 from ._changes import ChangeReport, change_rows

@@ -6,8 +6,9 @@ whatever its rows; only the request body limit bounds the rows of one operation.
 ``on_conflict="replace"`` finds there) of up to `OPERATION_ROWS` rows and
 `OPERATION_BYTES` of JSON each, and stages each operation through
 ``POST /tablesdb/transactions/{id}/operations`` as soon as it is full, so memory holds one
-operation. ``on_conflict="skip"`` and ``"replace"`` look each
-batch's IDs up first (one list request per `batch_size` rows).
+operation. It is the sender of the writes' one loop (`_ordered`), which hands it the
+load's batches one at a time; ``on_conflict="skip"`` and ``"replace"`` look each batch's
+IDs up first (one list request per batch).
 
 * **Refused up front.** When the source's size is known (a frame, a Parquet file), the
   first chunk's encoded size per row gives the operations the whole load needs; more than
@@ -17,11 +18,11 @@ batch's IDs up first (one list request per `batch_size` rows).
   rolled back).
 * **Rejected rows.** A row that breaks a column's rule rolls the transaction back once the
   whole source has been checked; `RowsRejectedError` carries the report with every bad row.
-* **Lost answers.** Staging is not idempotent, so when an answer is lost the transaction's
-  ``operations`` count says whether the operation was staged; a lost commit answer is
-  settled by reading the transaction's status, waiting while it is ``committing`` (a commit
-  that outlasts the client's timeout): ``committed`` is a success. Only a ``pending``
-  transaction is ever rolled back.
+* **Lost answers.** Staging is not idempotent, so the transport retries it with a probe
+  (``settle``) of the transaction's ``operations`` count, which says whether the operation
+  was staged; a lost commit answer is settled by the transaction's status, waiting while it
+  is ``committing`` (a commit that outlasts the client's timeout): ``committed`` is a
+  success. Only a ``pending`` transaction is ever rolled back.
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import httpx
 
 from ..._core._polling import poll_until
 from ..._exceptions import LoadError, RowsRejectedError, ServerError, TransportError
-from ._sending import ID, OnConflict, existing_ids
+from ._sending import ID, JSON_HEADERS, EncodedRows, OnConflict, Outcome, existing_ids
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -53,7 +56,6 @@ OPERATION_ROWS = 9_000
 TRANSACTION_TTL = 3600
 """Seconds the transaction stays open (the service's maximum)."""
 
-_ATTEMPTS = 5
 COMMIT_WAIT = 3600.0
 """Seconds to wait for the outcome of a commit whose answer was lost (still ``committing``)."""
 _POLL_DELAY, _POLL_MAX_DELAY = 0.2, 5.0
@@ -74,12 +76,12 @@ class AtomicLoad:
         requester: Requester,
         location: TableLocation,
         on_conflict: OnConflict,
-        batch_size: int,
+        source_rows: int | None,
     ) -> None:
         self._requester = requester
         self._location = location
         self._on_conflict = on_conflict
-        self._batch_size = batch_size
+        self._source_rows = source_rows  # None: not known before the source is read
         self._transaction: str | None = None
         self._staged = 0
         self._rows = 0
@@ -88,32 +90,22 @@ class AtomicLoad:
         self._bytes = 0
         self._skipped = 0
         self._replaced = 0
-        self._rejected = False
         self._commit_sent = False
 
-    async def stage(
-        self, rows: list[dict[str, Any]], *, rejected_so_far: int, source_rows: int | None
-    ) -> None:
-        """Add the rows of one chunk (nothing more is staged once a row was rejected)."""
-        if rejected_so_far:
-            self._rejected = True
-        if self._rejected:
-            return
-        encoded = [
-            json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode() for row in rows
-        ]
+    async def send(self, rows: EncodedRows, *, maybe_written: bool) -> Outcome:
+        """Add a batch of rows (`_ordered.Sender`); they are counted when committed."""
+        encoded = rows.texts
         if self._transaction is None:
-            self._refuse_if_too_large(encoded, source_rows)
+            self._refuse_if_too_large(encoded)
             answer = await self._requester.request_json(
-                "POST", _TRANSACTIONS, json={"ttl": TRANSACTION_TTL}
+                "POST", _TRANSACTIONS, json={"ttl": TRANSACTION_TTL}, idempotent=True
             )
             self._transaction = str(answer["$id"])
         there: set[str] = set()
         if self._on_conflict != "fail":
-            for start in range(0, len(rows), self._batch_size):
-                ids = [str(row[ID]) for row in rows[start : start + self._batch_size]]
-                there |= await existing_ids(self._requester, self._location, ids)
-        for row, text in zip(rows, encoded, strict=True):
+            ids = [str(row[ID]) for row in rows.rows]
+            there = await existing_ids(self._requester, self._location, ids)
+        for row, text in zip(rows.rows, encoded, strict=True):
             if row[ID] in there:
                 if self._on_conflict == "skip":
                     self._skipped += 1
@@ -125,12 +117,14 @@ class AtomicLoad:
             self._rows += 1
             self._bytes += len(text) + 1
             if self._bytes >= OPERATION_BYTES or self._pending() >= OPERATION_ROWS:
-                await self._flush(source_rows)
+                await self._flush()
+        return Outcome()
 
     def _pending(self) -> int:
         return len(self._creates) + len(self._upserts)
 
-    def _refuse_if_too_large(self, encoded: list[bytes], source_rows: int | None) -> None:
+    def _refuse_if_too_large(self, encoded: list[bytes]) -> None:
+        source_rows = self._source_rows
         if source_rows is None or not encoded:
             return
         per_row = sum(len(text) + 1 for text in encoded) / len(encoded)
@@ -151,7 +145,7 @@ class AtomicLoad:
             "into atomic parts"
         )
 
-    async def _flush(self, source_rows: int | None) -> None:
+    async def _flush(self) -> None:
         for action, rows in (("bulkCreate", self._creates), ("bulkUpsert", self._upserts)):
             if not rows:
                 continue
@@ -159,7 +153,9 @@ class AtomicLoad:
                 await self._rollback()
                 per_row = max(1, self._bytes) / max(1, len(rows))
                 raise LoadError(
-                    self._too_large(max(self._rows, source_rows or 0), per_row, self._staged + 1)
+                    self._too_large(
+                        max(self._rows, self._source_rows or 0), per_row, self._staged + 1
+                    )
                 )
             body = self._operation(action, rows)
             await self._stage_once(body)
@@ -178,32 +174,30 @@ class AtomicLoad:
         return b'{"operations":[' + head[:-1].encode() + b',"data":[' + b",".join(rows) + b"]}]}"
 
     async def _stage_once(self, body: bytes) -> None:
+        """Stage one operation; a lost answer is settled by the transaction's count of
+        operations (the transport asks before it sends the operation again)."""
+
+        async def staged() -> httpx.Response | None:
+            answer = await self._status()
+            return answer if int(answer.json()["operations"]) > self._staged else None
+
         path = f"{_TRANSACTIONS}/{self._transaction}/operations"
-        for attempt in range(_ATTEMPTS):
-            try:
-                await self._requester.request(
-                    "POST", path, content=body, headers={"Content-Type": "application/json"}
-                )
-                break
-            except (TransportError, ServerError):
-                staged = await self._status()
-                if int(staged["operations"]) > self._staged:
-                    break
-                if attempt == _ATTEMPTS - 1:
-                    await self._rollback()
-                    raise
+        try:
+            await self._requester.request(
+                "POST", path, content=body, headers=JSON_HEADERS, settle=staged
+            )
+        except BaseException:
+            await self._rollback()
+            raise
         self._staged += 1
 
-    async def _status(self) -> dict[str, Any]:
-        answer: dict[str, Any] = await self._requester.request_json(
-            "GET", f"{_TRANSACTIONS}/{self._transaction}"
-        )
-        return answer
+    async def _status(self) -> httpx.Response:
+        return await self._requester.request("GET", f"{_TRANSACTIONS}/{self._transaction}")
 
     async def finish(self, report: WriteReport) -> None:
         """Commit (or, with rejected rows, roll back and raise `RowsRejectedError`); fill in
         the report's counts."""
-        if self._rejected or len(report.rejected):
+        if len(report.rejected):
             await self._rollback()
             report.written = 0
             raise RowsRejectedError(
@@ -214,7 +208,7 @@ class AtomicLoad:
         if self._transaction is None:
             return
         try:
-            await self._flush(None)
+            await self._flush()
             await self._commit()
         except BaseException:
             await self._rollback()
@@ -225,30 +219,25 @@ class AtomicLoad:
         report.batches = self._staged
 
     async def _commit(self) -> None:
+        """Commit; a lost answer is settled by the transaction's status (`_committed`), by
+        the transport before it sends the commit again and here after its last attempt."""
+        self._commit_sent = True
         path = f"{_TRANSACTIONS}/{self._transaction}"
-        for attempt in range(_ATTEMPTS):
-            try:
-                self._commit_sent = True
-                await self._requester.request("PATCH", path, json={"commit": True})
-                return
-            except (TransportError, ServerError):
-                status = await self._outcome()
-                if status == "committed":
-                    return
-                if status == "failed":
-                    raise LoadError(
-                        f"the commit of transaction {self._transaction} failed on the service "
-                        "(its answer was lost): nothing of this load was written; run it again"
-                    ) from None
-                if attempt == _ATTEMPTS - 1:
-                    raise
+        try:
+            await self._requester.request(
+                "PATCH", path, json={"commit": True}, settle=self._committed
+            )
+        except (TransportError, ServerError):
+            if await self._committed() is None:
+                raise
 
-    async def _outcome(self) -> str:
-        """The transaction's status once its commit is no longer running."""
+    async def _committed(self) -> httpx.Response | None:
+        """The transaction once its commit is no longer running: None while ``pending``
+        (to commit again), a `LoadError` if it ``failed``."""
 
-        async def settled() -> str | None:
-            status = str((await self._status())["status"])
-            return None if status == "committing" else status
+        async def settled() -> httpx.Response | None:
+            answer = await self._status()
+            return None if answer.json()["status"] == "committing" else answer
 
         def still_running() -> LoadError:
             return LoadError(
@@ -257,10 +246,17 @@ class AtomicLoad:
                 "status before loading again"
             )
 
-        return await poll_until(
+        answer = await poll_until(
             settled, timeout=COMMIT_WAIT, delay=_POLL_DELAY, max_delay=_POLL_MAX_DELAY,
             timed_out=still_running,
         )  # fmt: skip
+        status = answer.json()["status"]
+        if status == "failed":
+            raise LoadError(
+                f"the commit of transaction {self._transaction} failed on the service (its "
+                "answer was lost): nothing of this load was written; run it again"
+            )
+        return answer if status == "committed" else None
 
     async def _rollback(self) -> None:
         if self._transaction is None:
@@ -270,7 +266,7 @@ class AtomicLoad:
             # On failure the transaction expires by itself; nothing of it was committed.
             with contextlib.suppress(TransportError, ServerError):
                 # Once a commit was sent, only a transaction still pending is rolled back.
-                if not self._commit_sent or (await self._status())["status"] == "pending":
+                if not self._commit_sent or (await self._status()).json()["status"] == "pending":
                     await self._requester.request("PATCH", path, json={"rollback": True})
         finally:
             self._transaction = None

@@ -9,25 +9,21 @@ counts so far, the rows the service refused and the run ID of the IDs made for t
 (`_row_ids`) are kept too: a resumed load reports every rejected row of the source, those of
 the finished prefix checked again and the service's refusals from the checkpoint.
 
-Checkpoints live in ``<cache>/loads/`` (``$FRAMEPORT_CACHE_DIR``, else the user's cache
-folder), named by a hash of the endpoint, project, table, source and options. They hold no
-secret. The file is replaced atomically, so a process killed at any point leaves the old or
-the new one; a finished load removes it.
+Checkpoints (`_core._checkpoint`) live in ``<cache>/loads/`` (``$FRAMEPORT_CACHE_DIR``,
+else the user's cache folder), named by a hash of the endpoint, project, table, source and
+options. They hold no secret. The file is replaced atomically, so a process killed at any
+point leaves the old or the new one; a finished load removes it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..._core._atomic import replace_json
+from ..._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
 from ..._core._config import default_cache_dir
-from ..._exceptions import ResumeError
 
-VERSION = 1
 _FILES = ("parquet|", "csv|", "json|")  # the identities of files, the same in every version
 
 
@@ -50,36 +46,28 @@ class LoadCheckpoint:
     """The rows the service refused: (place in the source, column, message)."""
 
 
-def checkpoint_path(*identity: str) -> Path:
+def load_path(*identity: str) -> Path:
     """The checkpoint file of the load named by `identity` (endpoint, project, table, source,
     options)."""
-    digest = hashlib.sha256("\n".join(identity).encode()).hexdigest()[:32]
-    return default_cache_dir() / "loads" / f"{digest}.json"
+    return checkpoint_path(default_cache_dir() / "loads", "\n".join(identity))
 
 
 def load_checkpoint(path: Path, source: str) -> LoadCheckpoint | None:
     """The checkpoint at `path` of the source named `source`, or None when there is none.
     One of another source (or of a frame, from a version that kept no identity) is not
     used: the load starts from the start, and its checkpoint replaces that one."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
+    data = read_checkpoint(path, "delete it to load from the start")
+    if data is None:
         return None
-    if data.pop("version", None) != VERSION:
-        raise ResumeError(
-            f"the load checkpoint {path} was written by another version of frameport; "
-            "delete it to load from the start."
-        )
     checkpoint = LoadCheckpoint(**data)
     if checkpoint.source != source and (checkpoint.source or not source.startswith(_FILES)):
         return None
     return checkpoint
 
 
-def save_checkpoint(path: Path, checkpoint: LoadCheckpoint) -> None:
+def save_load(path: Path, checkpoint: LoadCheckpoint) -> None:
     """Write `checkpoint` to `path`, replacing the previous one atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_json(path, {"version": VERSION, **asdict(checkpoint)})
+    save_checkpoint(path, asdict(checkpoint))
 
 
 def new_run_id() -> str:

@@ -4,22 +4,23 @@
 does not fit (`RowPreparer.check_columns`), then streams it chunk by chunk: each chunk is
 checked and given IDs (`_prepare`), cut into batches of `batch_size` rows (the service's
 bulk limit, 100 unless a plan raises it) and at most the body the service takes
-(`cut_requests`), and sent by `RowSender` (`_sending`), as many at
-once as the shared concurrency controller says (`_core._adaptive`: from each request's wait
-and each batch's preparation time), or one at a time with ``ordered=True``. Memory holds
-one chunk and the batches in flight, whatever the source's size.
+(`cut_requests`), and sent through the writes' one loop (`_ordered.SendLoop`) by
+`RowSender` (`_sending`), as many at once as the shared concurrency controller says
+(`_core._adaptive`: from each request's wait and each batch's preparation time), or one at
+a time with ``ordered=True``. Memory holds one chunk and the batches in flight, whatever
+the source's size.
 
 With ``resume=True`` a checkpoint (`_checkpoint`) records the finished prefix of the source
 after each batch and, before a chunk's batches go out, where the rows sent end; a load run
 again with the same source and options skips the prefix and sends the rest, the rows that
-may have been written before as such. With ``atomic=True`` the rows go into one
-transaction instead (`_atomic`).
+may have been written before as such. With ``atomic=True`` the same loop stages the rows
+in one transaction instead (`_atomic.AtomicLoad` is its sender); with ``dry_run=True`` its
+sender sends nothing.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,19 +28,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow as pa
 
-from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, TaskWindow
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto
 from ..._core._progress import progress_bar
 from ..._exceptions import LoadError, RowsRejectedError
 from ..._schema import ColumnRules
 from ..read import column_models
 from ._atomic import AtomicLoad
-from ._checkpoint import (
-    LoadCheckpoint,
-    checkpoint_path,
-    load_checkpoint,
-    new_run_id,
-    save_checkpoint,
-)
+from ._checkpoint import LoadCheckpoint, load_checkpoint, load_path, new_run_id, save_load
+from ._ordered import DRY_RUN, Sender, Sending, SendLoop
 from ._prepare import PreparedChunk, RowPreparer, rejected_frame, rejected_value_name
 from ._report import REJECTED_COLUMNS, WriteReport
 from ._row_ids import ID_COLUMN, IdFrom
@@ -84,12 +80,12 @@ class LoadOptions:
             check_on_conflict(self.on_conflict)
         except ValueError as exc:
             raise LoadError(str(exc)) from None
-        if (
-            isinstance(self.batch_size, bool)
-            or not isinstance(self.batch_size, int)
-            or self.batch_size < 1
-        ):
+        if not _whole(self.batch_size):
             raise LoadError(f"batch_size must be a whole number >= 1 (got {self.batch_size!r})")
+        if self.concurrency != AUTO and not _whole(self.concurrency):
+            raise LoadError(
+                f'concurrency must be "auto" or a whole number >= 1 (got {self.concurrency!r})'
+            )
         id_from = self.id_from
         if not (id_from is None or isinstance(id_from, str) or _names(id_from)):
             raise LoadError(
@@ -105,6 +101,10 @@ class LoadOptions:
     def identity(self) -> str:
         keys = self.id_from if isinstance(self.id_from, str) else ",".join(self.id_from or ())
         return f"{self.on_conflict}|{keys}|{self.batch_size}"
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _names(value: object) -> bool:
@@ -145,48 +145,27 @@ async def load_rows(
                 "with .arrow() or .collect()), or give id_from= and run again without resume "
                 "(on_conflict='skip' leaves the rows already written as they are)"
             )
-        stored_at = checkpoint_path(
+        stored_at = load_path(
             requester.endpoint, requester.project, str(location), identity, options.identity()
         )
         checkpoint = load_checkpoint(stored_at, identity) or checkpoint
         checkpoint.source = identity
     preparer = RowPreparer(rules, options.id_from, checkpoint.run_id)
     preparer.check_columns(opened.schema.names)
-    if options.atomic and not options.dry_run:
-        run = AtomicLoad(requester, location, options.on_conflict, options.batch_size)
-        result = await _collect(opened, preparer, options, run.stage)
-        await run.finish(result.report)
+    atomic = options.atomic and not options.dry_run
+    concurrency = write_concurrency(1 if options.ordered or atomic else options.concurrency)
+    sender: Sender = RowSender(requester, location, options.on_conflict, concurrency)
+    if atomic:
+        sender = run = AtomicLoad(requester, location, options.on_conflict, opened.rows)
     elif options.dry_run:
-        result = await _collect(opened, preparer, options, None)
-    else:
-        result = await _Stream(requester, location, options, checkpoint, stored_at).run(
-            opened, preparer
-        )
+        sender = DRY_RUN
+    stream = _Stream(options, checkpoint, stored_at, str(location))
+    result = await stream.run(opened, preparer, sender, concurrency)
+    if atomic:
+        await run.finish(result.report)
     result.report.seconds = time.perf_counter() - started
     result.report.dry_run = options.dry_run
     return result
-
-
-async def _collect(
-    opened: Source, preparer: RowPreparer, options: LoadOptions, stage: Any
-) -> LoadResult:
-    """Prepare every chunk; hand the rows to `stage` (the atomic load's) unless dry."""
-    report = WriteReport()
-    rejected: list[pd.DataFrame] = []
-    ids: list[str | None] | None = [] if options.keep_ids else None
-    position = 0
-    for batch in opened.batches():
-        chunk = preparer.prepare(batch, position)
-        position += batch.num_rows
-        _keep(rejected, chunk)
-        _note_ids(ids, chunk, batch.num_rows)
-        if stage is not None and len(chunk.rows):
-            await stage(
-                chunk.rows, rejected_so_far=sum(len(r) for r in rejected), source_rows=opened.rows
-            )
-        report.written += len(chunk.rows)
-    report.rejected = _rejected(rejected)
-    return LoadResult(report, ids)
 
 
 def rows_rejected(report: WriteReport) -> RowsRejectedError:
@@ -220,40 +199,25 @@ def _rejected(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-@dataclass
-class _Batch:
-    """A batch in flight: its rows, and where in the source its part ends."""
+@dataclass(frozen=True)
+class _Part:
+    """Where a batch's rows are in the source, and where its part of the source ends."""
 
-    rows: EncodedRows
     positions: Sequence[int]
     end: int
-    maybe_written: bool
-    outcome: Outcome | None = None
 
 
 class _Stream:
-    """The streamed (non-atomic) load: batches in parallel, the checkpoint's prefix kept."""
+    """A load's chunks prepared and sent through the one loop (`_ordered.SendLoop`), the
+    finished prefix kept in the checkpoint (when `stored_at` is set)."""
 
     def __init__(
-        self,
-        requester: Requester,
-        location: TableLocation,
-        options: LoadOptions,
-        checkpoint: LoadCheckpoint,
-        stored_at: Any,
+        self, options: LoadOptions, checkpoint: LoadCheckpoint, stored_at: Any, description: str
     ) -> None:
         self._options = options
         self._checkpoint = checkpoint
         self._stored_at = stored_at
         self._resumed_sent = checkpoint.sent
-        if options.ordered:
-            self._concurrency = AdaptiveConcurrency.pinned_at(1)
-        elif options.concurrency == AUTO:
-            self._concurrency = write_concurrency()
-        else:
-            self._concurrency = AdaptiveConcurrency.pinned_at(options.concurrency)
-        self._sender = RowSender(requester, location, options.on_conflict, self._concurrency)
-        self._pending: deque[_Batch] = deque()
         self._rejected: list[pd.DataFrame] = []
         self._report = WriteReport(
             written=checkpoint.written,
@@ -262,23 +226,29 @@ class _Stream:
             batches=checkpoint.batches,
         )
         self._saved_at = 0.0
-        self._description = str(location)
+        self._description = description
+        self._bar: Any = None
 
-    async def run(self, opened: Source, preparer: RowPreparer) -> LoadResult:
+    async def run(
+        self,
+        opened: Source,
+        preparer: RowPreparer,
+        sender: Sender,
+        concurrency: AdaptiveConcurrency,
+    ) -> LoadResult:
         options = self._options
         ids: list[str | None] | None = [] if options.keep_ids else None
         done = self._checkpoint.done
         verb = _VERBS[options.on_conflict] if options.keep_ids else "loading"
-        bar = progress_bar(
+        self._bar = bar = progress_bar(
             total=opened.rows,
             unit="rows",
             desc=f"{verb} {self._description}",
             enabled=options.progress,
         )
         bar.update(done)
-
-        async with TaskWindow(self._concurrency) as jobs:
-            with bar:
+        with bar:
+            async with SendLoop(sender, concurrency, self._finished) as loop:
                 position = 0
                 for batch in opened.batches():
                     first, end = position, position + batch.num_rows
@@ -296,16 +266,14 @@ class _Stream:
                         raise rows_rejected(self._report)
                     bar.update(len(chunk.rejected))
                     _note_ids(ids, chunk, batch.num_rows)
+                    if options.atomic and self._rejected:
+                        continue  # rolled back at the end: nothing more is staged
                     batches = self._batches(chunk, end)
                     if self._stored_at is not None and end > self._checkpoint.sent:
                         self._checkpoint.sent = end
                         self._save(force=True)
-                    per_batch = (time.perf_counter() - worked) / max(1, len(batches))
-                    for item in batches:
-                        self._concurrency.worked(per_batch)
-                        self._pending.append(item)
-                        await jobs.start(self._send(item, bar))
-                await jobs.drain()
+                    await loop.send(batches, time.perf_counter() - worked)
+                await loop.drain()
         self._report.rejected = _rejected(self._rejected)
         if self._stored_at is not None:
             self._stored_at.unlink(missing_ok=True)
@@ -331,7 +299,7 @@ class _Stream:
             )
             self._rejected.append(rejected_frame(table, part, first))
 
-    def _batches(self, chunk: PreparedChunk, end: int) -> list[_Batch]:
+    def _batches(self, chunk: PreparedChunk, end: int) -> list[Sending[_Part]]:
         """The chunk's rows in batches of at most `batch_size` rows and of a body the
         service takes (`cut_requests`); each batch's part of the source ends where the next
         batch's first row is (the last at the chunk's end), so rows rejected between count
@@ -341,66 +309,42 @@ class _Stream:
         for start, part in cut_requests(rows, self._options.batch_size):
             following = start + len(part)
             part_end = positions[following] if following < len(rows) else end
-            batch_positions = positions[start:following]
-            batches.append(
-                _Batch(
-                    part,
-                    batch_positions,
-                    part_end,
-                    maybe_written=batch_positions[0] < self._resumed_sent,
-                )
-            )
+            places = positions[start:following]
+            maybe_written = places[0] < self._resumed_sent
+            batches.append(Sending(part, maybe_written, _Part(places, part_end)))
         if not batches:  # every row rejected: the chunk is done as it is
-            batches.append(_Batch(EncodedRows([]), [], end, maybe_written=False, outcome=Outcome()))
+            batches.append(Sending(EncodedRows([]), False, _Part([], end), Outcome()))
         return batches
 
-    async def _send(self, item: _Batch, bar: Any) -> None:
-        if item.outcome is None:
-            item.outcome = await self._sender.send(item.rows, maybe_written=item.maybe_written)
-        for refusal in item.outcome.refused:
-            row = item.rows.rows[refusal.index]
-            place = int(item.positions[refusal.index])
-            self._checkpoint.refused.append((place, refusal.column or "", refusal.message))
-            self._rejected.append(
-                pd.DataFrame(
-                    [
-                        {
-                            "row": place,
-                            "column": refusal.column or "",
-                            "rule": "service",
-                            "message": refusal.message,
-                            **{rejected_value_name(k): v for k, v in row.items()},
-                        }
-                    ]
-                )
-            )
-        bar.update(len(item.rows))
-        self._advance()
-
-    def _advance(self) -> None:
-        """Move the finished prefix past every finished batch at its front."""
-        moved = False
-        while self._pending and self._pending[0].outcome is not None:
-            item = self._pending.popleft()
-            outcome = item.outcome
-            assert outcome is not None
-            checkpoint, report = self._checkpoint, self._report
-            report.written += outcome.written
-            report.skipped += outcome.skipped
-            report.replaced += outcome.replaced
-            report.retries += outcome.retries
-            report.batches += 1 if item.rows else 0
-            checkpoint.done = item.end
-            checkpoint.written, checkpoint.skipped = report.written, report.skipped
-            checkpoint.replaced, checkpoint.batches = report.replaced, report.batches
-            moved = True
-        if moved:
-            self._save()
+    def _finished(self, item: Sending[_Part]) -> None:
+        """Move the finished prefix past `item`: count it, note the rows refused."""
+        outcome, part = item.outcome, item.mark
+        assert outcome is not None
+        checkpoint, report = self._checkpoint, self._report
+        refused = [
+            {"row": int(part.positions[r.index]), "column": r.column or "", "rule": "service",
+             "message": r.message,
+             **{rejected_value_name(k): v for k, v in item.rows.rows[r.index].items()}}
+            for r in outcome.refused
+        ]  # fmt: skip
+        checkpoint.refused += [(r["row"], r["column"], r["message"]) for r in refused]
+        if refused:
+            self._rejected.append(pd.DataFrame(refused))
+        self._bar.update(len(item.rows))
+        report.written += outcome.written
+        report.skipped += outcome.skipped
+        report.replaced += outcome.replaced
+        report.retries += outcome.retries
+        report.batches += 1 if item.rows else 0
+        checkpoint.done = part.end
+        checkpoint.written, checkpoint.skipped = report.written, report.skipped
+        checkpoint.replaced, checkpoint.batches = report.replaced, report.batches
+        self._save()
 
     def _save(self, *, force: bool = False) -> None:
         if self._stored_at is None:
             return
         now = time.monotonic()
         if force or now - self._saved_at >= _SAVE_INTERVAL:
-            save_checkpoint(self._stored_at, self._checkpoint)
+            save_load(self._stored_at, self._checkpoint)
             self._saved_at = now

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx
 
 from ..._core import queries_param
-from ..._core._adaptive import AdaptiveConcurrency
+from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto
 from ..._core._queries import equal_query, limit_query, select_query
 from ..._exceptions import APIError, BadRequestError, ConflictError
 
@@ -76,9 +76,12 @@ MAX_CONCURRENCY = 8
 """Bulk requests in flight at most, for one write."""
 
 
-def write_concurrency() -> AdaptiveConcurrency:
-    """The controller of a write's requests in flight: two at first, up to `MAX_CONCURRENCY`
-    while the service keeps up, and no more than 64 MiB of bodies out at once."""
+def write_concurrency(units: int | Auto = AUTO) -> AdaptiveConcurrency:
+    """The controller of a write's requests in flight: `units` of them, or with ``"auto"``
+    two at first, up to `MAX_CONCURRENCY` while the service keeps up, and no more than
+    64 MiB of bodies out at once."""
+    if units != AUTO:
+        return AdaptiveConcurrency.pinned_at(units)
     return AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
 
 
