@@ -456,19 +456,16 @@ class AsyncClient:
         file refuses the restore (`ArchiveError` names it). A row or file whose ID is taken
         follows `on_conflict`: ``"fail"`` raises `ConflictError`, ``"skip"`` keeps the
         destination's, ``"replace"`` replaces it; the report counts each case and lists
-        every item the service rejected. `dry_run` prints the plan (what would be created,
-        and what conflicts) and writes nothing. Run again after a crash, a restore goes on
-        where it stopped.
+        every item the service rejected. `dry_run` writes nothing and returns the plan (what
+        would be created, and what conflicts: `RestoreReport.plan`, printed by `summary`).
+        Run again after a crash, a restore goes on where it stopped.
 
         >>> print(other.restore("backups/crm", dry_run=True).summary())  # doctest: +SKIP
         """
-        report = await restore_project(
+        return await restore_project(
             self._connection, source, snapshot=snapshot, dry_run=dry_run,
             on_conflict=on_conflict, progress=progress,
         )  # fmt: skip
-        if dry_run:
-            print(report.summary())
-        return report
 
     # -- lifecycle -------------------------------------------------------------------------------
 

@@ -34,13 +34,13 @@ def copy(
     into the project of `destination`, without an archive: each table is read up to the
     ``$sequence`` it had when the copy started and written as it is read; files go through
     a temporary file one at a time. The order, the checks, `on_conflict` and the report are
-    those of `Client.restore`; `dry_run` prints the plan and writes nothing. A copy keeps no
+    those of `Client.restore`; `dry_run` writes nothing and returns the plan. A copy keeps no
     checkpoint: after a crash, run it again with ``on_conflict="skip"`` (or
     ``"replace"``).
 
     >>> fp.copy(staging, production, databases=["crm"], dry_run=True)  # doctest: +SKIP
     """
-    report = run_sync(
+    return run_sync(
         copy_project(
             requester_of(source),
             requester_of(destination),
@@ -52,9 +52,6 @@ def copy(
             progress=progress,
         )
     )
-    if dry_run:
-        print(report.summary())
-    return report
 
 
 def verify(target: str | os.PathLike[str], snapshot: str | None = None) -> VerifyReport:

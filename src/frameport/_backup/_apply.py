@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -39,9 +40,12 @@ from .._storage import AsyncBucket, create_bucket
 from .._tables import TableLocation, create_database
 from .._tables._admin import wait_for_columns
 from .._tables.read import ALL_SYSTEM, QuerySpec, TableRead
-from .._tables.writes import OnConflict, write_batches
-from ._project import list_records
+from .._tables.writes import OnConflict, check_on_conflict, write_batches
+from ._archive import Archive
+from ._project import Selection, list_records
 from ._report import RestoreReport, TableOutcome
+from ._sources import ArchiveSource, ServiceSource
+from ._verify import checked_snapshot
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -222,7 +226,52 @@ async def _children(
     return found
 
 
-async def apply_project(
+async def restore(
+    requester: Requester,
+    source: str | os.PathLike[str],
+    *,
+    snapshot: str | None = None,
+    dry_run: bool = False,
+    on_conflict: OnConflict = "fail",
+    progress: bool | None = None,
+) -> RestoreReport:
+    """Restore a snapshot of the archive at `source` (default: its newest) into the project:
+    checked first (see `_verify`), and not again once a run finished it (see `Checkpoint`)."""
+    rule = check_on_conflict(on_conflict)
+    archive = Archive.open(source)
+    checked = checked_snapshot(archive, snapshot)
+    checkpoint = Checkpoint(None)
+    if not dry_run:
+        checkpoint = Checkpoint.for_restore(
+            requester, archive.label, checked.snapshot, checked.digest, rule
+        )
+    return await _apply(
+        requester, ArchiveSource(archive, checked), on_conflict=rule, dry_run=dry_run,
+        checkpoint=checkpoint, progress=progress,
+    )  # fmt: skip
+
+
+async def copy_project(
+    source: Requester,
+    destination: Requester,
+    *,
+    databases: Sequence[str] | None = None,
+    buckets: Sequence[str] | None = None,
+    functions: Sequence[str] | None = None,
+    dry_run: bool = False,
+    on_conflict: OnConflict = "fail",
+    progress: bool | None = None,
+) -> RestoreReport:
+    """Copy the project of `source` (or the chosen parts) into `destination`."""
+    rule = check_on_conflict(on_conflict)
+    live = await ServiceSource.make(source, Selection(databases, buckets, functions))
+    return await _apply(
+        destination, live, on_conflict=rule, dry_run=dry_run, checkpoint=Checkpoint(None),
+        progress=progress,
+    )  # fmt: skip
+
+
+async def _apply(
     destination: Requester,
     source: ProjectSource,
     *,

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -88,16 +90,19 @@ are read all at once (the service builds one table's pages while the client writ
 another's), so each is held to a few ranges, which bounds their memory together."""
 
 
-async def run_backup(
+async def backup(
     requester: Requester,
-    target: str,
-    selection: Selection,
+    target: str | os.PathLike[str],
     *,
+    databases: Sequence[str] | None = None,
+    buckets: Sequence[str] | None = None,
+    functions: Sequence[str] | None = None,
     lag: float = DEFAULT_LAG,
     progress: bool | None = None,
 ) -> BackupReport:
-    """Back up the chosen part of the project into the archive at `target`."""
+    """Back up the project (or the chosen databases, buckets and functions) into `target`."""
     started = time.perf_counter()
+    selection = Selection(databases, buckets, functions)
     archive = Archive.open(target)
     plan, reads = await _plan(requester, archive, selection)
     base = None if plan["base"] is None else load_manifest(archive, plan["base"])
@@ -105,7 +110,7 @@ async def run_backup(
     files: dict[str, dict[str, Any]] = {}
     # The full layers' rows are read one table at a time (see `INCREMENTAL_RANGES`).
     exporting = asyncio.Semaphore(1)
-    databases = []
+    database_entries = []
     rows_read = 0
     for database in plan["project"]["databases"]:
         backed_up = await together(
@@ -114,9 +119,11 @@ async def run_backup(
             for record in database["tables"]
         )  # fmt: skip
         rows_read += sum(read for _, read in backed_up)
-        databases.append({"record": database["record"], "tables": [e for e, _ in backed_up]})
-    buckets, downloaded = await _back_up_files(requester, archive, plan, base, files, progress)
-    functions = await _back_up_code(requester, archive, plan, base, files, progress)
+        database_entries.append({"record": database["record"], "tables": [e for e, _ in backed_up]})
+    bucket_entries, downloaded = await _back_up_files(
+        requester, archive, plan, base, files, progress
+    )
+    function_entries = await _back_up_code(requester, archive, plan, base, files, progress)
     manifest = {
         "format": FORMAT,
         "snapshot": snapshot,
@@ -124,9 +131,9 @@ async def run_backup(
         "time": plan["time"],
         "service": plan["service"],
         "selection": plan["selection"],
-        "databases": databases,
-        "buckets": buckets,
-        "functions": functions,
+        "databases": database_entries,
+        "buckets": bucket_entries,
+        "functions": function_entries,
         "files": files,
     }
     write_manifest(archive, manifest)
@@ -139,7 +146,7 @@ async def run_backup(
         tables=len(entries),
         rows=sum(int(table["rows"]) for table in entries),
         rows_read=rows_read,
-        files=sum(len(bucket["files"]) for bucket in buckets),
+        files=sum(len(bucket["files"]) for bucket in bucket_entries),
         files_downloaded=downloaded,
         seconds=time.perf_counter() - started,
     )

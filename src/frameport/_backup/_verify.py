@@ -4,7 +4,7 @@ would open (which must be listed), is a file inside the archive with the size an
 listed. The hashes find a file damaged or edited by mistake; whoever edits an archive on
 purpose can write its hashes again.
 
->>> report = verify_archive(Archive.open("backups/crm"))              # doctest: +SKIP
+>>> report = verify("backups/crm")                                   # doctest: +SKIP
 >>> report.ok, report.problems                                         # doctest: +SKIP
 (False, ['snapshots/.../tables/crm/people/rows.parquet: altered'])
 """
@@ -12,6 +12,7 @@ purpose can write its hashes again.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,8 +163,10 @@ def _check(archive: Archive, snapshots: list[str]) -> tuple[_Findings, dict[str,
     return findings, manifests
 
 
-def verify_archive(archive: Archive, snapshot: str | None = None) -> VerifyReport:
-    """Check the files of `snapshot` (default: of every complete snapshot)."""
+def verify(target: str | os.PathLike[str], snapshot: str | None = None) -> VerifyReport:
+    """Check the files of `snapshot` (default: of every complete snapshot) of the archive at
+    `target`."""
+    archive = Archive.open(target)
     chosen = snapshot_ids(archive) if snapshot is None else [chosen_snapshot(archive, snapshot)]
     if not chosen:
         raise ArchiveError(f"{archive.label} holds no complete snapshot; back up into it first.")
