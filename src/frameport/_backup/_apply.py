@@ -42,6 +42,7 @@ from .._tables._admin import wait_for_columns
 from .._tables.read import ALL_SYSTEM, QuerySpec, TableRead
 from .._tables.writes import OnConflict, check_on_conflict, write_batches
 from ._archive import Archive
+from ._entries import BucketRecords, FunctionEntry, ProjectRecords, Record
 from ._project import Selection, list_records
 from ._report import RestoreReport, TableOutcome
 from ._sources import ArchiveSource, ServiceSource
@@ -67,7 +68,7 @@ class ProjectSource(Protocol):
 
     label: str
     snapshot: str | None
-    project: dict[str, Any]
+    project: ProjectRecords
 
     def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]: ...
     async def row_ids(self, database_id: str, table_id: str) -> pa.Array[Any]: ...
@@ -162,7 +163,7 @@ class Checkpoint:
         self._save()
 
 
-def column_definition(model: dict[str, Any]) -> dict[str, Any]:
+def column_definition(model: Record) -> dict[str, Any]:
     """The create body of a column from its model (what the service says of it)."""
     return {
         key: value
@@ -171,7 +172,7 @@ def column_definition(model: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def index_definition(model: dict[str, Any], columns_key: str) -> dict[str, Any]:
+def index_definition(model: Record, columns_key: str) -> dict[str, Any]:
     """The create body of an index from its model."""
     columns = model.get(columns_key) or model.get("columns") or model.get("attributes") or []
     return {
@@ -189,20 +190,20 @@ class Destination:
     def __init__(self, requester: Requester) -> None:
         self.requester = requester
         self.databases: set[str] = set()
-        self.tables: dict[str, dict[str, Any]] = {}
+        self.tables: dict[str, Record] = {}
         self.buckets: set[str] = set()
-        self.files: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, Record] = {}
         self.functions: set[str] = set()
 
-    async def read(self, project: dict[str, Any]) -> None:
+    async def read(self, project: ProjectRecords) -> None:
         requester = self.requester
         self.databases = await _ids(requester, "/tablesdb", "databases")
-        databases = [database["record"]["$id"] for database in project["databases"]]
+        databases = [database.record["$id"] for database in project.databases]
         self.tables = await _children(
             requester, databases, self.databases, "/tablesdb/{}/tables", "tables"
         )
         self.buckets = await _ids(requester, "/storage/buckets", "buckets")
-        buckets = [bucket["record"]["$id"] for bucket in project["buckets"]]
+        buckets = [bucket.record["$id"] for bucket in project.buckets]
         self.files = await _children(
             requester, buckets, self.buckets, "/storage/buckets/{}/files", "files"
         )
@@ -215,7 +216,7 @@ async def _ids(requester: Requester, path: str, key: str) -> set[str]:
 
 async def _children(
     requester: Requester, parents: list[str], existing: set[str], path: str, key: str
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Record]:
     """The records listed at `path` (``{}``: the parent's ID) of each of `parents` that
     exists, by ``parent/child`` ID."""
     found = {}
@@ -291,17 +292,17 @@ async def _apply(
     report.plan = await _plan(existing, source)
     if dry_run:
         return report
-    for database in source.project["databases"]:
-        await _database(destination, database["record"], existing, checkpoint, report)
-        for table in database["tables"]:
-            location = TableLocation(database["record"]["$id"], table["$id"])
+    for database in source.project.databases:
+        await _database(destination, database.record, existing, checkpoint, report)
+        for table in database.tables:
+            location = TableLocation(database.record["$id"], table["$id"])
             await _table(destination, location, table, existing, checkpoint, report)
             await _rows(destination, location, source, on_conflict, checkpoint, report, progress)
-    for bucket in source.project["buckets"]:
+    for bucket in source.project.buckets:
         await _bucket(
             destination, bucket, source, existing, on_conflict, checkpoint, report, progress
         )
-    for function in source.project["functions"]:
+    for function in source.project.functions:
         await _function(destination, function, source, existing, checkpoint, report, progress)
     report.not_kept = list(NOT_KEPT)
     report.seconds = time.perf_counter() - started
@@ -315,11 +316,11 @@ async def _apply(
 
 async def _plan(existing: Destination, source: ProjectSource) -> list[str]:
     lines = []
-    for database in source.project["databases"]:
-        database_id = database["record"]["$id"]
+    for database in source.project.databases:
+        database_id = database.record["$id"]
         there = database_id in existing.databases
         lines.append(f"database {database_id}: {'exists' if there else 'create'}")
-        for table in database["tables"]:
+        for table in database.tables:
             key = f"{database_id}/{table['$id']}"
             current = existing.tables.get(key)
             columns = [c["key"] for c in table.get("columns", [])]
@@ -343,24 +344,24 @@ async def _plan(existing: Destination, source: ProjectSource) -> list[str]:
                 f"{add_indexes or 'none'}; {len(rows) - taken:,} new row(s), "
                 f"{taken:,} in conflict (IDs already there)"
             )
-    for bucket in source.project["buckets"]:
-        bucket_id = bucket["record"]["$id"]
+    for bucket in source.project.buckets:
+        bucket_id = bucket.record["$id"]
         there = bucket_id in existing.buckets
         same = changed = 0
-        for record in bucket["files"]:
+        for record in bucket.files:
             current = existing.files.get(f"{bucket_id}/{record['$id']}")
             if current is not None:
                 same += current.get("signature") == record.get("signature")
                 changed += current.get("signature") != record.get("signature")
-        fresh = len(bucket["files"]) - same - changed
+        fresh = len(bucket.files) - same - changed
         lines.append(
             f"bucket {bucket_id}: {'exists' if there else 'create'}; {fresh} new file(s), "
             f"{same} already there, {changed} in conflict (other content)"
         )
-    for function in source.project["functions"]:
-        function_id = function["record"]["$id"]
+    for function in source.project.functions:
+        function_id = function.record["$id"]
         there = function_id in existing.functions
-        code = "deploy its active code" if function["deployment"] else "no code to deploy"
+        code = "deploy its active code" if function.deployment else "no code to deploy"
         lines.append(f"function {function_id}: {'exists' if there else 'create'}; {code}")
     return lines
 
@@ -383,7 +384,7 @@ async def _taken_ids(requester: Requester, location: TableLocation, ids: pa.Arra
 
 async def _database(
     requester: Requester,
-    record: dict[str, Any],
+    record: Record,
     existing: Destination,
     checkpoint: Checkpoint,
     report: RestoreReport,
@@ -405,7 +406,7 @@ async def _database(
 async def _table(
     requester: Requester,
     location: TableLocation,
-    record: dict[str, Any],
+    record: Record,
     existing: Destination,
     checkpoint: Checkpoint,
     report: RestoreReport,
@@ -536,7 +537,7 @@ _BUCKET_SETTINGS = {
 
 async def _bucket(
     requester: Requester,
-    bucket: dict[str, Any],
+    bucket: BucketRecords,
     source: ProjectSource,
     existing: Destination,
     on_conflict: OnConflict,
@@ -544,7 +545,7 @@ async def _bucket(
     report: RestoreReport,
     progress: bool | None,
 ) -> None:
-    record = bucket["record"]
+    record = bucket.record
     bucket_id = record["$id"]
     step = f"bucket {bucket_id}"
     if step not in checkpoint.done:
@@ -560,7 +561,7 @@ async def _bucket(
             report.created.append(step)
         checkpoint.mark(step)
     target = AsyncBucket(requester, bucket_id)
-    for file in bucket["files"]:
+    for file in bucket.files:
         file_step = f"file {bucket_id}/{file['$id']}"
         if file_step in checkpoint.done:
             continue
@@ -602,7 +603,7 @@ def file_step_resumed(checkpoint: Checkpoint, step: str) -> bool:
     return f"{step} started" in checkpoint.done
 
 
-async def _same_file(bucket: AsyncBucket, record: dict[str, Any]) -> bool:
+async def _same_file(bucket: AsyncBucket, record: Record) -> bool:
     try:
         there = await bucket.get(record["$id"])
     except APIError:
@@ -612,14 +613,14 @@ async def _same_file(bucket: AsyncBucket, record: dict[str, Any]) -> bool:
 
 async def _function(
     requester: Requester,
-    function: dict[str, Any],
+    function: FunctionEntry,
     source: ProjectSource,
     existing: Destination,
     checkpoint: Checkpoint,
     report: RestoreReport,
     progress: bool | None,
 ) -> None:
-    record = function["record"]
+    record = function.record
     function_id = record["$id"]
     step = f"function {function_id}"
     if step in checkpoint.done:
@@ -631,7 +632,7 @@ async def _function(
             exist_ok=True,
         )  # fmt: skip
         report.created.append(step)
-    deployment = function["deployment"]
+    deployment = function.deployment
     if deployment is not None:
         target = AsyncFunction(requester, function_id)
         async with source.code(function_id) as path:
