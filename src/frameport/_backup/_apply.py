@@ -25,6 +25,7 @@ import os
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -292,18 +293,8 @@ async def _apply(
     report.plan = await _plan(existing, source)
     if dry_run:
         return report
-    for database in source.project.databases:
-        await _database(destination, database.record, existing, checkpoint, report)
-        for table in database.tables:
-            location = TableLocation(database.record["$id"], table["$id"])
-            await _table(destination, location, table, existing, checkpoint, report)
-            await _rows(destination, location, source, on_conflict, checkpoint, report, progress)
-    for bucket in source.project.buckets:
-        await _bucket(
-            destination, bucket, source, existing, on_conflict, checkpoint, report, progress
-        )
-    for function in source.project.functions:
-        await _function(destination, function, source, existing, checkpoint, report, progress)
+    run = RestoreRun(destination, source, existing, on_conflict, checkpoint, report, progress)
+    await run.run()
     report.not_kept = list(NOT_KEPT)
     report.seconds = time.perf_counter() - started
     checkpoint.finish()
@@ -378,151 +369,6 @@ async def _taken_ids(requester: Requester, location: TableLocation, ids: pa.Arra
     return count
 
 
-# ---------------------------------------------------------------------------------------------
-# Databases and tables
-
-
-async def _database(
-    requester: Requester,
-    record: Record,
-    existing: Destination,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-) -> None:
-    step = f"database {record['$id']}"
-    if step in checkpoint.done:
-        return
-    if record["$id"] not in existing.databases:
-        await create_database(requester, record["$id"], record.get("name"), exist_ok=True)
-        if record.get("enabled") is False:
-            await requester.request(
-                "PUT", f"/tablesdb/{ID.custom(record['$id'])}",
-                json={"name": record.get("name") or record["$id"], "enabled": False},
-            )  # fmt: skip
-        report.created.append(step)
-    checkpoint.mark(step)
-
-
-async def _table(
-    requester: Requester,
-    location: TableLocation,
-    record: Record,
-    existing: Destination,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-) -> None:
-    step = f"table {location.database_id}/{location.table_id}"
-    if step in checkpoint.done:
-        return
-    current = existing.tables.get(f"{location.database_id}/{location.table_id}")
-    columns = record.get(location.columns_key, [])
-    if current is None:
-        body = {
-            location.id_param: location.table_id,
-            "name": record.get("name") or location.table_id,
-            "permissions": list(record.get("$permissions") or []),
-            location.security_param: bool(record.get(location.security_param)),
-            "enabled": record.get("enabled", True),
-            location.columns_key: [column_definition(column) for column in columns],
-        }
-        await requester.request("POST", location.container_path, json=body, idempotent=True,
-                                read_back=location.path)  # fmt: skip
-        report.created.append(step)
-        have: set[str] = {c["key"] for c in columns}
-        have_indexes: set[str] = set()
-    else:
-        have = {c["key"] for c in current.get(location.columns_key, [])}
-        have_indexes = {i["key"] for i in current.get("indexes", [])}
-        for column in columns:
-            if column["key"] in have:
-                continue
-            definition = column_definition(column)
-            route = (
-                definition.get("format")
-                if definition.get("format") in ("email", "enum", "ip", "url")
-                else definition["type"]
-            )
-            try:
-                await requester.request(
-                    "POST", f"{location.path}/{location.columns_key}/{route}", json=definition
-                )
-                have.add(column["key"])
-                report.created.append(f"column {location}/{column['key']}")
-            except APIError as exc:
-                report.rejected.append((f"column {location}/{column['key']}", str(exc)))
-    try:
-        await wait_for_columns(requester, location, have, timeout=COLUMN_WAIT_SECONDS)
-    except FrameportError as exc:
-        report.rejected.append((f"columns of {location}", str(exc)))
-    for index in record.get("indexes", []):
-        if index["key"] in have_indexes:
-            continue
-        try:
-            await requester.request("POST", f"{location.path}/indexes",
-                                    json=index_definition(index, location.columns_key))  # fmt: skip
-            report.created.append(f"index {location}/{index['key']}")
-        except ConflictError as exc:
-            if exc.type != "index_already_exists":
-                report.rejected.append((f"index {location}/{index['key']}", str(exc)))
-        except APIError as exc:
-            report.rejected.append((f"index {location}/{index['key']}", str(exc)))
-    checkpoint.mark(step)
-
-
-async def _rows(
-    requester: Requester,
-    location: TableLocation,
-    source: ProjectSource,
-    on_conflict: OnConflict,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-    progress: bool | None,
-) -> None:
-    key = f"{location.database_id}/{location.table_id}"
-    step = f"rows {key}"
-    outcome = TableOutcome(key)
-    report.tables.append(outcome)
-    if step in checkpoint.done:
-        return
-    after = checkpoint.batches.get(key, -1)
-    # The batches a stopped run had sent past its last whole one may be partly there.
-    maybe_written = max(0, checkpoint.sent.get(key, -1) - after)
-
-    async def remaining() -> AsyncGenerator[pa.RecordBatch]:
-        index = -1
-        async with aclosing(source.rows(location.database_id, location.table_id)) as batches:
-            async for batch in batches:
-                index += 1
-                outcome.rows += batch.num_rows
-                if index > after:
-                    yield batch
-
-    async with aclosing(remaining()) as batches:
-        try:
-            counts = await write_batches(
-                requester,
-                location,
-                batches,
-                on_conflict=on_conflict,
-                maybe_written=maybe_written,
-                on_send=lambda index: checkpoint.sending(key, after + 1 + index),
-                on_batch=lambda index: checkpoint.batch(key, after + 1 + index),
-            )
-        except ConflictError:
-            # The rows found were the destination's own: a run again counts them as such.
-            checkpoint.sending(key, checkpoint.batches.get(key, -1))
-            raise
-    outcome.written, outcome.replaced, outcome.skipped = (
-        counts.written, counts.replaced, counts.skipped,
-    )  # fmt: skip
-    report.rejected.extend((f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected)
-    checkpoint.mark(step)
-
-
-# ---------------------------------------------------------------------------------------------
-# Buckets, files and functions
-
-
 _BUCKET_SETTINGS = {
     "fileSecurity": "file_security",
     "enabled": "enabled",
@@ -533,69 +379,6 @@ _BUCKET_SETTINGS = {
     "antivirus": "antivirus",
     "transformations": "transformations",
 }
-
-
-async def _bucket(
-    requester: Requester,
-    bucket: BucketRecords,
-    source: ProjectSource,
-    existing: Destination,
-    on_conflict: OnConflict,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-    progress: bool | None,
-) -> None:
-    record = bucket.record
-    bucket_id = record["$id"]
-    step = f"bucket {bucket_id}"
-    if step not in checkpoint.done:
-        if bucket_id not in existing.buckets:
-            settings = {
-                name: record[key] for key, name in _BUCKET_SETTINGS.items() if key in record
-            }
-            permissions = list(record.get("$permissions") or [])
-            await create_bucket(
-                requester, bucket_id, record.get("name"), exist_ok=True,
-                permissions=permissions, **settings,
-            )  # fmt: skip
-            report.created.append(step)
-        checkpoint.mark(step)
-    target = AsyncBucket(requester, bucket_id)
-    for file in bucket.files:
-        file_step = f"file {bucket_id}/{file['$id']}"
-        if file_step in checkpoint.done:
-            continue
-        current = existing.files.get(f"{bucket_id}/{file['$id']}")
-        if current is not None and not file_step_resumed(checkpoint, file_step):
-            if current.get("signature") == file.get("signature") or on_conflict == "skip":
-                report.files_skipped += 1
-                checkpoint.mark(file_step)
-                continue
-            if on_conflict == "fail":
-                raise ConflictError(
-                    f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
-                    'on_conflict="skip" to keep it or "replace" to replace it.',
-                    status=409, type="storage_file_already_exists", method="POST",
-                    url=f"/storage/buckets/{bucket_id}/files",
-                )  # fmt: skip
-            await target.delete(file["$id"])
-            report.files_replaced += 1
-        else:
-            report.files_uploaded += 1
-        checkpoint.mark(f"{file_step} started")
-        try:
-            async with source.content(bucket_id, file["$id"]) as path:
-                await target.upload_file(
-                    path, name=file.get("name") or file["$id"], file_id=file["$id"],
-                    permissions=list(file.get("$permissions") or []) or None,
-                    resume=True, progress=progress,
-                )  # fmt: skip
-        except ConflictError as exc:
-            if not await _same_file(target, file):
-                report.rejected.append((file_step, str(exc)))
-        except APIError as exc:
-            report.rejected.append((file_step, str(exc)))
-        checkpoint.mark(file_step)
 
 
 def file_step_resumed(checkpoint: Checkpoint, step: str) -> bool:
@@ -611,37 +394,226 @@ async def _same_file(bucket: AsyncBucket, record: Record) -> bool:
     return there.complete and there.signature == record.get("signature")
 
 
-async def _function(
-    requester: Requester,
-    function: FunctionEntry,
-    source: ProjectSource,
-    existing: Destination,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-    progress: bool | None,
-) -> None:
-    record = function.record
-    function_id = record["$id"]
-    step = f"function {function_id}"
-    if step in checkpoint.done:
-        return
-    if function_id not in existing.functions:
-        await create_function(
-            requester, function_id, record.get("name") or function_id, record["runtime"],
-            entrypoint=record.get("entrypoint") or None, commands=record.get("commands") or None,
-            exist_ok=True,
-        )  # fmt: skip
-        report.created.append(step)
-    deployment = function.deployment
-    if deployment is not None:
-        target = AsyncFunction(requester, function_id)
-        async with source.code(function_id) as path:
-            made = await target.deploy(
-                path, entrypoint=deployment.get("entrypoint") or None,
-                commands=deployment.get("commands") or None, activate=True, progress=progress,
-            )  # fmt: skip
+@dataclass
+class RestoreRun:
+    """One restore or copy putting `source`'s project into the destination (`requester`,
+    which held `existing` before), following `on_conflict`, recording each step in
+    `checkpoint` and what it did in `report`."""
+
+    requester: Requester
+    source: ProjectSource
+    existing: Destination
+    on_conflict: OnConflict
+    checkpoint: Checkpoint
+    report: RestoreReport
+    progress: bool | None
+
+    async def run(self) -> None:
+        """Every step, in the service's order (see the module docstring)."""
+        for database in self.source.project.databases:
+            await self.database(database.record)
+            for table in database.tables:
+                location = TableLocation(database.record["$id"], table["$id"])
+                await self.table(location, table)
+                await self.rows(location)
+        for bucket in self.source.project.buckets:
+            await self.bucket(bucket)
+        for function in self.source.project.functions:
+            await self.function(function)
+
+    async def database(self, record: Record) -> None:
+        step = f"database {record['$id']}"
+        if step in self.checkpoint.done:
+            return
+        if record["$id"] not in self.existing.databases:
+            await create_database(self.requester, record["$id"], record.get("name"), exist_ok=True)
+            if record.get("enabled") is False:
+                await self.requester.request(
+                    "PUT", f"/tablesdb/{ID.custom(record['$id'])}",
+                    json={"name": record.get("name") or record["$id"], "enabled": False},
+                )  # fmt: skip
+            self.report.created.append(step)
+        self.checkpoint.mark(step)
+
+    async def table(self, location: TableLocation, record: Record) -> None:
+        step = f"table {location.database_id}/{location.table_id}"
+        if step in self.checkpoint.done:
+            return
+        current = self.existing.tables.get(f"{location.database_id}/{location.table_id}")
+        columns = record.get(location.columns_key, [])
+        if current is None:
+            body = {
+                location.id_param: location.table_id,
+                "name": record.get("name") or location.table_id,
+                "permissions": list(record.get("$permissions") or []),
+                location.security_param: bool(record.get(location.security_param)),
+                "enabled": record.get("enabled", True),
+                location.columns_key: [column_definition(column) for column in columns],
+            }
+            await self.requester.request("POST", location.container_path, json=body,
+                                         idempotent=True, read_back=location.path)  # fmt: skip
+            self.report.created.append(step)
+            have: set[str] = {c["key"] for c in columns}
+            have_indexes: set[str] = set()
+        else:
+            have = {c["key"] for c in current.get(location.columns_key, [])}
+            have_indexes = {i["key"] for i in current.get("indexes", [])}
+            for column in columns:
+                if column["key"] in have:
+                    continue
+                definition = column_definition(column)
+                route = (
+                    definition.get("format")
+                    if definition.get("format") in ("email", "enum", "ip", "url")
+                    else definition["type"]
+                )
+                try:
+                    await self.requester.request(
+                        "POST", f"{location.path}/{location.columns_key}/{route}", json=definition
+                    )
+                    have.add(column["key"])
+                    self.report.created.append(f"column {location}/{column['key']}")
+                except APIError as exc:
+                    self.report.rejected.append((f"column {location}/{column['key']}", str(exc)))
         try:
-            await target.wait(made.id)
+            await wait_for_columns(self.requester, location, have, timeout=COLUMN_WAIT_SECONDS)
         except FrameportError as exc:
-            report.rejected.append((f"deployment of function {function_id}", str(exc)))
-    checkpoint.mark(step)
+            self.report.rejected.append((f"columns of {location}", str(exc)))
+        for index in record.get("indexes", []):
+            if index["key"] in have_indexes:
+                continue
+            try:
+                body = index_definition(index, location.columns_key)
+                await self.requester.request("POST", f"{location.path}/indexes", json=body)
+                self.report.created.append(f"index {location}/{index['key']}")
+            except ConflictError as exc:
+                if exc.type != "index_already_exists":
+                    self.report.rejected.append((f"index {location}/{index['key']}", str(exc)))
+            except APIError as exc:
+                self.report.rejected.append((f"index {location}/{index['key']}", str(exc)))
+        self.checkpoint.mark(step)
+
+    async def rows(self, location: TableLocation) -> None:
+        key = f"{location.database_id}/{location.table_id}"
+        step = f"rows {key}"
+        outcome = TableOutcome(key)
+        self.report.tables.append(outcome)
+        if step in self.checkpoint.done:
+            return
+        after = self.checkpoint.batches.get(key, -1)
+        # The batches a stopped run had sent past its last whole one may be partly there.
+        maybe_written = max(0, self.checkpoint.sent.get(key, -1) - after)
+
+        async def remaining() -> AsyncGenerator[pa.RecordBatch]:
+            index = -1
+            async with aclosing(
+                self.source.rows(location.database_id, location.table_id)
+            ) as batches:
+                async for batch in batches:
+                    index += 1
+                    outcome.rows += batch.num_rows
+                    if index > after:
+                        yield batch
+
+        async with aclosing(remaining()) as batches:
+            try:
+                counts = await write_batches(
+                    self.requester,
+                    location,
+                    batches,
+                    on_conflict=self.on_conflict,
+                    maybe_written=maybe_written,
+                    on_send=lambda index: self.checkpoint.sending(key, after + 1 + index),
+                    on_batch=lambda index: self.checkpoint.batch(key, after + 1 + index),
+                )
+            except ConflictError:
+                # The rows found were the destination's own: a run again counts them as such.
+                self.checkpoint.sending(key, self.checkpoint.batches.get(key, -1))
+                raise
+        outcome.written, outcome.replaced, outcome.skipped = (
+            counts.written, counts.replaced, counts.skipped,
+        )  # fmt: skip
+        rejected = [(f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected]
+        self.report.rejected.extend(rejected)
+        self.checkpoint.mark(step)
+
+    async def bucket(self, bucket: BucketRecords) -> None:
+        record = bucket.record
+        bucket_id = record["$id"]
+        step = f"bucket {bucket_id}"
+        if step not in self.checkpoint.done:
+            if bucket_id not in self.existing.buckets:
+                settings = {
+                    name: record[key] for key, name in _BUCKET_SETTINGS.items() if key in record
+                }
+                permissions = list(record.get("$permissions") or [])
+                await create_bucket(
+                    self.requester, bucket_id, record.get("name"), exist_ok=True,
+                    permissions=permissions, **settings,
+                )  # fmt: skip
+                self.report.created.append(step)
+            self.checkpoint.mark(step)
+        target = AsyncBucket(self.requester, bucket_id)
+        for file in bucket.files:
+            file_step = f"file {bucket_id}/{file['$id']}"
+            if file_step in self.checkpoint.done:
+                continue
+            current = self.existing.files.get(f"{bucket_id}/{file['$id']}")
+            if current is not None and not file_step_resumed(self.checkpoint, file_step):
+                if current.get("signature") == file.get("signature") or self.on_conflict == "skip":
+                    self.report.files_skipped += 1
+                    self.checkpoint.mark(file_step)
+                    continue
+                if self.on_conflict == "fail":
+                    raise ConflictError(
+                        f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
+                        'on_conflict="skip" to keep it or "replace" to replace it.',
+                        status=409, type="storage_file_already_exists", method="POST",
+                        url=f"/storage/buckets/{bucket_id}/files",
+                    )  # fmt: skip
+                await target.delete(file["$id"])
+                self.report.files_replaced += 1
+            else:
+                self.report.files_uploaded += 1
+            self.checkpoint.mark(f"{file_step} started")
+            try:
+                async with self.source.content(bucket_id, file["$id"]) as path:
+                    await target.upload_file(
+                        path, name=file.get("name") or file["$id"], file_id=file["$id"],
+                        permissions=list(file.get("$permissions") or []) or None,
+                        resume=True, progress=self.progress,
+                    )  # fmt: skip
+            except ConflictError as exc:
+                if not await _same_file(target, file):
+                    self.report.rejected.append((file_step, str(exc)))
+            except APIError as exc:
+                self.report.rejected.append((file_step, str(exc)))
+            self.checkpoint.mark(file_step)
+
+    async def function(self, function: FunctionEntry) -> None:
+        record = function.record
+        function_id = record["$id"]
+        step = f"function {function_id}"
+        if step in self.checkpoint.done:
+            return
+        if function_id not in self.existing.functions:
+            await create_function(
+                self.requester, function_id, record.get("name") or function_id,
+                record["runtime"], entrypoint=record.get("entrypoint") or None,
+                commands=record.get("commands") or None, exist_ok=True,
+            )  # fmt: skip
+            self.report.created.append(step)
+        deployment = function.deployment
+        if deployment is not None:
+            target = AsyncFunction(self.requester, function_id)
+            async with self.source.code(function_id) as path:
+                made = await target.deploy(
+                    path, entrypoint=deployment.get("entrypoint") or None,
+                    commands=deployment.get("commands") or None, activate=True,
+                    progress=self.progress,
+                )  # fmt: skip
+            try:
+                await target.wait(made.id)
+            except FrameportError as exc:
+                self.report.rejected.append((f"deployment of function {function_id}", str(exc)))
+        self.checkpoint.mark(step)
