@@ -16,7 +16,7 @@ frameport._backup._entries.Misshapen: databases is not a list
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .._core._ids import is_valid_id
@@ -98,12 +98,28 @@ class _Json:
         }
 
 
-def _no_nulls(data: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in data.items() if value is not None}
+def _json_object(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The JSON object of a record's fields, lists for tuples (a full layer's, with no
+    ``held`` file, has no ``held`` key, as archives always had)."""
+    return {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in items
+        if value is not None or key != "held"
+    }
+
+
+class _Entry:
+    """A record of an archive, written as the JSON object of its fields."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = asdict(self, dict_factory=_json_object)  # type: ignore[call-overload]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
-class FileHash:
+class FileHash(_Entry):
     """The SHA-256 and size of a file of the archive."""
 
     sha256: str
@@ -120,12 +136,9 @@ class FileHash:
             raise Misshapen(f"{where}.bytes is not a size")
         return cls(sha256, size)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"sha256": self.sha256, "bytes": self.bytes}
-
 
 @dataclass(frozen=True, slots=True)
-class FilePart:
+class FilePart(_Entry):
     """A Parquet file of a layer (its rows, the ``$id``s gone, the ``$sequence``s held): its
     name in the archive, and the rows, SHA-256 and size the backup found in it."""
 
@@ -138,18 +151,13 @@ class FilePart:
     def from_json(cls, entry: _Json) -> FilePart:
         return cls(entry.text("path"), entry.get("rows"), entry.get("sha256"), entry.get("bytes"))
 
-    def to_json(self) -> dict[str, Any]:
-        return _no_nulls(
-            {"path": self.path, "rows": self.rows, "sha256": self.sha256, "bytes": self.bytes}
-        )
-
     @property
     def hash(self) -> FileHash:
         return FileHash(self.sha256 or "", self.bytes or 0)
 
 
 @dataclass(frozen=True, slots=True)
-class Layer:
+class Layer(_Entry):
     """The rows one snapshot read of a table (see `_manifest`)."""
 
     rows: FilePart
@@ -168,16 +176,6 @@ class Layer:
             entry.get("snapshot"),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"rows": self.rows.to_json(), "gone": None}
-        if self.gone is not None:
-            data["gone"] = self.gone.to_json()
-        if self.held is not None:
-            data["held"] = self.held.to_json()
-        if self.snapshot is not None:
-            data["snapshot"] = self.snapshot
-        return data
-
     @property
     def parts(self) -> list[FilePart]:
         """Its rows and its gone ``$id``s (what a restore reads)."""
@@ -185,7 +183,7 @@ class Layer:
 
 
 @dataclass(frozen=True, slots=True)
-class WrittenLayer:
+class WrittenLayer(_Entry):
     """A table's layer written by a backup, and the rows the table then holds (kept beside
     it as ``layer.json``, so that a run again after a crash does not read it again)."""
 
@@ -196,9 +194,6 @@ class WrittenLayer:
     def from_json(cls, value: Any) -> WrittenLayer:
         entry = _Json.top(value)
         return cls(Layer.from_json(entry.object("layer")), int(entry.field("rows")))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"layer": self.layer.to_json(), "rows": self.rows}
 
 
 def _table_record(entry: _Json) -> Record:
@@ -212,7 +207,7 @@ def _table_record(entry: _Json) -> Record:
 
 
 @dataclass(frozen=True, slots=True)
-class TableEntry:
+class TableEntry(_Entry):
     """A table of a snapshot: its record, the rows it holds (read up to the ``$sequence``
     `bound`, at the service's `time`), its layers, oldest first, and a hash of their
     contents."""
@@ -233,19 +228,9 @@ class TableEntry:
         return cls(record, layers, int(entry.get("rows") or 0), entry.get("bound"),
                    entry.get("time"), entry.get("content_hash"))  # fmt: skip
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "record": self.record,
-            "rows": self.rows,
-            "bound": self.bound,
-            "time": self.time,
-            "layers": [layer.to_json() for layer in self.layers],
-            "content_hash": self.content_hash,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class DatabaseEntry:
+class DatabaseEntry(_Entry):
     record: Record
     tables: tuple[TableEntry, ...]
 
@@ -254,12 +239,9 @@ class DatabaseEntry:
         record = entry.record()
         return cls(record, tuple(TableEntry.from_json(t) for t in entry.objects("tables")))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"record": self.record, "tables": [table.to_json() for table in self.tables]}
-
 
 @dataclass(frozen=True, slots=True)
-class FileEntry:
+class FileEntry(_Entry):
     """A file of a bucket: its record and its content's name in the archive."""
 
     record: Record
@@ -269,12 +251,9 @@ class FileEntry:
     def from_json(cls, entry: _Json) -> FileEntry:
         return cls(entry.record(), entry.text("path"))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"record": self.record, "path": self.path}
-
 
 @dataclass(frozen=True, slots=True)
-class BucketEntry:
+class BucketEntry(_Entry):
     record: Record
     files: tuple[FileEntry, ...]
 
@@ -282,12 +261,9 @@ class BucketEntry:
     def from_json(cls, entry: _Json) -> BucketEntry:
         return cls(entry.record(), tuple(FileEntry.from_json(f) for f in entry.objects("files")))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"record": self.record, "files": [file.to_json() for file in self.files]}
-
 
 @dataclass(frozen=True, slots=True)
-class FunctionEntry:
+class FunctionEntry(_Entry):
     """A function, its active deployment (None: none) and that code's name in the archive."""
 
     record: Record
@@ -302,32 +278,23 @@ class FunctionEntry:
             return cls(record)
         return cls(record, dict(entry.object("deployment").data), entry.text("path"))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"record": self.record, "deployment": self.deployment, "path": self.path}
-
 
 @dataclass(frozen=True, slots=True)
-class DatabaseRecords:
+class DatabaseRecords(_Entry):
     """A database and its tables' records, as the service describes them."""
 
     record: Record
     tables: tuple[Record, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"record": self.record, "tables": list(self.tables)}
-
 
 @dataclass(frozen=True, slots=True)
-class BucketRecords:
+class BucketRecords(_Entry):
     record: Record
     files: tuple[Record, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"record": self.record, "files": list(self.files)}
-
 
 @dataclass(frozen=True, slots=True)
-class ProjectRecords:
+class ProjectRecords(_Entry):
     """What a project holds (see `_project`): its databases with their tables, its buckets
     with their files, and its functions with their active deployment."""
 
@@ -346,16 +313,9 @@ class ProjectRecords:
                   for f in entry.objects("functions")),
         )  # fmt: skip
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "databases": [database.to_json() for database in self.databases],
-            "buckets": [bucket.to_json() for bucket in self.buckets],
-            "functions": [{"record": f.record, "deployment": f.deployment} for f in self.functions],
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(_Entry):
     """What a backup fixed when it started (``plan.json``): its `snapshot` and the one it is
     incremental on (`base`), the service's `time` and what it is (`service`), the
     `selection`, the `project`'s records and each table's last ``$sequence`` (`bounds`, by
@@ -368,6 +328,7 @@ class Plan:
     selection: Selected
     project: ProjectRecords
     bounds: dict[str, int | None]
+    format: int = FORMAT
 
     @classmethod
     def from_json(cls, value: Any) -> Plan:
@@ -379,21 +340,9 @@ class Plan:
             dict(entry.object("bounds").data),
         )  # fmt: skip
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "snapshot": self.snapshot,
-            "base": self.base,
-            "time": self.time,
-            "service": self.service,
-            "selection": self.selection,
-            "project": self.project.to_json(),
-            "bounds": self.bounds,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(_Entry):
     """What a complete snapshot holds (``manifest.json``): see `_manifest`. `files` maps
     every file it needs to its SHA-256 and size."""
 
@@ -401,11 +350,12 @@ class Manifest:
     databases: tuple[DatabaseEntry, ...] = ()
     buckets: tuple[BucketEntry, ...] = ()
     functions: tuple[FunctionEntry, ...] = ()
-    files: Mapping[str, FileHash] = field(default_factory=dict)
+    files: dict[str, FileHash] = field(default_factory=dict)
     base: str | None = None
     time: str | None = None
     service: dict[str, str | None] | None = None
     selection: Selected | None = None
+    format: int = FORMAT
 
     @classmethod
     def from_json(cls, value: Any) -> Manifest:
@@ -419,20 +369,6 @@ class Manifest:
             entry.hashes("files"),
             entry.get("base"), entry.get("time"), entry.get("service"), entry.get("selection"),
         )  # fmt: skip
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "snapshot": self.snapshot,
-            "base": self.base,
-            "time": self.time,
-            "service": self.service,
-            "selection": self.selection,
-            "databases": [database.to_json() for database in self.databases],
-            "buckets": [bucket.to_json() for bucket in self.buckets],
-            "functions": [function.to_json() for function in self.functions],
-            "files": {name: entry.to_json() for name, entry in self.files.items()},
-        }
 
     def tables(self) -> list[tuple[Record, TableEntry]]:
         """(database record, table entry) of every table."""
@@ -471,14 +407,12 @@ class Manifest:
 
 
 @dataclass(frozen=True, slots=True)
-class Hashes:
+class Hashes(_Entry):
     """The SHA-256 and size of a snapshot's manifest and plan (``hashes.json``)."""
 
-    files: Mapping[str, FileHash]
+    files: dict[str, FileHash]
+    format: int = FORMAT
 
     @classmethod
     def from_json(cls, value: Any) -> Hashes:
         return cls(_Json.top(value).hashes("files"))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "files": {n: e.to_json() for n, e in self.files.items()}}
