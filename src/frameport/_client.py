@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
 import httpx
 
-from ._backup import BackupReport, RestoreReport
+from ._backup import BackupReport, RestoreReport, Selection
 from ._backup import backup as backup_project
 from ._backup import restore as restore_project
 from ._catalog import list_buckets, list_databases, list_tables
@@ -436,10 +436,8 @@ class AsyncClient:
         >>> client.backup("backups/crm").summary()                      # doctest: +SKIP
         'full snapshot 20260102T030405Z-1a2b3c of 2 table(s) (1,200 rows, ...'
         """
-        return await backup_project(
-            self._connection, target, databases=databases, buckets=buckets,
-            functions=functions, lag=lag, progress=progress,
-        )  # fmt: skip
+        selection = Selection(databases, buckets, functions)
+        return await backup_project(self._connection, target, selection, lag=lag, progress=progress)
 
     async def restore(
         self,

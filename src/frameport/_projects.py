@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from ._backup import RestoreReport, VerifyReport, copy_project
+from ._backup import RestoreReport, Selection, VerifyReport, copy_project
 from ._backup import verify as verify_archive
 from ._client import AsyncClient, Client, requester_of
 from ._core._sync import run_sync
@@ -40,18 +40,13 @@ def copy(
 
     >>> fp.copy(staging, production, databases=["crm"], dry_run=True)  # doctest: +SKIP
     """
+    selection = Selection(databases, buckets, functions)
     return run_sync(
         copy_project(
-            requester_of(source),
-            requester_of(destination),
-            databases=databases,
-            buckets=buckets,
-            functions=functions,
-            dry_run=dry_run,
-            on_conflict=on_conflict,
-            progress=progress,
+            requester_of(source), requester_of(destination), selection, dry_run=dry_run,
+            on_conflict=on_conflict, progress=progress,
         )
-    )
+    )  # fmt: skip
 
 
 def verify(target: str | os.PathLike[str], snapshot: str | None = None) -> VerifyReport:

@@ -5,6 +5,7 @@ another. `_snapshot` writes a snapshot (`backup`), `_verify` checks an archive (
 (`copy_project`)."""
 
 from ._apply import copy_project, restore
+from ._project import Selection
 from ._report import BackupReport, RestoreReport, TableOutcome, VerifyReport
 from ._snapshot import backup
 from ._verify import verify
@@ -12,6 +13,7 @@ from ._verify import verify
 __all__ = [
     "BackupReport",
     "RestoreReport",
+    "Selection",
     "TableOutcome",
     "VerifyReport",
     "backup",

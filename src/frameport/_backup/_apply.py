@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,17 +256,15 @@ async def restore(
 async def copy_project(
     source: Requester,
     destination: Requester,
+    selection: Selection,
     *,
-    databases: Sequence[str] | None = None,
-    buckets: Sequence[str] | None = None,
-    functions: Sequence[str] | None = None,
     dry_run: bool = False,
     on_conflict: OnConflict = "fail",
     progress: bool | None = None,
 ) -> RestoreReport:
-    """Copy the project of `source` (or the chosen parts) into `destination`."""
+    """Copy the chosen part of the project of `source` into `destination`."""
     rule = check_on_conflict(on_conflict)
-    live = await ServiceSource.make(source, Selection(databases, buckets, functions))
+    live = await ServiceSource.make(source, selection)
     return await _apply(
         destination, live, on_conflict=rule, dry_run=dry_run, checkpoint=Checkpoint(None),
         progress=progress,

@@ -108,17 +108,15 @@ another's), so each is held to a few ranges, which bounds their memory together.
 async def backup(
     requester: Requester,
     target: str | os.PathLike[str],
+    selection: Selection,
     *,
-    databases: Sequence[str] | None = None,
-    buckets: Sequence[str] | None = None,
-    functions: Sequence[str] | None = None,
     lag: float = DEFAULT_LAG,
     progress: bool | None = None,
 ) -> BackupReport:
-    """Back up the project (or the chosen databases, buckets and functions) into `target`."""
+    """Back up the chosen part of the project into `target`."""
     started = time.perf_counter()
     archive = Archive.open(target)
-    plan, reads = await _plan(requester, archive, Selection(databases, buckets, functions))
+    plan, reads = await _plan(requester, archive, selection)
     base = None if plan.base is None else load_manifest(archive, plan.base)
     run = BackupRun(requester, archive, plan, base, lag, progress, reads)
     manifest, rows_read, downloaded = await run.write()
