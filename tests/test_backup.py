@@ -440,3 +440,27 @@ def test_bad_choices_are_refused_before_anything_is_written(
     with pytest.raises(ArchiveError, match="no complete snapshot 'nope'"):
         destination.restore(archive, snapshot="nope", progress=False)
     assert destination.databases().empty
+
+
+def test_dry_runs_return_their_plan_and_print_nothing_while_the_command_line_prints_it(
+    source: tuple[Client, Project],
+    archive: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client, project = source
+    with LocalService() as service, service.client() as destination:
+        restored = destination.restore(archive, dry_run=True)
+        copied = fp.copy(client, destination, dry_run=True, progress=False)
+        assert capsys.readouterr().out == ""
+        for report in (restored, copied):
+            assert report.dry_run and any(f"database {project.database}: create" in line
+                                          for line in report.plan)  # fmt: skip
+        assert destination.databases().empty
+
+        monkeypatch.setenv("FRAMEPORT_ENDPOINT", service.endpoint)
+        monkeypatch.setenv("FRAMEPORT_PROJECT", service.project)
+        monkeypatch.setenv("FRAMEPORT_KEY", service.key)
+        monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
+        assert main(["restore", str(archive), "--dry-run", "--no-progress"]) == 0
+        assert capsys.readouterr().out == restored.summary() + "\n"

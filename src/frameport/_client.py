@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar, Un
 
 import httpx
 
-from ._backup import BackupReport, RestoreReport
+from ._backup import BackupReport, RestoreReport, Selection
 from ._backup import backup as backup_project
 from ._backup import restore as restore_project
 from ._catalog import list_buckets, list_databases, list_tables
@@ -408,10 +408,8 @@ class AsyncClient:
         >>> client.backup("backups/crm").summary()                      # doctest: +SKIP
         'full snapshot 20260102T030405Z-1a2b3c of 2 table(s) (1,200 rows, ...'
         """
-        return await backup_project(
-            self._connection, target, databases=databases, buckets=buckets,
-            functions=functions, lag=lag, progress=progress,
-        )  # fmt: skip
+        selection = Selection(databases, buckets, functions)
+        return await backup_project(self._connection, target, selection, lag=lag, progress=progress)
 
     async def restore(
         self,
@@ -428,19 +426,16 @@ class AsyncClient:
         file refuses the restore (`ArchiveError` names it). A row or file whose ID is taken
         follows `on_conflict`: ``"fail"`` raises `ConflictError`, ``"skip"`` keeps the
         destination's, ``"replace"`` replaces it; the report counts each case and lists
-        every item the service rejected. `dry_run` prints the plan (what would be created,
-        and what conflicts) and writes nothing. Run again after a crash, a restore goes on
-        where it stopped.
+        every item the service rejected. `dry_run` writes nothing and returns the plan (what
+        would be created, and what conflicts: `RestoreReport.plan`, printed by `summary`).
+        Run again after a crash, a restore goes on where it stopped.
 
         >>> print(other.restore("backups/crm", dry_run=True).summary())  # doctest: +SKIP
         """
-        report = await restore_project(
+        return await restore_project(
             self._connection, source, snapshot=snapshot, dry_run=dry_run,
             on_conflict=on_conflict, progress=progress,
         )  # fmt: skip
-        if dry_run:
-            print(report.summary())
-        return report
 
     # -- lifecycle -------------------------------------------------------------------------------
 

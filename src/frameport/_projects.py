@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from ._backup import RestoreReport, VerifyReport, copy_project
+from ._backup import RestoreReport, Selection, VerifyReport, copy_project
 from ._backup import verify as verify_archive
 from ._client import AsyncClient, Client, requester_of
 from ._core._sync import run_sync
@@ -34,27 +34,19 @@ def copy(
     into the project of `destination`, without an archive: each table is read up to the
     ``$sequence`` it had when the copy started and written as it is read; files go through
     a temporary file one at a time. The order, the checks, `on_conflict` and the report are
-    those of `Client.restore`; `dry_run` prints the plan and writes nothing. A copy keeps no
+    those of `Client.restore`; `dry_run` writes nothing and returns the plan. A copy keeps no
     checkpoint: after a crash, run it again with ``on_conflict="skip"`` (or
     ``"replace"``).
 
     >>> fp.copy(staging, production, databases=["crm"], dry_run=True)  # doctest: +SKIP
     """
-    report = run_sync(
+    selection = Selection(databases, buckets, functions)
+    return run_sync(
         copy_project(
-            requester_of(source),
-            requester_of(destination),
-            databases=databases,
-            buckets=buckets,
-            functions=functions,
-            dry_run=dry_run,
-            on_conflict=on_conflict,
-            progress=progress,
+            requester_of(source), requester_of(destination), selection, dry_run=dry_run,
+            on_conflict=on_conflict, progress=progress,
         )
-    )
-    if dry_run:
-        print(report.summary())
-    return report
+    )  # fmt: skip
 
 
 def verify(target: str | os.PathLike[str], snapshot: str | None = None) -> VerifyReport:

@@ -9,7 +9,7 @@ service takes them from API keys), while the service numbers rows itself (``$seq
 sets the times of everything else. What already exists is kept (a table gets the columns and
 indexes it lacks), and a dry run only says what would happen.
 
-A restore records each step it completes, and each batch of rows, in a checkpoint in
+A restore records each step it completes, and each batch of rows, in a `Checkpoint` in
 frameport's cache directory; run again after a crash, it goes on from there (the batch that
 was being written when it stopped is written again, its rows already there skipped when
 `on_conflict` is ``"fail"``: they are the same rows). Finished, it leaves the checkpoint as
@@ -19,18 +19,17 @@ and writes nothing.
 
 from __future__ import annotations
 
-import json
+import os
 import time
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, aclosing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
-from .._core._config import default_cache_dir
 from .._core._ids import ID
 from .._exceptions import APIError, ConflictError, FrameportError
 from .._functions import AsyncFunction, create_function
@@ -39,9 +38,14 @@ from .._tables import TableLocation, create_database
 from .._tables._admin import wait_for_columns
 from .._tables._system import ALL_SYSTEM
 from .._tables.read import QuerySpec, TableRead
-from .._tables.writes import OnConflict, write_batches
-from ._project import list_records
+from .._tables.writes import OnConflict, check_on_conflict, write_batches
+from ._archive import Archive
+from ._destination import Checkpoint, Destination
+from ._entries import BucketRecords, FunctionEntry, ProjectRecords, Record
+from ._project import Selection
 from ._report import RestoreReport, TableOutcome
+from ._sources import ArchiveSource, ServiceSource
+from ._verify import checked_snapshot
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -55,7 +59,6 @@ NOT_KEPT = [
     "$createdAt/$updatedAt of databases, tables, columns, indexes, buckets, files, functions "
     "and deployments: the destination sets them when it creates them",
 ]
-_REMEDY = "delete it to restore from the start"
 
 
 class ProjectSource(Protocol):
@@ -64,7 +67,7 @@ class ProjectSource(Protocol):
 
     label: str
     snapshot: str | None
-    project: dict[str, Any]
+    project: ProjectRecords
 
     def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]: ...
     async def row_ids(self, database_id: str, table_id: str) -> pa.Array[Any]: ...
@@ -72,92 +75,7 @@ class ProjectSource(Protocol):
     def code(self, function_id: str) -> AbstractAsyncContextManager[Path]: ...
 
 
-class Checkpoint:
-    """The steps a restore completed, kept in a file that is replaced atomically (None: a
-    copy, which keeps none). The file is the restore's of one snapshot (its manifest's
-    SHA-256, `manifest`) into one destination; once the restore finishes, it is its mark
-    that it is `finished`."""
-
-    def __init__(self, path: Path | None, manifest: str | None = None) -> None:
-        self.path = path
-        self.manifest = manifest
-        self.done: set[str] = set()
-        self.batches: dict[str, int] = {}  # per table: the last batch wholly written
-        self.sent: dict[str, int] = {}  # per table: the last batch whose rows were sent
-        self.resumed = self.finished = False
-        data = None if path is None else read_checkpoint(path, _REMEDY, unversioned=True)
-        # A checkpoint without a manifest was written before it was kept.
-        if data is not None and data.get("manifest", manifest) == manifest:
-            self.done, self.batches, self.resumed = set(data["done"]), data["batches"], True
-            self.sent = data.get("sent", {})
-            self.finished = bool(data.get("finished"))
-
-    @classmethod
-    def for_restore(
-        cls, destination: Requester, source: str, snapshot: str, manifest: str, rule: OnConflict
-    ) -> Checkpoint:
-        """The checkpoint of restoring `snapshot` of the archive `source` (its manifest's
-        SHA-256: `manifest`) into `destination`. One a run finished is kept only for the
-        rule ``"fail"``: ``"skip"`` and ``"replace"`` restore the snapshot again."""
-        identity = json.dumps([destination.endpoint, destination.project, source, snapshot])
-        checkpoint = cls(checkpoint_path(default_cache_dir() / "restores", identity), manifest)
-        if checkpoint.finished and rule != "fail":
-            checkpoint.done, checkpoint.batches, checkpoint.sent = set(), {}, {}
-            checkpoint.resumed = checkpoint.finished = False
-        return checkpoint
-
-    def keep_what_exists(self, existing: Destination) -> None:
-        """Forget the steps whose database, table, bucket, file or function the destination
-        does not hold (dropped, or the destination made anew, since the run that did them):
-        they are done again, and a finished restore is not any more. Resumed only when
-        something is left."""
-        held = {
-            "database": existing.databases,
-            "table": existing.tables.keys(),
-            "rows": existing.tables.keys(),
-            "bucket": existing.buckets,
-            "file": existing.files.keys(),
-            "function": existing.functions,
-        }
-
-        def holds(step: str) -> bool:
-            kind, _, name = step.removesuffix(" started").partition(" ")
-            return kind not in held or name in held[kind]
-
-        kept = {step for step in self.done if holds(step)}
-        self.finished = self.finished and kept == self.done
-        self.done = kept
-        self.batches = {key: n for key, n in self.batches.items() if key in existing.tables}
-        self.sent = {key: n for key, n in self.sent.items() if key in existing.tables}
-        self.resumed = self.resumed and bool(self.done or self.batches or self.sent)
-
-    def mark(self, step: str) -> None:
-        self.done.add(step)
-        self._save()
-
-    def batch(self, table: str, index: int) -> None:
-        self.batches[table] = index
-        self._save()
-
-    def sending(self, table: str, index: int) -> None:
-        self.sent[table] = index
-        self._save()
-
-    def _save(self) -> None:
-        if self.path is None:
-            return
-        state = {"manifest": self.manifest, "finished": self.finished, "done": sorted(self.done),
-                 "batches": self.batches, "sent": self.sent}  # fmt: skip
-        save_checkpoint(self.path, state)
-
-    def finish(self) -> None:
-        """Mark the restore finished: the file is replaced by its mark in one step, so a
-        run killed at any moment leaves the one or the other."""
-        self.finished = True
-        self._save()
-
-
-def column_definition(model: dict[str, Any]) -> dict[str, Any]:
+def column_definition(model: Record) -> dict[str, Any]:
     """The create body of a column from its model (what the service says of it)."""
     return {
         key: value
@@ -166,7 +84,7 @@ def column_definition(model: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def index_definition(model: dict[str, Any], columns_key: str) -> dict[str, Any]:
+def index_definition(model: Record, columns_key: str) -> dict[str, Any]:
     """The create body of an index from its model."""
     columns = model.get(columns_key) or model.get("columns") or model.get("attributes") or []
     return {
@@ -178,50 +96,50 @@ def index_definition(model: dict[str, Any], columns_key: str) -> dict[str, Any]:
     }
 
 
-class Destination:
-    """The destination's catalog as it was before the restore (what exists)."""
-
-    def __init__(self, requester: Requester) -> None:
-        self.requester = requester
-        self.databases: set[str] = set()
-        self.tables: dict[str, dict[str, Any]] = {}
-        self.buckets: set[str] = set()
-        self.files: dict[str, dict[str, Any]] = {}
-        self.functions: set[str] = set()
-
-    async def read(self, project: dict[str, Any]) -> None:
-        requester = self.requester
-        self.databases = await _ids(requester, "/tablesdb", "databases")
-        databases = [database["record"]["$id"] for database in project["databases"]]
-        self.tables = await _children(
-            requester, databases, self.databases, "/tablesdb/{}/tables", "tables"
+async def restore(
+    requester: Requester,
+    source: str | os.PathLike[str],
+    *,
+    snapshot: str | None = None,
+    dry_run: bool = False,
+    on_conflict: OnConflict = "fail",
+    progress: bool | None = None,
+) -> RestoreReport:
+    """Restore a snapshot of the archive at `source` (default: its newest) into the project:
+    checked first (see `_verify`), and not again once a run finished it (see `Checkpoint`)."""
+    rule = check_on_conflict(on_conflict)
+    archive = Archive.open(source)
+    checked = checked_snapshot(archive, snapshot)
+    checkpoint = Checkpoint(None)
+    if not dry_run:
+        checkpoint = Checkpoint.for_restore(
+            requester, archive.label, checked.snapshot, checked.digest, rule
         )
-        self.buckets = await _ids(requester, "/storage/buckets", "buckets")
-        buckets = [bucket["record"]["$id"] for bucket in project["buckets"]]
-        self.files = await _children(
-            requester, buckets, self.buckets, "/storage/buckets/{}/files", "files"
-        )
-        self.functions = await _ids(requester, "/functions", "functions")
+    return await _apply(
+        requester, ArchiveSource(archive, checked), on_conflict=rule, dry_run=dry_run,
+        checkpoint=checkpoint, progress=progress,
+    )  # fmt: skip
 
 
-async def _ids(requester: Requester, path: str, key: str) -> set[str]:
-    return {str(record["$id"]) for record in await list_records(requester, path, key)}
+async def copy_project(
+    source: Requester,
+    destination: Requester,
+    selection: Selection,
+    *,
+    dry_run: bool = False,
+    on_conflict: OnConflict = "fail",
+    progress: bool | None = None,
+) -> RestoreReport:
+    """Copy the chosen part of the project of `source` into `destination`."""
+    rule = check_on_conflict(on_conflict)
+    live = await ServiceSource.make(source, selection)
+    return await _apply(
+        destination, live, on_conflict=rule, dry_run=dry_run, checkpoint=Checkpoint(None),
+        progress=progress,
+    )  # fmt: skip
 
 
-async def _children(
-    requester: Requester, parents: list[str], existing: set[str], path: str, key: str
-) -> dict[str, dict[str, Any]]:
-    """The records listed at `path` (``{}``: the parent's ID) of each of `parents` that
-    exists, by ``parent/child`` ID."""
-    found = {}
-    for parent in parents:
-        if parent in existing:
-            for record in await list_records(requester, path.format(ID.custom(parent)), key):
-                found[f"{parent}/{record['$id']}"] = record
-    return found
-
-
-async def apply_project(
+async def _apply(
     destination: Requester,
     source: ProjectSource,
     *,
@@ -241,18 +159,8 @@ async def apply_project(
     report.plan = await _plan(existing, source)
     if dry_run:
         return report
-    for database in source.project["databases"]:
-        await _database(destination, database["record"], existing, checkpoint, report)
-        for table in database["tables"]:
-            location = TableLocation(database["record"]["$id"], table["$id"])
-            await _table(destination, location, table, existing, checkpoint, report)
-            await _rows(destination, location, source, on_conflict, checkpoint, report, progress)
-    for bucket in source.project["buckets"]:
-        await _bucket(
-            destination, bucket, source, existing, on_conflict, checkpoint, report, progress
-        )
-    for function in source.project["functions"]:
-        await _function(destination, function, source, existing, checkpoint, report, progress)
+    run = RestoreRun(destination, source, existing, on_conflict, checkpoint, report, progress)
+    await run.run()
     report.not_kept = list(NOT_KEPT)
     report.seconds = time.perf_counter() - started
     checkpoint.finish()
@@ -265,11 +173,11 @@ async def apply_project(
 
 async def _plan(existing: Destination, source: ProjectSource) -> list[str]:
     lines = []
-    for database in source.project["databases"]:
-        database_id = database["record"]["$id"]
+    for database in source.project.databases:
+        database_id = database.record["$id"]
         there = database_id in existing.databases
         lines.append(f"database {database_id}: {'exists' if there else 'create'}")
-        for table in database["tables"]:
+        for table in database.tables:
             key = f"{database_id}/{table['$id']}"
             current = existing.tables.get(key)
             columns = [c["key"] for c in table.get("columns", [])]
@@ -293,24 +201,24 @@ async def _plan(existing: Destination, source: ProjectSource) -> list[str]:
                 f"{add_indexes or 'none'}; {len(rows) - taken:,} new row(s), "
                 f"{taken:,} in conflict (IDs already there)"
             )
-    for bucket in source.project["buckets"]:
-        bucket_id = bucket["record"]["$id"]
+    for bucket in source.project.buckets:
+        bucket_id = bucket.record["$id"]
         there = bucket_id in existing.buckets
         same = changed = 0
-        for record in bucket["files"]:
+        for record in bucket.files:
             current = existing.files.get(f"{bucket_id}/{record['$id']}")
             if current is not None:
                 same += current.get("signature") == record.get("signature")
                 changed += current.get("signature") != record.get("signature")
-        fresh = len(bucket["files"]) - same - changed
+        fresh = len(bucket.files) - same - changed
         lines.append(
             f"bucket {bucket_id}: {'exists' if there else 'create'}; {fresh} new file(s), "
             f"{same} already there, {changed} in conflict (other content)"
         )
-    for function in source.project["functions"]:
-        function_id = function["record"]["$id"]
+    for function in source.project.functions:
+        function_id = function.record["$id"]
         there = function_id in existing.functions
-        code = "deploy its active code" if function["deployment"] else "no code to deploy"
+        code = "deploy its active code" if function.deployment else "no code to deploy"
         lines.append(f"function {function_id}: {'exists' if there else 'create'}; {code}")
     return lines
 
@@ -327,151 +235,6 @@ async def _taken_ids(requester: Requester, location: TableLocation, ids: pa.Arra
     return count
 
 
-# ---------------------------------------------------------------------------------------------
-# Databases and tables
-
-
-async def _database(
-    requester: Requester,
-    record: dict[str, Any],
-    existing: Destination,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-) -> None:
-    step = f"database {record['$id']}"
-    if step in checkpoint.done:
-        return
-    if record["$id"] not in existing.databases:
-        await create_database(requester, record["$id"], record.get("name"), exist_ok=True)
-        if record.get("enabled") is False:
-            await requester.request(
-                "PUT", f"/tablesdb/{ID.custom(record['$id'])}",
-                json={"name": record.get("name") or record["$id"], "enabled": False},
-            )  # fmt: skip
-        report.created.append(step)
-    checkpoint.mark(step)
-
-
-async def _table(
-    requester: Requester,
-    location: TableLocation,
-    record: dict[str, Any],
-    existing: Destination,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-) -> None:
-    step = f"table {location.database_id}/{location.table_id}"
-    if step in checkpoint.done:
-        return
-    current = existing.tables.get(f"{location.database_id}/{location.table_id}")
-    columns = record.get(location.columns_key, [])
-    if current is None:
-        body = {
-            location.id_param: location.table_id,
-            "name": record.get("name") or location.table_id,
-            "permissions": list(record.get("$permissions") or []),
-            location.security_param: bool(record.get(location.security_param)),
-            "enabled": record.get("enabled", True),
-            location.columns_key: [column_definition(column) for column in columns],
-        }
-        await requester.request("POST", location.container_path, json=body, idempotent=True,
-                                read_back=location.path)  # fmt: skip
-        report.created.append(step)
-        have: set[str] = {c["key"] for c in columns}
-        have_indexes: set[str] = set()
-    else:
-        have = {c["key"] for c in current.get(location.columns_key, [])}
-        have_indexes = {i["key"] for i in current.get("indexes", [])}
-        for column in columns:
-            if column["key"] in have:
-                continue
-            definition = column_definition(column)
-            route = (
-                definition.get("format")
-                if definition.get("format") in ("email", "enum", "ip", "url")
-                else definition["type"]
-            )
-            try:
-                await requester.request(
-                    "POST", f"{location.path}/{location.columns_key}/{route}", json=definition
-                )
-                have.add(column["key"])
-                report.created.append(f"column {location}/{column['key']}")
-            except APIError as exc:
-                report.rejected.append((f"column {location}/{column['key']}", str(exc)))
-    try:
-        await wait_for_columns(requester, location, have, timeout=COLUMN_WAIT_SECONDS)
-    except FrameportError as exc:
-        report.rejected.append((f"columns of {location}", str(exc)))
-    for index in record.get("indexes", []):
-        if index["key"] in have_indexes:
-            continue
-        try:
-            await requester.request("POST", f"{location.path}/indexes",
-                                    json=index_definition(index, location.columns_key))  # fmt: skip
-            report.created.append(f"index {location}/{index['key']}")
-        except ConflictError as exc:
-            if exc.type != "index_already_exists":
-                report.rejected.append((f"index {location}/{index['key']}", str(exc)))
-        except APIError as exc:
-            report.rejected.append((f"index {location}/{index['key']}", str(exc)))
-    checkpoint.mark(step)
-
-
-async def _rows(
-    requester: Requester,
-    location: TableLocation,
-    source: ProjectSource,
-    on_conflict: OnConflict,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-    progress: bool | None,
-) -> None:
-    key = f"{location.database_id}/{location.table_id}"
-    step = f"rows {key}"
-    outcome = TableOutcome(key)
-    report.tables.append(outcome)
-    if step in checkpoint.done:
-        return
-    after = checkpoint.batches.get(key, -1)
-    # The batches a stopped run had sent past its last whole one may be partly there.
-    maybe_written = max(0, checkpoint.sent.get(key, -1) - after)
-
-    async def remaining() -> AsyncGenerator[pa.RecordBatch]:
-        index = -1
-        async with aclosing(source.rows(location.database_id, location.table_id)) as batches:
-            async for batch in batches:
-                index += 1
-                outcome.rows += batch.num_rows
-                if index > after:
-                    yield batch
-
-    async with aclosing(remaining()) as batches:
-        try:
-            counts = await write_batches(
-                requester,
-                location,
-                batches,
-                on_conflict=on_conflict,
-                maybe_written=maybe_written,
-                on_send=lambda index: checkpoint.sending(key, after + 1 + index),
-                on_batch=lambda index: checkpoint.batch(key, after + 1 + index),
-            )
-        except ConflictError:
-            # The rows found were the destination's own: a run again counts them as such.
-            checkpoint.sending(key, checkpoint.batches.get(key, -1))
-            raise
-    outcome.written, outcome.replaced, outcome.skipped = (
-        counts.written, counts.replaced, counts.skipped,
-    )  # fmt: skip
-    report.rejected.extend((f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected)
-    checkpoint.mark(step)
-
-
-# ---------------------------------------------------------------------------------------------
-# Buckets, files and functions
-
-
 _BUCKET_SETTINGS = {
     "fileSecurity": "file_security",
     "enabled": "enabled",
@@ -484,75 +247,12 @@ _BUCKET_SETTINGS = {
 }
 
 
-async def _bucket(
-    requester: Requester,
-    bucket: dict[str, Any],
-    source: ProjectSource,
-    existing: Destination,
-    on_conflict: OnConflict,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-    progress: bool | None,
-) -> None:
-    record = bucket["record"]
-    bucket_id = record["$id"]
-    step = f"bucket {bucket_id}"
-    if step not in checkpoint.done:
-        if bucket_id not in existing.buckets:
-            settings = {
-                name: record[key] for key, name in _BUCKET_SETTINGS.items() if key in record
-            }
-            permissions = list(record.get("$permissions") or [])
-            await create_bucket(
-                requester, bucket_id, record.get("name"), exist_ok=True,
-                permissions=permissions, **settings,
-            )  # fmt: skip
-            report.created.append(step)
-        checkpoint.mark(step)
-    target = AsyncBucket(requester, bucket_id)
-    for file in bucket["files"]:
-        file_step = f"file {bucket_id}/{file['$id']}"
-        if file_step in checkpoint.done:
-            continue
-        current = existing.files.get(f"{bucket_id}/{file['$id']}")
-        if current is not None and not file_step_resumed(checkpoint, file_step):
-            if current.get("signature") == file.get("signature") or on_conflict == "skip":
-                report.files_skipped += 1
-                checkpoint.mark(file_step)
-                continue
-            if on_conflict == "fail":
-                raise ConflictError(
-                    f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
-                    'on_conflict="skip" to keep it or "replace" to replace it.',
-                    status=409, type="storage_file_already_exists", method="POST",
-                    url=f"/storage/buckets/{bucket_id}/files",
-                )  # fmt: skip
-            await target.delete(file["$id"])
-            report.files_replaced += 1
-        else:
-            report.files_uploaded += 1
-        checkpoint.mark(f"{file_step} started")
-        try:
-            async with source.content(bucket_id, file["$id"]) as path:
-                await target.upload_file(
-                    path, name=file.get("name") or file["$id"], file_id=file["$id"],
-                    permissions=list(file.get("$permissions") or []) or None,
-                    resume=True, progress=progress,
-                )  # fmt: skip
-        except ConflictError as exc:
-            if not await _same_file(target, file):
-                report.rejected.append((file_step, str(exc)))
-        except APIError as exc:
-            report.rejected.append((file_step, str(exc)))
-        checkpoint.mark(file_step)
-
-
 def file_step_resumed(checkpoint: Checkpoint, step: str) -> bool:
     """Whether a killed run had started uploading this file (it is then this restore's)."""
     return f"{step} started" in checkpoint.done
 
 
-async def _same_file(bucket: AsyncBucket, record: dict[str, Any]) -> bool:
+async def _same_file(bucket: AsyncBucket, record: Record) -> bool:
     try:
         there = await bucket.get(record["$id"])
     except APIError:
@@ -560,37 +260,226 @@ async def _same_file(bucket: AsyncBucket, record: dict[str, Any]) -> bool:
     return there.complete and there.signature == record.get("signature")
 
 
-async def _function(
-    requester: Requester,
-    function: dict[str, Any],
-    source: ProjectSource,
-    existing: Destination,
-    checkpoint: Checkpoint,
-    report: RestoreReport,
-    progress: bool | None,
-) -> None:
-    record = function["record"]
-    function_id = record["$id"]
-    step = f"function {function_id}"
-    if step in checkpoint.done:
-        return
-    if function_id not in existing.functions:
-        await create_function(
-            requester, function_id, record.get("name") or function_id, record["runtime"],
-            entrypoint=record.get("entrypoint") or None, commands=record.get("commands") or None,
-            exist_ok=True,
-        )  # fmt: skip
-        report.created.append(step)
-    deployment = function["deployment"]
-    if deployment is not None:
-        target = AsyncFunction(requester, function_id)
-        async with source.code(function_id) as path:
-            made = await target.deploy(
-                path, entrypoint=deployment.get("entrypoint") or None,
-                commands=deployment.get("commands") or None, activate=True, progress=progress,
-            )  # fmt: skip
+@dataclass
+class RestoreRun:
+    """One restore or copy putting `source`'s project into the destination (`requester`,
+    which held `existing` before), following `on_conflict`, recording each step in
+    `checkpoint` and what it did in `report`."""
+
+    requester: Requester
+    source: ProjectSource
+    existing: Destination
+    on_conflict: OnConflict
+    checkpoint: Checkpoint
+    report: RestoreReport
+    progress: bool | None
+
+    async def run(self) -> None:
+        """Every step, in the service's order (see the module docstring)."""
+        for database in self.source.project.databases:
+            await self.database(database.record)
+            for table in database.tables:
+                location = TableLocation(database.record["$id"], table["$id"])
+                await self.table(location, table)
+                await self.rows(location)
+        for bucket in self.source.project.buckets:
+            await self.bucket(bucket)
+        for function in self.source.project.functions:
+            await self.function(function)
+
+    async def database(self, record: Record) -> None:
+        step = f"database {record['$id']}"
+        if step in self.checkpoint.done:
+            return
+        if record["$id"] not in self.existing.databases:
+            await create_database(self.requester, record["$id"], record.get("name"), exist_ok=True)
+            if record.get("enabled") is False:
+                await self.requester.request(
+                    "PUT", f"/tablesdb/{ID.custom(record['$id'])}",
+                    json={"name": record.get("name") or record["$id"], "enabled": False},
+                )  # fmt: skip
+            self.report.created.append(step)
+        self.checkpoint.mark(step)
+
+    async def table(self, location: TableLocation, record: Record) -> None:
+        step = f"table {location.database_id}/{location.table_id}"
+        if step in self.checkpoint.done:
+            return
+        current = self.existing.tables.get(f"{location.database_id}/{location.table_id}")
+        columns = record.get(location.columns_key, [])
+        if current is None:
+            body = {
+                location.id_param: location.table_id,
+                "name": record.get("name") or location.table_id,
+                "permissions": list(record.get("$permissions") or []),
+                location.security_param: bool(record.get(location.security_param)),
+                "enabled": record.get("enabled", True),
+                location.columns_key: [column_definition(column) for column in columns],
+            }
+            await self.requester.request("POST", location.container_path, json=body,
+                                         idempotent=True, read_back=location.path)  # fmt: skip
+            self.report.created.append(step)
+            have: set[str] = {c["key"] for c in columns}
+            have_indexes: set[str] = set()
+        else:
+            have = {c["key"] for c in current.get(location.columns_key, [])}
+            have_indexes = {i["key"] for i in current.get("indexes", [])}
+            for column in columns:
+                if column["key"] in have:
+                    continue
+                definition = column_definition(column)
+                route = (
+                    definition.get("format")
+                    if definition.get("format") in ("email", "enum", "ip", "url")
+                    else definition["type"]
+                )
+                try:
+                    await self.requester.request(
+                        "POST", f"{location.path}/{location.columns_key}/{route}", json=definition
+                    )
+                    have.add(column["key"])
+                    self.report.created.append(f"column {location}/{column['key']}")
+                except APIError as exc:
+                    self.report.rejected.append((f"column {location}/{column['key']}", str(exc)))
         try:
-            await target.wait(made.id)
+            await wait_for_columns(self.requester, location, have, timeout=COLUMN_WAIT_SECONDS)
         except FrameportError as exc:
-            report.rejected.append((f"deployment of function {function_id}", str(exc)))
-    checkpoint.mark(step)
+            self.report.rejected.append((f"columns of {location}", str(exc)))
+        for index in record.get("indexes", []):
+            if index["key"] in have_indexes:
+                continue
+            try:
+                body = index_definition(index, location.columns_key)
+                await self.requester.request("POST", f"{location.path}/indexes", json=body)
+                self.report.created.append(f"index {location}/{index['key']}")
+            except ConflictError as exc:
+                if exc.type != "index_already_exists":
+                    self.report.rejected.append((f"index {location}/{index['key']}", str(exc)))
+            except APIError as exc:
+                self.report.rejected.append((f"index {location}/{index['key']}", str(exc)))
+        self.checkpoint.mark(step)
+
+    async def rows(self, location: TableLocation) -> None:
+        key = f"{location.database_id}/{location.table_id}"
+        step = f"rows {key}"
+        outcome = TableOutcome(key)
+        self.report.tables.append(outcome)
+        if step in self.checkpoint.done:
+            return
+        after = self.checkpoint.batches.get(key, -1)
+        # The batches a stopped run had sent past its last whole one may be partly there.
+        maybe_written = max(0, self.checkpoint.sent.get(key, -1) - after)
+
+        async def remaining() -> AsyncGenerator[pa.RecordBatch]:
+            index = -1
+            async with aclosing(
+                self.source.rows(location.database_id, location.table_id)
+            ) as batches:
+                async for batch in batches:
+                    index += 1
+                    outcome.rows += batch.num_rows
+                    if index > after:
+                        yield batch
+
+        async with aclosing(remaining()) as batches:
+            try:
+                counts = await write_batches(
+                    self.requester,
+                    location,
+                    batches,
+                    on_conflict=self.on_conflict,
+                    maybe_written=maybe_written,
+                    on_send=lambda index: self.checkpoint.sending(key, after + 1 + index),
+                    on_batch=lambda index: self.checkpoint.batch(key, after + 1 + index),
+                )
+            except ConflictError:
+                # The rows found were the destination's own: a run again counts them as such.
+                self.checkpoint.sending(key, self.checkpoint.batches.get(key, -1))
+                raise
+        outcome.written, outcome.replaced, outcome.skipped = (
+            counts.written, counts.replaced, counts.skipped,
+        )  # fmt: skip
+        rejected = [(f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected]
+        self.report.rejected.extend(rejected)
+        self.checkpoint.mark(step)
+
+    async def bucket(self, bucket: BucketRecords) -> None:
+        record = bucket.record
+        bucket_id = record["$id"]
+        step = f"bucket {bucket_id}"
+        if step not in self.checkpoint.done:
+            if bucket_id not in self.existing.buckets:
+                settings = {
+                    name: record[key] for key, name in _BUCKET_SETTINGS.items() if key in record
+                }
+                permissions = list(record.get("$permissions") or [])
+                await create_bucket(
+                    self.requester, bucket_id, record.get("name"), exist_ok=True,
+                    permissions=permissions, **settings,
+                )  # fmt: skip
+                self.report.created.append(step)
+            self.checkpoint.mark(step)
+        target = AsyncBucket(self.requester, bucket_id)
+        for file in bucket.files:
+            file_step = f"file {bucket_id}/{file['$id']}"
+            if file_step in self.checkpoint.done:
+                continue
+            current = self.existing.files.get(f"{bucket_id}/{file['$id']}")
+            if current is not None and not file_step_resumed(self.checkpoint, file_step):
+                if current.get("signature") == file.get("signature") or self.on_conflict == "skip":
+                    self.report.files_skipped += 1
+                    self.checkpoint.mark(file_step)
+                    continue
+                if self.on_conflict == "fail":
+                    raise ConflictError(
+                        f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
+                        'on_conflict="skip" to keep it or "replace" to replace it.',
+                        status=409, type="storage_file_already_exists", method="POST",
+                        url=f"/storage/buckets/{bucket_id}/files",
+                    )  # fmt: skip
+                await target.delete(file["$id"])
+                self.report.files_replaced += 1
+            else:
+                self.report.files_uploaded += 1
+            self.checkpoint.mark(f"{file_step} started")
+            try:
+                async with self.source.content(bucket_id, file["$id"]) as path:
+                    await target.upload_file(
+                        path, name=file.get("name") or file["$id"], file_id=file["$id"],
+                        permissions=list(file.get("$permissions") or []) or None,
+                        resume=True, progress=self.progress,
+                    )  # fmt: skip
+            except ConflictError as exc:
+                if not await _same_file(target, file):
+                    self.report.rejected.append((file_step, str(exc)))
+            except APIError as exc:
+                self.report.rejected.append((file_step, str(exc)))
+            self.checkpoint.mark(file_step)
+
+    async def function(self, function: FunctionEntry) -> None:
+        record = function.record
+        function_id = record["$id"]
+        step = f"function {function_id}"
+        if step in self.checkpoint.done:
+            return
+        if function_id not in self.existing.functions:
+            await create_function(
+                self.requester, function_id, record.get("name") or function_id,
+                record["runtime"], entrypoint=record.get("entrypoint") or None,
+                commands=record.get("commands") or None, exist_ok=True,
+            )  # fmt: skip
+            self.report.created.append(step)
+        deployment = function.deployment
+        if deployment is not None:
+            target = AsyncFunction(self.requester, function_id)
+            async with self.source.code(function_id) as path:
+                made = await target.deploy(
+                    path, entrypoint=deployment.get("entrypoint") or None,
+                    commands=deployment.get("commands") or None, activate=True,
+                    progress=self.progress,
+                )  # fmt: skip
+            try:
+                await target.wait(made.id)
+            except FrameportError as exc:
+                self.report.rejected.append((f"deployment of function {function_id}", str(exc)))
+        self.checkpoint.mark(step)

@@ -18,7 +18,7 @@ holds it, unless a later layer names it gone; `table_batches` reads the rows a s
 that way, so every snapshot can be restored on its own. The manifest's ``files`` maps every
 file a snapshot needs (its own and the ones it shares with earlier snapshots) to its SHA-256
 and size, which `verify` checks: a restore opens no file that is not listed there (see
-`opened_names`). A layer is read in batches of `BATCH_ROWS` rows, never a whole row group.
+`Manifest.opened_names`). A layer is read in batches of `BATCH_ROWS` rows, never a whole row group.
 """
 
 from __future__ import annotations
@@ -38,10 +38,7 @@ import pyarrow.parquet as pq
 from .._exceptions import ArchiveError
 from .._tables.changes import sorted_sequences
 from ._archive import Archive, encode_json, parse_json, refusal
-from ._shape import manifest_problem
-
-FORMAT = 1
-"""The archive format this version of frameport writes and reads."""
+from ._entries import FORMAT, FileHash, Hashes, Layer, Manifest, Misshapen
 
 SNAPSHOTS = "snapshots"
 
@@ -111,7 +108,7 @@ def chosen_snapshot(archive: Archive, snapshot: str | None = None) -> str:
     return chosen
 
 
-def parse_manifest(archive: Archive, snapshot: str, data: bytes) -> dict[str, Any]:
+def parse_manifest(archive: Archive, snapshot: str, data: bytes) -> Manifest:
     """The manifest of `snapshot`, the bytes `data`, if it is one this version reads."""
     name = manifest_name(snapshot)
     manifest = parse_json(data, name, archive.label)
@@ -120,52 +117,30 @@ def parse_manifest(archive: Archive, snapshot: str, data: bytes) -> dict[str, An
             f"snapshot {snapshot} of {archive.label} has archive format "
             f"{manifest.get('format')!r}; this version of frameport reads format {FORMAT}."
         )
-    problem = manifest_problem(manifest)
-    if problem is not None:
-        raise refusal(name, archive.label, f"not a manifest ({problem})")
-    return manifest  # type: ignore[no-any-return]
+    try:
+        return Manifest.from_json(manifest)
+    except Misshapen as exc:
+        raise refusal(name, archive.label, f"not a manifest ({exc})") from exc
 
 
-def write_manifest(archive: Archive, manifest: dict[str, Any]) -> None:
+def write_manifest(archive: Archive, manifest: Manifest) -> None:
     """Write the manifest of a snapshot, its hashes and those of its plan first: the
     manifest, written last, completes the snapshot."""
-    snapshot = manifest["snapshot"]
-    encoded = encode_json(manifest)
+    snapshot = manifest.snapshot
+    encoded = encode_json(manifest.to_json())
     plan = plan_name(snapshot)
-    files = {
-        manifest_name(snapshot): {"sha256": hashlib.sha256(encoded).hexdigest(),
-                                  "bytes": len(encoded)},
-        plan: {"sha256": archive.sha256(plan), "bytes": archive.size(plan)},
-    }  # fmt: skip
-    archive.write_json(hashes_name(snapshot), {"format": FORMAT, "files": files})
+    hashes = Hashes({
+        manifest_name(snapshot): FileHash(hashlib.sha256(encoded).hexdigest(), len(encoded)),
+        plan: FileHash(archive.sha256(plan), archive.size(plan) or 0),
+    })  # fmt: skip
+    archive.write_json(hashes_name(snapshot), hashes.to_json())
     archive.write_bytes(manifest_name(snapshot), encoded)
 
 
-def load_manifest(archive: Archive, snapshot: str | None = None) -> dict[str, Any]:
+def load_manifest(archive: Archive, snapshot: str | None = None) -> Manifest:
     """The manifest of `snapshot` (default: the newest complete one)."""
     chosen = chosen_snapshot(archive, snapshot)
     return parse_manifest(archive, chosen, archive.read_bytes(manifest_name(chosen)))
-
-
-def tables_of(manifest: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(database record, table entry) of every table in `manifest`."""
-    return [(db["record"], table) for db in manifest["databases"] for table in db["tables"]]
-
-
-def opened_names(manifest: dict[str, Any]) -> list[str]:
-    """The name of every file a restore of the snapshot opens (its tables' layers, its
-    files' contents and its functions' code) or a backup on it (the ``held`` file of each
-    table's last layer)."""
-    names = [
-        layer[part]["path"]
-        for _, table in tables_of(manifest)
-        for layer in table["layers"]
-        for part in ("rows", "gone", "held")
-        if layer.get(part) and (part != "held" or layer is table["layers"][-1])
-    ]
-    names += [file["path"] for bucket in manifest["buckets"] for file in bucket["files"]]
-    names += [f["path"] for f in manifest["functions"] if f["deployment"] is not None]
-    return names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +189,7 @@ async def _column(archive: Archive, name: str, column: str) -> pa.Array[Any]:
     return await asyncio.to_thread(read)
 
 
-async def replaced_ids(archive: Archive, layers: Sequence[dict[str, Any]]) -> list[pa.Array[Any]]:
+async def replaced_ids(archive: Archive, layers: Sequence[Layer]) -> list[pa.Array[Any]]:
     """For each layer, the ``$id``s later layers hold or name gone (its rows with one of
     those IDs are not the snapshot's)."""
     later: list[pa.Array[Any]] = []
@@ -223,9 +198,7 @@ async def replaced_ids(archive: Archive, layers: Sequence[dict[str, Any]]) -> li
         result.append(pa.concat_arrays(later) if later else pa.array([], pa.string()))
         if layer is layers[0]:  # no layer lies under the first
             break
-        later.append(await _column(archive, layer["rows"]["path"], "$id"))
-        if layer.get("gone"):
-            later.append(await _column(archive, layer["gone"]["path"], "$id"))
+        later.extend([await _column(archive, part.path, "$id") for part in layer.parts])
     return list(reversed(result))
 
 
@@ -268,43 +241,42 @@ def _next_batch(
 
 
 async def table_batches(
-    archive: Archive, layers: Sequence[dict[str, Any]], columns: Sequence[str] | None = None
+    archive: Archive, layers: Sequence[Layer], columns: Sequence[str] | None = None
 ) -> AsyncGenerator[pa.RecordBatch]:
     """The rows the snapshot holds, layer after layer, in batches of at most `BATCH_ROWS`
     rows (see `_layer_batches`)."""
     replaced = await replaced_ids(archive, layers)
     chosen = None if columns is None else list(columns)
     for layer, hidden in zip(layers, replaced, strict=True):
-        name = layer["rows"]["path"]
+        name = layer.rows.path
         with archive.fetched(name) as path, closing(_layer_batches(path, chosen, hidden)) as rows:
             while (batch := await asyncio.to_thread(_next_batch, archive, name, rows)) is not None:
                 yield batch
 
 
-async def table_ids(archive: Archive, layers: Sequence[dict[str, Any]]) -> pa.Table:
+async def table_ids(archive: Archive, layers: Sequence[Layer]) -> pa.Table:
     """``$id`` and ``$sequence`` of the rows the snapshot holds."""
     parts = [batch async for batch in table_batches(archive, layers, ["$id", "$sequence"])]
     schema = ID_SEQUENCE
     return pa.Table.from_batches(parts, schema=schema) if parts else schema.empty_table()
 
 
-async def held_sequences(
-    archive: Archive, layers: Sequence[dict[str, Any]]
-) -> np.ndarray[Any, Any]:
+async def held_sequences(archive: Archive, layers: Sequence[Layer]) -> np.ndarray[Any, Any]:
     """The ``$sequence``s of the rows the snapshot holds, sorted: its last layer's ``held``
     file, those of its one full layer's rows, or, in an archive an earlier version wrote,
     those the layers' rows read back leave."""
-    if layers[-1].get("held"):
-        return (await _column(archive, layers[-1]["held"]["path"], "$sequence")).to_numpy()
+    held = layers[-1].held
+    if held is not None:
+        return (await _column(archive, held.path, "$sequence")).to_numpy()
     if len(layers) == 1:
-        full = await _column(archive, layers[0]["rows"]["path"], "$sequence")
+        full = await _column(archive, layers[0].rows.path, "$sequence")
         return sorted_sequences(full.to_numpy())
     rows = await table_ids(archive, layers)
     return sorted_sequences(rows.column("$sequence").to_numpy())
 
 
 async def ids_at(
-    archive: Archive, layers: Sequence[dict[str, Any]], sequences: pa.Array[Any]
+    archive: Archive, layers: Sequence[Layer], sequences: pa.Array[Any]
 ) -> pa.Array[Any]:
     """The ``$id``s of the snapshot's rows at `sequences`."""
     found = [

@@ -6,7 +6,7 @@ Users and sessions are left out: the service never shows their secrets (password
 session secrets), so they cannot be carried to another project.
 
 >>> project = await describe_project(requester, Selection())      # doctest: +SKIP
->>> [db["record"]["$id"] for db in project["databases"]]          # doctest: +SKIP
+>>> [database.record["$id"] for database in project.databases]   # doctest: +SKIP
 ['crm']
 """
 
@@ -20,6 +20,14 @@ from typing import TYPE_CHECKING, Any
 from .._core._ids import ID
 from .._core._pages import iter_pages
 from .._core._together import together
+from ._entries import (
+    BucketRecords,
+    DatabaseRecords,
+    FunctionEntry,
+    ProjectRecords,
+    Record,
+    Selected,
+)
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -35,7 +43,7 @@ class Selection:
     buckets: Sequence[str] | None = None
     functions: Sequence[str] | None = None
 
-    def to_json(self) -> dict[str, list[str] | None]:
+    def to_json(self) -> Selected:
         def listed(ids: Sequence[str] | None) -> list[str] | None:
             return None if ids is None else sorted(ID.custom(item) for item in ids)
 
@@ -46,10 +54,10 @@ class Selection:
         }
 
 
-async def list_records(requester: Requester, path: str, key: str) -> list[dict[str, Any]]:
+async def list_records(requester: Requester, path: str, key: str) -> list[Record]:
     """Every record of the list at `path` (named `key` in the answers), as the service sent
     them."""
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     async for body in iter_pages(requester, path, (), LIST_PAGE):
         records.extend(json.loads(body).get(key, []))
     return records
@@ -75,48 +83,49 @@ async def _chosen(
     return [found[item] for item in ids]
 
 
-async def describe_project(requester: Requester, selection: Selection) -> dict[str, Any]:
+async def describe_project(requester: Requester, selection: Selection) -> ProjectRecords:
     """The records of the chosen part of the project (see the module docstring)."""
-    databases, buckets, functions = await together(
+    described: list[Any] = await together(
         [_databases(requester, selection), _buckets(requester, selection),
          _functions(requester, selection)]
     )  # fmt: skip
-    return {"databases": databases, "buckets": buckets, "functions": functions}
+    databases, buckets, functions = described
+    return ProjectRecords(tuple(databases), tuple(buckets), tuple(functions))
 
 
-async def _databases(requester: Requester, selection: Selection) -> list[dict[str, Any]]:
+async def _databases(requester: Requester, selection: Selection) -> list[DatabaseRecords]:
     chosen = await _chosen(requester, "/tablesdb", "databases", selection.databases, "database")
 
-    async def described(database: dict[str, Any]) -> dict[str, Any]:
+    async def described(database: Record) -> DatabaseRecords:
         path = f"/tablesdb/{ID.custom(database['$id'])}/tables"
-        return {"record": database, "tables": await list_records(requester, path, "tables")}
+        return DatabaseRecords(database, tuple(await list_records(requester, path, "tables")))
 
     return await together(described(database) for database in chosen)
 
 
-async def _buckets(requester: Requester, selection: Selection) -> list[dict[str, Any]]:
+async def _buckets(requester: Requester, selection: Selection) -> list[BucketRecords]:
     chosen = await _chosen(requester, "/storage/buckets", "buckets", selection.buckets, "bucket")
 
-    async def described(bucket: dict[str, Any]) -> dict[str, Any]:
+    async def described(bucket: Record) -> BucketRecords:
         path = f"/storage/buckets/{ID.custom(bucket['$id'])}/files"
         files = [
             record
             for record in await list_records(requester, path, "files")
             if record.get("chunksUploaded") == record.get("chunksTotal")  # not half-uploaded
         ]
-        return {"record": bucket, "files": files}
+        return BucketRecords(bucket, tuple(files))
 
     return await together(described(bucket) for bucket in chosen)
 
 
-async def _functions(requester: Requester, selection: Selection) -> list[dict[str, Any]]:
+async def _functions(requester: Requester, selection: Selection) -> list[FunctionEntry]:
     chosen = await _chosen(requester, "/functions", "functions", selection.functions, "function")
 
-    async def described(function: dict[str, Any]) -> dict[str, Any]:
+    async def described(function: Record) -> FunctionEntry:
         deployment = None
         if function.get("deploymentId"):
             path = f"/functions/{ID.custom(function['$id'])}/deployments/{function['deploymentId']}"
             deployment = await requester.request_json("GET", path)
-        return {"record": function, "deployment": deployment}
+        return FunctionEntry(function, deployment)
 
     return await together(described(function) for function in chosen)

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,9 +50,24 @@ from .._tables.changes import (
 from .._tables.export import column_encodings, export_resumable
 from .._tables.read import QuerySpec, SequenceRange, TableRead, table_last_sequence
 from .._transfer._download import ResumableDownload
-from ._archive import Archive
-from ._manifest import (
+from ._archive import Archive, refusal
+from ._entries import (
     FORMAT,
+    BucketEntry,
+    DatabaseEntry,
+    FileEntry,
+    FileHash,
+    FilePart,
+    FunctionEntry,
+    Layer,
+    Manifest,
+    Misshapen,
+    Plan,
+    Record,
+    TableEntry,
+    WrittenLayer,
+)
+from ._manifest import (
     SNAPSHOTS,
     code_name,
     file_name,
@@ -60,7 +78,6 @@ from ._manifest import (
     read_columns,
     snapshot_ids,
     table_folder,
-    tables_of,
     unfinished_snapshot,
     write_manifest,
 )
@@ -83,58 +100,31 @@ are read all at once (the service builds one table's pages while the client writ
 another's), so each is held to a few ranges, which bounds their memory together."""
 
 
-async def run_backup(
+async def backup(
     requester: Requester,
-    target: str,
+    target: str | os.PathLike[str],
     selection: Selection,
     *,
     lag: float = DEFAULT_LAG,
     progress: bool | None = None,
 ) -> BackupReport:
-    """Back up the chosen part of the project into the archive at `target`."""
+    """Back up the chosen part of the project into `target`."""
     started = time.perf_counter()
     archive = Archive.open(target)
     plan, reads = await _plan(requester, archive, selection)
-    base = None if plan["base"] is None else load_manifest(archive, plan["base"])
-    snapshot = plan["snapshot"]
-    files: dict[str, dict[str, Any]] = {}
-    # The full layers' rows are read one table at a time (see `INCREMENTAL_RANGES`).
-    exporting = asyncio.Semaphore(1)
-    databases = []
-    rows_read = 0
-    for database in plan["project"]["databases"]:
-        backed_up = await together(
-            _back_up_table(requester, archive, plan, base, database["record"], record, files,
-                           lag, progress, exporting, reads)
-            for record in database["tables"]
-        )  # fmt: skip
-        rows_read += sum(read for _, read in backed_up)
-        databases.append({"record": database["record"], "tables": [e for e, _ in backed_up]})
-    buckets, downloaded = await _back_up_files(requester, archive, plan, base, files, progress)
-    functions = await _back_up_code(requester, archive, plan, base, files, progress)
-    manifest = {
-        "format": FORMAT,
-        "snapshot": snapshot,
-        "base": plan["base"],
-        "time": plan["time"],
-        "service": plan["service"],
-        "selection": plan["selection"],
-        "databases": databases,
-        "buckets": buckets,
-        "functions": functions,
-        "files": files,
-    }
-    write_manifest(archive, manifest)
-    entries = [table for _, table in tables_of(manifest)]
+    base = None if plan.base is None else load_manifest(archive, plan.base)
+    run = BackupRun(requester, archive, plan, base, lag, progress, reads)
+    manifest, rows_read, downloaded = await run.write()
+    entries = [table for _, table in manifest.tables()]
     return BackupReport(
         target=archive.label,
-        snapshot=snapshot,
-        base=plan["base"],
+        snapshot=plan.snapshot,
+        base=plan.base,
         resumed=reads is None,
         tables=len(entries),
-        rows=sum(int(table["rows"]) for table in entries),
+        rows=sum(table.rows for table in entries),
         rows_read=rows_read,
-        files=sum(len(bucket["files"]) for bucket in buckets),
+        files=sum(len(bucket.files) for bucket in manifest.buckets),
         files_downloaded=downloaded,
         seconds=time.perf_counter() - started,
     )
@@ -146,14 +136,20 @@ async def run_backup(
 
 async def _plan(
     requester: Requester, archive: Archive, selection: Selection
-) -> tuple[dict[str, Any], dict[TableLocation, TableRead] | None]:
+) -> tuple[Plan, dict[TableLocation, TableRead] | None]:
     """The plan of the unfinished backup in the archive (same selection; None), or a new one
     with the reads of its tables (made for their bounds)."""
     unfinished = unfinished_snapshot(archive)
     if unfinished is not None:
-        plan: dict[str, Any] = archive.read_json(plan_name(unfinished))
-        if plan.get("format") == FORMAT and plan["selection"] == selection.to_json():
-            return plan, None
+        name = plan_name(unfinished)
+        found = archive.read_json(name)
+        if isinstance(found, dict) and found.get("format") == FORMAT:
+            try:
+                plan = Plan.from_json(found)
+            except Misshapen as exc:
+                raise refusal(name, archive.label, f"not a plan ({exc})") from exc
+            if plan.selection == selection.to_json():
+                return plan, None
         raise ArchiveError(
             f"{archive.label} holds an unfinished backup ({unfinished}) of other databases, "
             "buckets or functions; finish it with the same choices, or delete "
@@ -166,9 +162,8 @@ async def _plan(
     version_asked = asyncio.ensure_future(_service_version(requester))
     try:
         project = await describe_project(requester, selection)
-        databases = project["databases"]
-        tables = [(TableLocation(database["record"]["$id"], table["$id"]), table)
-                  for database in databases for table in database["tables"]]  # fmt: skip
+        tables = [(TableLocation(database.record["$id"], table["$id"]), table)
+                  for database in project.databases for table in database.tables]  # fmt: skip
         locations = [location for location, _ in tables]
         made, uppers = await asyncio.gather(
             # Made with the columns the listing gave: the models a table's own record holds.
@@ -190,23 +185,22 @@ async def _plan(
     bounds = {f"{location.database_id}/{location.table_id}": upper
               for location, upper in zip(locations, uppers, strict=True)}  # fmt: skip
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    plan = {
-        "format": FORMAT,
+    plan = Plan(
         # Numbered first, so that names sort in the order the snapshots were taken.
-        "snapshot": f"{len(archive.folders(SNAPSHOTS)) + 1:05d}-{stamp}",
-        "base": complete[-1] if complete else None,
-        "time": moment,
-        "service": {
+        snapshot=f"{len(archive.folders(SNAPSHOTS)) + 1:05d}-{stamp}",
+        base=complete[-1] if complete else None,
+        time=moment,
+        service={
             "endpoint": requester.endpoint,
             "project": requester.project,
             "response_format": requester.response_format,
             "version": version,
         },
-        "selection": selection.to_json(),
-        "project": project,
-        "bounds": bounds,
-    }
-    archive.write_json(plan_name(plan["snapshot"]), plan)
+        selection=selection.to_json(),
+        project=project,
+        bounds=bounds,
+    )
+    archive.write_json(plan_name(plan.snapshot), plan.to_json())
     return plan, dict(zip(locations, made, strict=True))
 
 
@@ -221,156 +215,223 @@ async def _service_version(requester: Requester) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Tables
+# The run
 
 
-def _column_shape(record: dict[str, Any]) -> list[tuple[Any, ...]]:
+def _column_shape(record: Record) -> list[tuple[Any, ...]]:
     return [(c.get("key"), c.get("type"), c.get("format"), bool(c.get("array")))
             for c in record.get("columns", [])]  # fmt: skip
 
 
-def _base_entry(
-    base: dict[str, Any] | None, database_id: str, record: dict[str, Any]
-) -> dict[str, Any] | None:
-    """The earlier snapshot's entry of the same table, if its columns are the same."""
-    if base is None:
-        return None
-    for database, table in tables_of(base):
-        if database["$id"] == database_id and table["record"]["$id"] == record["$id"]:
-            same = _column_shape(table["record"]) == _column_shape(record)
-            return table if same and table.get("time") else None
-    return None
-
-
-async def _back_up_table(
-    requester: Requester,
-    archive: Archive,
-    plan: dict[str, Any],
-    base: dict[str, Any] | None,
-    database: dict[str, Any],
-    record: dict[str, Any],
-    files: dict[str, dict[str, Any]],
-    lag: float,
-    progress: bool | None,
-    exporting: asyncio.Semaphore,
-    reads: dict[TableLocation, TableRead] | None,
-) -> tuple[dict[str, Any], int]:
-    """The table's manifest entry (its rows written and checked first), and the rows read."""
-    location = TableLocation(database["$id"], record["$id"])
-    folder = table_folder(plan["snapshot"], location.database_id, location.table_id)
-    bound = plan["bounds"][f"{location.database_id}/{location.table_id}"]
-    earlier = _base_entry(base, location.database_id, record)
-    done_name = f"{folder}/layer.json"
-    if archive.exists(done_name):
-        done: dict[str, Any] = archive.read_json(done_name)
-    else:
-        read = None if reads is None else reads.get(location)
-        if read is None:
-            read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
-        done = await _write_layer(archive, plan, read, folder, bound, earlier, lag, progress,
-                                  exporting)  # fmt: skip
-        archive.write_json(done_name, done)
-    layer = done["layer"]
-    layers = [*(earlier["layers"] if earlier else []), layer]
-    for part in ("rows", "gone", "held"):
-        if layer.get(part):
-            files[layer[part]["path"]] = {"sha256": layer[part]["sha256"],
-                                          "bytes": layer[part]["bytes"]}  # fmt: skip
-    for older in layers[:-1]:
-        for part in ("rows", "gone"):
-            if older.get(part):
-                files[older[part]["path"]] = base["files"][older[part]["path"]]  # type: ignore[index]
+def _content_hash(layers: Sequence[Layer]) -> str:
     content = hashlib.sha256()
-    for item in layers:
-        for part in ("rows", "gone"):
-            content.update((item.get(part) or {}).get("sha256", "-").encode())
-    entry = {
-        "record": record,
-        "rows": done["rows"],
-        "bound": bound,
-        "time": plan["time"],
-        "layers": layers,
-        "content_hash": content.hexdigest(),
-    }
-    return entry, int(layer["rows"]["rows"])
+    for layer in layers:
+        for part in (layer.rows, layer.gone):
+            content.update(("-" if part is None or part.sha256 is None else part.sha256).encode())
+    return content.hexdigest()
 
 
-async def _write_layer(
-    archive: Archive,
-    plan: dict[str, Any],
-    read: TableRead,
-    folder: str,
-    bound: int | None,
-    earlier: dict[str, Any] | None,
-    lag: float,
-    progress: bool | None,
-    exporting: asyncio.Semaphore,
-) -> dict[str, Any]:
-    """Read the table's rows (`read`: all of them, with every ``$`` field) for this
-    snapshot into Parquet; its layer and row count."""
-    whole = SequenceRange(0, bound or 0)
-    bounded = read.narrowed(*whole.queries(read.member))
-    changed = (
-        bounded
-        if earlier is None
-        else updated_since(bounded, minus_seconds(earlier["time"], lag)).at_most(INCREMENTAL_RANGES)
-    )
-    name = f"{folder}/rows.parquet"
-    earlier_held = early_gone = None
-    try:
-        # The earlier snapshot's rows are read from the archive, and those gone from the
-        # service are looked for, while the changed rows come (see `_gone_among`).
-        if earlier is not None:
-            earlier_held = asyncio.ensure_future(held_sequences(archive, earlier["layers"]))
-            early_gone = asyncio.ensure_future(_gone_among(read, earlier_held))
-        # The read stops at the snapshot's bound: the rows past it are the next backup's.
-        report = await export_resumable(
-            changed,
-            archive.staging(name),
-            progress=progress,
-            count_rows_left=False,
-            # An incremental layer's few changed rows lie anywhere in the table; a full
-            # layer's segments start at its first row.
-            within=None if earlier is None else whole,
-            # Full layers are read one at a time (see `INCREMENTAL_RANGES`); one's rows are
-            # joined while the next's come.
-            reading=exporting if earlier is None else None,
-        )
-        if not report.ok:
-            raise ArchiveError(
-                f"the rows of {read.location} did not pass the export's checks "
-                f"({report.summary()}); back up again.",
+@dataclass
+class BackupRun:
+    """One backup writing the snapshot its `plan` fixed into `archive`, incremental on the
+    `base` snapshot's manifest (None: full); `reads`: its tables' reads, made with the plan
+    (None: a run resumed, which makes them again). `files` gathers the hash of every file
+    the manifest lists."""
+
+    requester: Requester
+    archive: Archive
+    plan: Plan
+    base: Manifest | None
+    lag: float
+    progress: bool | None
+    reads: dict[TableLocation, TableRead] | None
+    files: dict[str, FileHash] = field(default_factory=dict)
+    # The full layers' rows are read one table at a time (see `INCREMENTAL_RANGES`).
+    exporting: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
+
+    async def write(self) -> tuple[Manifest, int, int]:
+        """Write the snapshot: its manifest, the rows read and the files downloaded."""
+        plan = self.plan
+        databases = []
+        rows_read = 0
+        for database in plan.project.databases:
+            database_id = database.record["$id"]
+            backed_up = await together(self.table(database_id, table) for table in database.tables)
+            rows_read += sum(read for _, read in backed_up)
+            databases.append(DatabaseEntry(database.record, tuple(e for e, _ in backed_up)))
+        buckets, downloaded = await self.bucket_files()
+        manifest = Manifest(
+            snapshot=plan.snapshot, databases=tuple(databases), buckets=tuple(buckets),
+            functions=tuple(await self.code()), files=self.files, base=plan.base,
+            time=plan.time, service=plan.service, selection=plan.selection,
+        )  # fmt: skip
+        write_manifest(self.archive, manifest)
+        return manifest, rows_read, downloaded
+
+    def _base_entry(self, database_id: str, record: Record) -> TableEntry | None:
+        """The earlier snapshot's entry of the same table, if its columns are the same."""
+        table = None if self.base is None else self.base.table(database_id, record["$id"])
+        if table is None or _column_shape(table.record) != _column_shape(record):
+            return None
+        return table if table.time else None
+
+    async def table(self, database_id: str, record: Record) -> tuple[TableEntry, int]:
+        """The table's manifest entry (its rows written and checked first), and the rows
+        read."""
+        location = TableLocation(database_id, record["$id"])
+        folder = table_folder(self.plan.snapshot, database_id, location.table_id)
+        bound = self.plan.bounds[f"{database_id}/{location.table_id}"]
+        earlier = self._base_entry(database_id, record)
+        done_name = f"{folder}/layer.json"
+        if self.archive.exists(done_name):
+            done = WrittenLayer.from_json(self.archive.read_json(done_name))
+        else:
+            read = None if self.reads is None else self.reads.get(location)
+            if read is None:
+                read = await TableRead.make(self.requester, location, QuerySpec(system=ALL_SYSTEM))
+            done = await self._layer(read, folder, bound, earlier)
+            self.archive.write_json(done_name, done.to_json())
+        layer = done.layer
+        layers = (*(earlier.layers if earlier else ()), layer)
+        for part in (layer.rows, layer.gone, layer.held):
+            if part is not None:
+                self.files[part.path] = part.hash
+        for older in layers[:-1]:
+            for part in older.parts:
+                self.files[part.path] = self.base.files[part.path]  # type: ignore[union-attr]
+        entry = TableEntry(record, layers, done.rows, bound, self.plan.time, _content_hash(layers))
+        return entry, layer.rows.rows or 0
+
+    async def _layer(
+        self, read: TableRead, folder: str, bound: int | None, earlier: TableEntry | None
+    ) -> WrittenLayer:
+        """Read the table's rows (`read`: all of them, with every ``$`` field) for this
+        snapshot into Parquet; its layer and row count."""
+        archive = self.archive
+        whole = SequenceRange(0, bound or 0)
+        bounded = read.narrowed(*whole.queries(read.member))
+        changed = (
+            bounded
+            if earlier is None or earlier.time is None
+            else updated_since(bounded, minus_seconds(earlier.time, self.lag)).at_most(
+                INCREMENTAL_RANGES
             )
-        archive.commit(name)
-        layer: dict[str, Any] = {
-            "snapshot": plan["snapshot"],
-            "rows": await _checked_part(archive, name, report.rows),
-            "gone": None,
-        }
-        if earlier is None or earlier_held is None or early_gone is None:  # a full layer's: all
-            return {"layer": layer, "rows": report.rows}
-        new = await asyncio.to_thread(read_columns, archive, name, ["$id", "$sequence"])
-        earlier_sequences = await earlier_held
-        read_now = sorted_sequences(new.column("$sequence").to_numpy())
-        # The rows as they are now: the earlier ones and the ones read now, less the gone.
-        candidates = _union(earlier_sequences, read_now)
-        if _among_held(earlier_sequences, read_now):
-            gone_at = await early_gone
-        else:  # Probed on `read`, not `bounded`: the probed ranges lie under the bound already.
-            gone_at, _ = await gone_sequences(read.ids_only(), candidates)
-        held = np.delete(candidates, np.searchsorted(candidates, gone_at))
-        gone = await _gone_ids(archive, earlier["layers"], new, gone_at)
-        if len(gone):
-            layer["gone"] = await _written(archive, f"{folder}/gone.parquet",
-                                           pa.table({"$id": gone}))  # fmt: skip
-        sequences = pa.table({"$sequence": pa.array(held, pa.int64())})
-        # Rising numbers, delta-encoded: a few bits each (3 KB for 500,000).
-        layer["held"] = await _written(archive, f"{folder}/held.parquet", sequences,
+        )
+        name = f"{folder}/rows.parquet"
+        earlier_held = early_gone = None
+        try:
+            # The earlier snapshot's rows are read from the archive, and those gone from the
+            # service are looked for, while the changed rows come (see `_gone_among`).
+            if earlier is not None:
+                earlier_held = asyncio.ensure_future(held_sequences(archive, earlier.layers))
+                early_gone = asyncio.ensure_future(_gone_among(read, earlier_held))
+            # The read stops at the snapshot's bound: the rows past it are the next backup's.
+            report = await export_resumable(
+                changed,
+                archive.staging(name),
+                progress=self.progress,
+                count_rows_left=False,
+                # An incremental layer's few changed rows lie anywhere in the table; a full
+                # layer's segments start at its first row.
+                within=None if earlier is None else whole,
+                # Full layers are read one at a time (see `INCREMENTAL_RANGES`); one's rows
+                # are joined while the next's come.
+                reading=self.exporting if earlier is None else None,
+            )
+            if not report.ok:
+                raise ArchiveError(
+                    f"the rows of {read.location} did not pass the export's checks "
+                    f"({report.summary()}); back up again.",
+                )
+            archive.commit(name)
+            rows = await _checked_part(archive, name, report.rows)
+            if earlier is None or earlier_held is None or early_gone is None:  # a full layer
+                return WrittenLayer(Layer(rows, snapshot=self.plan.snapshot), report.rows)
+            new = await asyncio.to_thread(read_columns, archive, name, ["$id", "$sequence"])
+            earlier_sequences = await earlier_held
+            read_now = sorted_sequences(new.column("$sequence").to_numpy())
+            # The rows as they are now: the earlier ones and the ones read now, less the gone.
+            candidates = _union(earlier_sequences, read_now)
+            if _among_held(earlier_sequences, read_now):
+                gone_at = await early_gone
+            else:  # Probed on `read`, not `bounded`: the probed ranges lie under the bound.
+                gone_at, _ = await gone_sequences(read.ids_only(), candidates)
+            held = np.delete(candidates, np.searchsorted(candidates, gone_at))
+            gone_ids = await _gone_ids(archive, earlier.layers, new, gone_at)
+            gone = None
+            if len(gone_ids):
+                gone = await _written(archive, f"{folder}/gone.parquet",
+                                      pa.table({"$id": gone_ids}))  # fmt: skip
+            sequences = pa.table({"$sequence": pa.array(held, pa.int64())})
+            # Rising numbers, delta-encoded: a few bits each (3 KB for 500,000).
+            held_part = await _written(archive, f"{folder}/held.parquet", sequences,
                                        **column_encodings(sequences.schema))  # fmt: skip
-        return {"layer": layer, "rows": len(held)}
-    finally:
-        if earlier_held is not None and early_gone is not None:
-            await cancel_and_wait(earlier_held, early_gone)
+            return WrittenLayer(Layer(rows, gone, held_part, self.plan.snapshot), len(held))
+        finally:
+            if earlier_held is not None and early_gone is not None:
+                await cancel_and_wait(earlier_held, early_gone)
+
+    async def _stored(
+        self, name: str, source_path: str, size: int, md5: str | None, label: str
+    ) -> tuple[FileHash, bool]:
+        """The archive's hash of the content `name`, downloaded from `source_path` unless an
+        earlier snapshot or a killed run already stored it; whether it was downloaded."""
+        archive = self.archive
+        if self.base is not None and name in self.base.files and archive.size(name) == size:
+            return self.base.files[name], False
+        downloaded = False
+        if archive.size(name) != size:
+            download = ResumableDownload(
+                self.requester, source_path, archive.staging(name), size=size, md5=md5 or None,
+                label=label, progress=self.progress,
+            )  # fmt: skip
+            await download.run()
+            archive.commit(name)
+            downloaded = True
+        digest = await asyncio.to_thread(archive.sha256, name)
+        return FileHash(digest, archive.size(name) or 0), downloaded
+
+    async def bucket_files(self) -> tuple[list[BucketEntry], int]:
+        """Every bucket with its files' entries (contents stored); the files downloaded."""
+        limit = asyncio.Semaphore(CONCURRENT_DOWNLOADS)
+        buckets = []
+        downloads = 0
+
+        async def one(bucket_id: str, record: Record) -> FileEntry:
+            nonlocal downloads
+            name = file_name(bucket_id, record["$id"], str(record.get("signature") or ""))
+            path = (f"/storage/buckets/{ID.custom(bucket_id)}/files/"
+                    f"{ID.custom(record['$id'])}/download")  # fmt: skip
+            async with limit:
+                self.files[name], downloaded = await self._stored(
+                    name, path, int(record.get("sizeOriginal") or 0), record.get("signature"),
+                    str(record.get("name") or record["$id"]),
+                )  # fmt: skip
+            downloads += downloaded
+            return FileEntry(record, name)
+
+        for bucket in self.plan.project.buckets:
+            bucket_id = bucket.record["$id"]
+            entries = await together(one(bucket_id, record) for record in bucket.files)
+            buckets.append(BucketEntry(bucket.record, tuple(entries)))
+        return buckets, downloads
+
+    async def code(self) -> list[FunctionEntry]:
+        """Every function with the code of its active deployment stored."""
+        functions = []
+        for function in self.plan.project.functions:
+            record, deployment = function.record, function.deployment
+            path = None
+            if deployment is not None:
+                path = code_name(record["$id"], deployment["$id"])
+                source = (f"/functions/{ID.custom(record['$id'])}/deployments/"
+                          f"{ID.custom(deployment['$id'])}/download")  # fmt: skip
+                size = int(deployment.get("sourceSize") or 0)
+                self.files[path], _ = await self._stored(
+                    path, source, size, None, f"deployment {deployment['$id']}"
+                )
+            functions.append(FunctionEntry(record, deployment, path))
+        return functions
 
 
 async def _gone_among(
@@ -405,7 +466,7 @@ def _union(held: np.ndarray[Any, Any], more: np.ndarray[Any, Any]) -> np.ndarray
 
 
 async def _gone_ids(
-    archive: Archive, layers: list[dict[str, Any]], new: pa.Table, gone_at: np.ndarray[Any, Any]
+    archive: Archive, layers: Sequence[Layer], new: pa.Table, gone_at: np.ndarray[Any, Any]
 ) -> pa.Array[Any]:
     """The ``$id``s of the rows gone at the ``$sequence``s `gone_at` (rows read now, `new`, or
     the earlier snapshot's on `layers`), less those read now at another ``$sequence``: a row
@@ -422,7 +483,7 @@ async def _gone_ids(
     return ids.filter(pc.invert(pc.is_in(ids, value_set=alive)))
 
 
-async def _written(archive: Archive, name: str, table: pa.Table, **options: Any) -> dict[str, Any]:
+async def _written(archive: Archive, name: str, table: pa.Table, **options: Any) -> FilePart:
     """`table` written to `name` in the archive (`options` for `pyarrow.parquet.write_table`),
     read back and checked (see `_checked_part`)."""
     await asyncio.to_thread(lambda: pq.write_table(table, archive.staging(name), **options))
@@ -430,11 +491,11 @@ async def _written(archive: Archive, name: str, table: pa.Table, **options: Any)
     return await _checked_part(archive, name, table.num_rows)
 
 
-async def _checked_part(archive: Archive, name: str, rows: int) -> dict[str, Any]:
+async def _checked_part(archive: Archive, name: str, rows: int) -> FilePart:
     """The archive's copy of `name` read back: its SHA-256 and size, and its row count, which
     must be `rows`."""
 
-    def check() -> dict[str, Any]:
+    def check() -> FilePart:
         with archive.fetched(name) as path:
             counted = pq.ParquetFile(path).metadata.num_rows
         if counted != rows:
@@ -443,98 +504,6 @@ async def _checked_part(archive: Archive, name: str, rows: int) -> dict[str, Any
                 "back up again.",
                 problems=[f"{name}: altered"],
             )
-        return {"path": name, "rows": rows, "sha256": archive.sha256(name),
-                "bytes": archive.size(name)}  # fmt: skip
+        return FilePart(name, rows, archive.sha256(name), archive.size(name))
 
     return await asyncio.to_thread(check)
-
-
-# ---------------------------------------------------------------------------------------------
-# Files and code
-
-
-async def _stored(
-    requester: Requester,
-    archive: Archive,
-    base: dict[str, Any] | None,
-    name: str,
-    source_path: str,
-    size: int,
-    md5: str | None,
-    label: str,
-    progress: bool | None,
-) -> tuple[dict[str, Any], bool]:
-    """The archive's entry of the content `name`, downloaded from `source_path` unless an
-    earlier snapshot or a killed run already stored it; whether it was downloaded."""
-    if base is not None and name in base["files"] and archive.size(name) == size:
-        return base["files"][name], False
-    downloaded = False
-    if archive.size(name) != size:
-        download = ResumableDownload(
-            requester, source_path, archive.staging(name), size=size, md5=md5 or None,
-            label=label, progress=progress,
-        )  # fmt: skip
-        await download.run()
-        archive.commit(name)
-        downloaded = True
-    digest = await asyncio.to_thread(archive.sha256, name)
-    return {"sha256": digest, "bytes": archive.size(name)}, downloaded
-
-
-async def _back_up_files(
-    requester: Requester,
-    archive: Archive,
-    plan: dict[str, Any],
-    base: dict[str, Any] | None,
-    files: dict[str, dict[str, Any]],
-    progress: bool | None,
-) -> tuple[list[dict[str, Any]], int]:
-    """Every bucket with its files' entries (contents stored); the files downloaded."""
-    limit = asyncio.Semaphore(CONCURRENT_DOWNLOADS)
-    buckets = []
-    downloads = 0
-
-    async def one(bucket_id: str, record: dict[str, Any]) -> dict[str, Any]:
-        nonlocal downloads
-        name = file_name(bucket_id, record["$id"], str(record.get("signature") or ""))
-        path = f"/storage/buckets/{ID.custom(bucket_id)}/files/{ID.custom(record['$id'])}/download"
-        async with limit:
-            entry, downloaded = await _stored(
-                requester, archive, base, name, path, int(record.get("sizeOriginal") or 0),
-                record.get("signature"), str(record.get("name") or record["$id"]), progress,
-            )  # fmt: skip
-        files[name] = entry
-        downloads += downloaded
-        return {"record": record, "path": name}
-
-    for bucket in plan["project"]["buckets"]:
-        bucket_id = bucket["record"]["$id"]
-        entries = await together(one(bucket_id, record) for record in bucket["files"])
-        buckets.append({"record": bucket["record"], "files": list(entries)})
-    return buckets, downloads
-
-
-async def _back_up_code(
-    requester: Requester,
-    archive: Archive,
-    plan: dict[str, Any],
-    base: dict[str, Any] | None,
-    files: dict[str, dict[str, Any]],
-    progress: bool | None,
-) -> list[dict[str, Any]]:
-    """Every function with the code of its active deployment stored."""
-    functions = []
-    for function in plan["project"]["functions"]:
-        record, deployment = function["record"], function["deployment"]
-        path = None
-        if deployment is not None:
-            path = code_name(record["$id"], deployment["$id"])
-            source = (f"/functions/{ID.custom(record['$id'])}/deployments/"
-                      f"{ID.custom(deployment['$id'])}/download")  # fmt: skip
-            size = int(deployment.get("sourceSize") or 0)
-            files[path], _ = await _stored(
-                requester, archive, base, path, source, size, None,
-                f"deployment {deployment['$id']}", progress,
-            )  # fmt: skip
-        functions.append({"record": record, "deployment": deployment, "path": path})
-    return functions

@@ -19,6 +19,7 @@ from .._tables import TableLocation
 from .._tables._system import ALL_SYSTEM
 from .._tables.read import QuerySpec, SequenceRange, TableRead
 from ._archive import Archive
+from ._entries import ProjectRecords
 from ._manifest import table_batches, table_ids
 from ._project import Selection, describe_project
 from ._verify import CheckedSnapshot
@@ -38,30 +39,17 @@ class ArchiveSource:
         self.label = archive.label
         self.snapshot: str | None = checked.snapshot
         self._as_written_before = checked.as_written_before
-        self.project = {
-            "databases": [
-                {"record": db["record"], "tables": [table["record"] for table in db["tables"]]}
-                for db in manifest["databases"]
-            ],
-            "buckets": [
-                {"record": b["record"], "files": [f["record"] for f in b["files"]]}
-                for b in manifest["buckets"]
-            ],
-            "functions": [
-                {"record": f["record"], "deployment": f["deployment"]}
-                for f in manifest["functions"]
-            ],
-        }
+        self.project = manifest.project()
         self._layers = {
-            (db["record"]["$id"], table["record"]["$id"]): table["layers"]
-            for db in manifest["databases"]
-            for table in db["tables"]
+            (database["$id"], table.record["$id"]): table.layers
+            for database, table in manifest.tables()
         }
         self._files = {
-            (b["record"]["$id"], f["record"]["$id"]): f["path"]
-            for b in manifest["buckets"]
-            for f in b["files"]
+            (bucket.record["$id"], file.record["$id"]): file.path
+            for bucket in manifest.buckets
+            for file in bucket.files
         }
+        self._code = {f.record["$id"]: f.path for f in manifest.functions if f.path is not None}
 
     async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
         batches = table_batches(self.archive, self._layers[(database_id, table_id)])
@@ -83,8 +71,7 @@ class ArchiveSource:
 
     @asynccontextmanager
     async def code(self, function_id: str) -> AsyncIterator[Path]:
-        function = next(f for f in self.manifest["functions"] if f["record"]["$id"] == function_id)
-        with self._fetched(function["path"]) as path:
+        with self._fetched(self._code[function_id]) as path:
             yield path
 
 
@@ -92,21 +79,23 @@ class ServiceSource:
     """A live project, read as a backup reads it (`make` fixes the bounds)."""
 
     def __init__(
-        self, requester: Requester, project: dict[str, Any], bounds: dict[tuple[str, str], int]
+        self, requester: Requester, project: ProjectRecords, bounds: dict[tuple[str, str], int]
     ) -> None:
         self.requester = requester
         self.project = project
         self.label = f"{requester.endpoint} (project {requester.project})"
         self.snapshot: str | None = None
         self._bounds = bounds
+        self._code = {f.record["$id"]: f.deployment["$id"] for f in project.functions
+                      if f.deployment is not None}  # fmt: skip
 
     @classmethod
     async def make(cls, requester: Requester, selection: Selection) -> ServiceSource:
         project = await describe_project(requester, selection)
         bounds = {}
-        for database in project["databases"]:
-            for table in database["tables"]:
-                key = (database["record"]["$id"], table["$id"])
+        for database in project.databases:
+            for table in database.tables:
+                key = (database.record["$id"], table["$id"])
                 read = await TableRead.make(
                     requester, TableLocation(*key), QuerySpec(system=ALL_SYSTEM)
                 )
@@ -143,9 +132,8 @@ class ServiceSource:
 
     @asynccontextmanager
     async def code(self, function_id: str) -> AsyncIterator[Path]:
-        function = next(f for f in self.project["functions"] if f["record"]["$id"] == function_id)
         with tempfile.TemporaryDirectory(prefix="frameport-copy-") as folder:
             path = Path(folder) / "code.tar.gz"
             source = AsyncFunction(self.requester, function_id)
-            await source.download_deployment(function["deployment"]["$id"], path, progress=False)
+            await source.download_deployment(self._code[function_id], path, progress=False)
             yield path

@@ -4,7 +4,7 @@ would open (which must be listed), is a file inside the archive with the size an
 listed. The hashes find a file damaged or edited by mistake; whoever edits an archive on
 purpose can write its hashes again.
 
->>> report = verify_archive(Archive.open("backups/crm"))              # doctest: +SKIP
+>>> report = verify("backups/crm")                                   # doctest: +SKIP
 >>> report.ok, report.problems                                         # doctest: +SKIP
 (False, ['snapshots/.../tables/crm/people/rows.parquet: altered'])
 """
@@ -12,22 +12,21 @@ purpose can write its hashes again.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from .._exceptions import ArchiveError
 from ._archive import LEADS_OUT, Archive, name_problem, refusal
+from ._entries import FileHash, Hashes, Manifest, Misshapen
 from ._manifest import (
     chosen_snapshot,
     hashes_name,
     manifest_name,
-    opened_names,
     parse_manifest,
     plan_name,
     snapshot_ids,
 )
 from ._report import VerifyReport
-from ._shape import hashes_problem
 
 NOT_LISTED = "not listed with its hash in the manifest"
 
@@ -39,7 +38,7 @@ class CheckedSnapshot:
     read them as those versions did, see `Archive.fetched`)."""
 
     snapshot: str
-    manifest: dict[str, Any]
+    manifest: Manifest
     digest: str
     as_written_before: frozenset[str]
 
@@ -49,7 +48,7 @@ class _Findings:
     """What checking an archive found so far."""
 
     archive: Archive
-    listed: dict[str, dict[str, Any]] = field(default_factory=dict)  # name: sha256, bytes
+    listed: dict[str, FileHash] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     altered: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # name: what is wrong with it
@@ -62,7 +61,7 @@ class _Findings:
             refused_name, _, problem = line.partition(": ")
             self.refused.setdefault(refused_name, problem)
 
-    def intact(self, name: str, entry: dict[str, Any]) -> bool:
+    def intact(self, name: str, entry: FileHash) -> bool:
         """Whether the file `name` is inside the archive with the size and SHA-256 of
         `entry` (else it is noted missing, altered or refused)."""
         archive = self.archive
@@ -74,12 +73,12 @@ class _Findings:
         if size is None:
             self.missing.append(name)
             return False
-        if size == entry["bytes"] and archive.sha256(name) == entry["sha256"]:
+        if size == entry.bytes and archive.sha256(name) == entry.sha256:
             return True
         if (
-            size == entry["bytes"]
+            size == entry.bytes
             and name.endswith(".gz")
-            and archive.sha256(name, as_written_before=True) == entry["sha256"]
+            and archive.sha256(name, as_written_before=True) == entry.sha256
         ):
             self.as_written_before.add(name)
             return True
@@ -94,7 +93,7 @@ class _Findings:
         )  # fmt: skip
 
 
-def _snapshot_hashes(findings: _Findings, snapshot: str) -> dict[str, Any] | None:
+def _snapshot_hashes(findings: _Findings, snapshot: str) -> dict[str, FileHash] | None:
     """The hashes of the manifest and plan of `snapshot`: ``{}`` when the archive holds none
     (written before they were), None when they cannot be read."""
     archive = findings.archive
@@ -102,21 +101,21 @@ def _snapshot_hashes(findings: _Findings, snapshot: str) -> dict[str, Any] | Non
     if not archive.exists(name):
         findings.unhashed.append(snapshot)
         return {}
+    wanted = (manifest_name(snapshot), plan_name(snapshot))
     try:
-        hashes = archive.read_json(name)
-        problem = hashes_problem(hashes)
-        wanted = (manifest_name(snapshot), plan_name(snapshot))
-        if problem is None and not all(item in hashes["files"] for item in wanted):
-            problem = f"it lacks the hash of {' or '.join(wanted)}"
-        if problem is not None:
-            raise refusal(name, archive.label, f"not the hashes of a snapshot ({problem})")
+        try:
+            hashes = Hashes.from_json(archive.read_json(name)).files
+            if not all(item in hashes for item in wanted):
+                raise Misshapen(f"it lacks the hash of {' or '.join(wanted)}")
+        except Misshapen as exc:
+            raise refusal(name, archive.label, f"not the hashes of a snapshot ({exc})") from exc
     except ArchiveError as exc:
         findings.refuse(exc, name)
         return None
-    return {item: hashes["files"][item] for item in wanted}
+    return {item: hashes[item] for item in wanted}
 
 
-def _check_snapshot(findings: _Findings, snapshot: str) -> tuple[dict[str, Any], str] | None:
+def _check_snapshot(findings: _Findings, snapshot: str) -> tuple[Manifest, str] | None:
     """The manifest of `snapshot` and its SHA-256, the files it lists and those a restore
     would open noted in `findings`; None when the manifest cannot be trusted or read."""
     archive = findings.archive
@@ -133,21 +132,22 @@ def _check_snapshot(findings: _Findings, snapshot: str) -> tuple[dict[str, Any],
     except ArchiveError as exc:
         findings.refuse(exc, name)
         return None
-    files: dict[str, dict[str, Any]] = manifest["files"]
-    for item, entry in files.items():
+    for item, entry in manifest.files.items():
         problem = name_problem(item)
         if problem is None:
             findings.listed[item] = entry
         else:
             findings.refused.setdefault(item, problem)
-    for item in opened_names(manifest):
-        problem = name_problem(item) or (None if item in files else NOT_LISTED)
+    for item in manifest.opened_names():
+        problem = name_problem(item) or (None if item in manifest.files else NOT_LISTED)
         if problem is not None:
             findings.refused.setdefault(item, problem)
     return manifest, hashlib.sha256(data).hexdigest()
 
 
-def _check(archive: Archive, snapshots: list[str]) -> tuple[_Findings, dict[str, Any]]:
+def _check(
+    archive: Archive, snapshots: list[str]
+) -> tuple[_Findings, dict[str, tuple[Manifest, str]]]:
     """What checking `snapshots` finds, and the manifest and its SHA-256 of each snapshot
     whose manifest could be read."""
     findings = _Findings(archive)
@@ -162,8 +162,10 @@ def _check(archive: Archive, snapshots: list[str]) -> tuple[_Findings, dict[str,
     return findings, manifests
 
 
-def verify_archive(archive: Archive, snapshot: str | None = None) -> VerifyReport:
-    """Check the files of `snapshot` (default: of every complete snapshot)."""
+def verify(target: str | os.PathLike[str], snapshot: str | None = None) -> VerifyReport:
+    """Check the files of `snapshot` (default: of every complete snapshot) of the archive at
+    `target`."""
+    archive = Archive.open(target)
     chosen = snapshot_ids(archive) if snapshot is None else [chosen_snapshot(archive, snapshot)]
     if not chosen:
         raise ArchiveError(f"{archive.label} holds no complete snapshot; back up into it first.")

@@ -107,50 +107,32 @@ def _backup(connection: Connection, args: argparse.Namespace) -> str:
 
 
 def _restore(connection: Connection, args: argparse.Namespace) -> str:
-    from .._backup import restore
-    from .._client import requester_of
-    from .._core._sync import run_sync
-
-    report = run_sync(
-        restore(
-            requester_of(connection.client),
-            args.source,
-            snapshot=args.snapshot,
-            dry_run=args.dry_run,
-            on_conflict=args.on_conflict,
-            progress=_progress(args),
-        )
-    )
+    report = connection.client.restore(
+        args.source, snapshot=args.snapshot, dry_run=args.dry_run,
+        on_conflict=args.on_conflict, progress=_progress(args),
+    )  # fmt: skip
     return report.summary()
 
 
 def _copy(connection: Connection, args: argparse.Namespace) -> str:
-    from .._backup import copy_project
-    from .._client import Client, requester_of
-    from .._core._sync import run_sync
+    from .._client import Client
+    from .._projects import copy
 
     key = args.to_key or os.environ.get(TO_KEY_ENV)
     if not key:
         raise CommandError(f"give the destination's API key in {TO_KEY_ENV} or --to-key", 2)
     with Client(args.to_endpoint, args.to_project, key=key) as destination:
-        report = run_sync(
-            copy_project(
-                requester_of(connection.client),
-                requester_of(destination),
-                databases=_ids(args.databases),
-                buckets=_ids(args.buckets),
-                functions=_ids(args.functions),
-                dry_run=args.dry_run,
-                on_conflict=args.on_conflict,
-                progress=_progress(args),
-            )
-        )
+        report = copy(
+            connection.client, destination, databases=_ids(args.databases),
+            buckets=_ids(args.buckets), functions=_ids(args.functions), dry_run=args.dry_run,
+            on_conflict=args.on_conflict, progress=_progress(args),
+        )  # fmt: skip
     return report.summary()
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .._backup import verify
     from .._exceptions import FrameportError
+    from .._projects import verify
 
     try:
         report = verify(args.target, args.snapshot)
