@@ -46,8 +46,8 @@ BATCH_ROWS = 5_000
 """Rows per batch read back from a layer (a restore records its progress batch by batch)."""
 
 READ_BUFFER = 1 << 20
-"""Bytes of a layer's column read at a time (not the whole column of a row group: of a row
-group of 3,000,000 rows, Arrow then held 20 MB at its peak, against 45)."""
+"""Bytes of a layer's column read at a time, not the whole column of a row group, which
+raised a restore's peak for a large row group (figures: benchmarks/README.md)."""
 
 _ID_SEQUENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("$id", pa.string()),
@@ -169,9 +169,8 @@ def _require(parquet: pq.ParquetFile, columns: list[str]) -> None:
 
 def read_columns(archive: Archive, name: str, columns: list[str]) -> pa.Table:
     """The `columns` of the Parquet file `name`."""
-    # Not pre-buffered: that reads the neighbouring columns' bytes as well (19 MB more at
-    # the peak for the `$sequence` of 500,000 rows, against 3). One file, so not through
-    # `pq.read_table`, whose datasets cost an incremental backup 13-23 ms to import.
+    # Not pre-buffered: that reads the neighbouring columns' bytes as well. One file, so not
+    # through `pq.read_table`, whose datasets an incremental backup would import.
     with (
         archive.fetched(name) as path,
         _reading_rows(archive, name),

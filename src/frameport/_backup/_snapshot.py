@@ -457,7 +457,7 @@ def _among_held(held: np.ndarray[Any, Any], read_now: np.ndarray[Any, Any]) -> b
 
 def _union(held: np.ndarray[Any, Any], more: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """The ``$sequence``s of `held` and `more` (each sorted, each value once), sorted, each
-    once (`numpy.union1d`, through `numpy.unique`, took 300 ms for 500,000; this 2 ms)."""
+    once, merged by position (`numpy.union1d` sorts everything again, through `numpy.unique`)."""
     if not len(held):
         return more
     at = np.searchsorted(held, more)
