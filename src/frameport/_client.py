@@ -315,9 +315,15 @@ class AsyncClient:
         """
         table = AsyncTable(self._connection, database_id, table_id)
         await create_table(
-            self._connection, table.location, schema, exist_ok=exist_ok,
-            name=name, permissions=permissions, row_security=row_security, progress=progress,
-        )  # fmt: skip
+            self._connection,
+            table.location,
+            schema,
+            exist_ok=exist_ok,
+            name=name,
+            permissions=permissions,
+            row_security=row_security,
+            progress=progress,
+        )
         return table
 
     async def drop_table(self, database_id: str, table_id: str) -> None:
@@ -433,9 +439,13 @@ class AsyncClient:
         >>> print(other.restore("backups/crm", dry_run=True).summary())  # doctest: +SKIP
         """
         return await restore_project(
-            self._connection, source, snapshot=snapshot, dry_run=dry_run,
-            on_conflict=on_conflict, progress=progress,
-        )  # fmt: skip
+            self._connection,
+            source,
+            snapshot=snapshot,
+            dry_run=dry_run,
+            on_conflict=on_conflict,
+            progress=progress,
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------
 

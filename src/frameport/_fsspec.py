@@ -238,9 +238,15 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             raise IsADirectoryError(f"{PROTOCOL}://{path}")
         kwargs.setdefault("cache_type", SequentialReadAhead.name)
         return FrameportFile(
-            self, path, mode, block_size=block_size or BLOCK_SIZE, autocommit=autocommit,
-            cache_options=cache_options, details=details, **kwargs,
-        )  # fmt: skip
+            self,
+            path,
+            mode,
+            block_size=block_size or BLOCK_SIZE,
+            autocommit=autocommit,
+            cache_options=cache_options,
+            details=details,
+            **kwargs,
+        )
 
     def cat_file(
         self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any

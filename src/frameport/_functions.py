@@ -193,10 +193,16 @@ class AsyncFunction:
                 )
             with archive.open("rb") as stream:
                 upload = ChunkedUpload(
-                    self._requester, target, stream, os.fstat(stream.fileno()).st_size, ID.unique(),
-                    label=f"deploy {self._id}", progress=progress, on_progress=on_progress,
+                    self._requester,
+                    target,
+                    stream,
+                    os.fstat(stream.fileno()).st_size,
+                    ID.unique(),
+                    label=f"deploy {self._id}",
+                    progress=progress,
+                    on_progress=on_progress,
                     concurrency=concurrency,
-                )  # fmt: skip
+                )
                 return Deployment.from_record(await upload.run())
 
     async def deployments(self) -> pd.DataFrame:

@@ -239,10 +239,15 @@ class AsyncBucket:
             store.save(checkpoint)
             try:
                 uploaded = await self._send(
-                    stream, stat.st_size, name, checkpoint.upload_id, options,
-                    acknowledged=set(checkpoint.parts), record_exists=record_exists,
+                    stream,
+                    stat.st_size,
+                    name,
+                    checkpoint.upload_id,
+                    options,
+                    acknowledged=set(checkpoint.parts),
+                    record_exists=record_exists,
                     on_acknowledged=lambda parts: store.save(checkpoint.with_parts(parts)),
-                )  # fmt: skip
+                )
             except (UploadVerificationError, ConflictError):
                 store.remove(checkpoint)
                 raise
@@ -333,12 +338,19 @@ class AsyncBucket:
             verified=True,
         )
         upload = ChunkedUpload(
-            self._requester, target, stream, size,
+            self._requester,
+            target,
+            stream,
+            size,
             ID.unique() if file_id is None else ID.custom(file_id),
-            label=name, progress=options.progress, on_progress=options.on_progress,
-            concurrency=options.concurrency, acknowledged=acknowledged,
-            record_exists=record_exists, on_acknowledged=on_acknowledged,
-        )  # fmt: skip
+            label=name,
+            progress=options.progress,
+            on_progress=options.on_progress,
+            concurrency=options.concurrency,
+            acknowledged=acknowledged,
+            record_exists=record_exists,
+            on_acknowledged=on_acknowledged,
+        )
         return File.from_record(await upload.run())
 
     async def _resume_point(

@@ -116,9 +116,13 @@ async def restore(
             requester, archive.label, checked.snapshot, checked.digest, rule
         )
     return await _apply(
-        requester, ArchiveSource(archive, checked), on_conflict=rule, dry_run=dry_run,
-        checkpoint=checkpoint, progress=progress,
-    )  # fmt: skip
+        requester,
+        ArchiveSource(archive, checked),
+        on_conflict=rule,
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        progress=progress,
+    )
 
 
 async def copy_project(
@@ -134,9 +138,13 @@ async def copy_project(
     rule = check_on_conflict(on_conflict)
     live = await ServiceSource.make(source, selection)
     return await _apply(
-        destination, live, on_conflict=rule, dry_run=dry_run, checkpoint=Checkpoint(None),
+        destination,
+        live,
+        on_conflict=rule,
+        dry_run=dry_run,
+        checkpoint=Checkpoint(None),
         progress=progress,
-    )  # fmt: skip
+    )
 
 
 async def _apply(
@@ -295,9 +303,10 @@ class RestoreRun:
             await create_database(self.requester, record["$id"], record.get("name"), exist_ok=True)
             if record.get("enabled") is False:
                 await self.requester.request(
-                    "PUT", f"/tablesdb/{ID.custom(record['$id'])}",
+                    "PUT",
+                    f"/tablesdb/{ID.custom(record['$id'])}",
                     json={"name": record.get("name") or record["$id"], "enabled": False},
-                )  # fmt: skip
+                )
             self.report.created.append(step)
         self.checkpoint.mark(step)
 
@@ -316,8 +325,9 @@ class RestoreRun:
                 "enabled": record.get("enabled", True),
                 location.columns_key: [column_definition(column) for column in columns],
             }
-            await self.requester.request("POST", location.container_path, json=body,
-                                         idempotent=True, read_back=location.path)  # fmt: skip
+            await self.requester.request(
+                "POST", location.container_path, json=body, idempotent=True, read_back=location.path
+            )
             self.report.created.append(step)
             have: set[str] = {c["key"] for c in columns}
             have_indexes: set[str] = set()
@@ -397,8 +407,10 @@ class RestoreRun:
                 self.checkpoint.sending(key, self.checkpoint.batches.get(key, -1))
                 raise
         outcome.written, outcome.replaced, outcome.skipped = (
-            counts.written, counts.replaced, counts.skipped,
-        )  # fmt: skip
+            counts.written,
+            counts.replaced,
+            counts.skipped,
+        )
         rejected = [(f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected]
         self.report.rejected.extend(rejected)
         self.checkpoint.mark(step)
@@ -414,9 +426,13 @@ class RestoreRun:
                 }
                 permissions = list(record.get("$permissions") or [])
                 await create_bucket(
-                    self.requester, bucket_id, record.get("name"), exist_ok=True,
-                    permissions=permissions, **settings,
-                )  # fmt: skip
+                    self.requester,
+                    bucket_id,
+                    record.get("name"),
+                    exist_ok=True,
+                    permissions=permissions,
+                    **settings,
+                )
                 self.report.created.append(step)
             self.checkpoint.mark(step)
         target = AsyncBucket(self.requester, bucket_id)
@@ -434,9 +450,11 @@ class RestoreRun:
                     raise ConflictError(
                         f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
                         'on_conflict="skip" to keep it or "replace" to replace it.',
-                        status=409, type="storage_file_already_exists", method="POST",
+                        status=409,
+                        type="storage_file_already_exists",
+                        method="POST",
                         url=f"/storage/buckets/{bucket_id}/files",
-                    )  # fmt: skip
+                    )
                 await target.delete(file["$id"])
                 self.report.files_replaced += 1
             else:
@@ -445,10 +463,13 @@ class RestoreRun:
             try:
                 async with self.source.content(bucket_id, file["$id"]) as path:
                     await target.upload_file(
-                        path, name=file.get("name") or file["$id"], file_id=file["$id"],
+                        path,
+                        name=file.get("name") or file["$id"],
+                        file_id=file["$id"],
                         permissions=list(file.get("$permissions") or []) or None,
-                        resume=True, progress=self.progress,
-                    )  # fmt: skip
+                        resume=True,
+                        progress=self.progress,
+                    )
             except ConflictError as exc:
                 if not await _same_file(target, file):
                     self.report.rejected.append((file_step, str(exc)))
@@ -464,20 +485,26 @@ class RestoreRun:
             return
         if function_id not in self.existing.functions:
             await create_function(
-                self.requester, function_id, record.get("name") or function_id,
-                record["runtime"], entrypoint=record.get("entrypoint") or None,
-                commands=record.get("commands") or None, exist_ok=True,
-            )  # fmt: skip
+                self.requester,
+                function_id,
+                record.get("name") or function_id,
+                record["runtime"],
+                entrypoint=record.get("entrypoint") or None,
+                commands=record.get("commands") or None,
+                exist_ok=True,
+            )
             self.report.created.append(step)
         deployment = function.deployment
         if deployment is not None:
             target = AsyncFunction(self.requester, function_id)
             async with self.source.code(function_id) as path:
                 made = await target.deploy(
-                    path, entrypoint=deployment.get("entrypoint") or None,
-                    commands=deployment.get("commands") or None, activate=True,
+                    path,
+                    entrypoint=deployment.get("entrypoint") or None,
+                    commands=deployment.get("commands") or None,
+                    activate=True,
                     progress=self.progress,
-                )  # fmt: skip
+                )
             try:
                 await target.wait(made.id)
             except FrameportError as exc:

@@ -225,8 +225,14 @@ class TableEntry(_Entry):
         layers = tuple(Layer.from_json(layer) for layer in entry.objects("layers"))
         if not layers:
             raise Misshapen(f"{entry.where}layers is empty")
-        return cls(record, layers, int(entry.get("rows") or 0), entry.get("bound"),
-                   entry.get("time"), entry.get("content_hash"))  # fmt: skip
+        return cls(
+            record,
+            layers,
+            int(entry.get("rows") or 0),
+            entry.get("bound"),
+            entry.get("time"),
+            entry.get("content_hash"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,13 +311,18 @@ class ProjectRecords(_Entry):
     @classmethod
     def from_json(cls, entry: _Json) -> ProjectRecords:
         return cls(
-            tuple(DatabaseRecords(d.record(), tuple(dict(t.data) for t in d.objects("tables")))
-                  for d in entry.objects("databases")),
-            tuple(BucketRecords(b.record(), tuple(dict(f.data) for f in b.objects("files")))
-                  for b in entry.objects("buckets")),
-            tuple(FunctionEntry(f.record(), f.get("deployment"))
-                  for f in entry.objects("functions")),
-        )  # fmt: skip
+            tuple(
+                DatabaseRecords(d.record(), tuple(dict(t.data) for t in d.objects("tables")))
+                for d in entry.objects("databases")
+            ),
+            tuple(
+                BucketRecords(b.record(), tuple(dict(f.data) for f in b.objects("files")))
+                for b in entry.objects("buckets")
+            ),
+            tuple(
+                FunctionEntry(f.record(), f.get("deployment")) for f in entry.objects("functions")
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,11 +345,14 @@ class Plan(_Entry):
     def from_json(cls, value: Any) -> Plan:
         entry = _Json.top(value)
         return cls(
-            entry.text("snapshot"), entry.get("base"), entry.get("time"),
-            dict(entry.object("service").data), entry.field("selection"),
+            entry.text("snapshot"),
+            entry.get("base"),
+            entry.get("time"),
+            dict(entry.object("service").data),
+            entry.field("selection"),
             ProjectRecords.from_json(entry.object("project")),
             dict(entry.object("bounds").data),
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,8 +381,11 @@ class Manifest(_Entry):
             tuple(BucketEntry.from_json(b) for b in entry.objects("buckets")),
             tuple(FunctionEntry.from_json(f) for f in entry.objects("functions")),
             entry.hashes("files"),
-            entry.get("base"), entry.get("time"), entry.get("service"), entry.get("selection"),
-        )  # fmt: skip
+            entry.get("base"),
+            entry.get("time"),
+            entry.get("service"),
+            entry.get("selection"),
+        )
 
     def tables(self) -> list[tuple[Record, TableEntry]]:
         """(database record, table entry) of every table."""
@@ -398,12 +415,13 @@ class Manifest(_Entry):
     def project(self) -> ProjectRecords:
         """The records of what the snapshot holds."""
         return ProjectRecords(
-            tuple(DatabaseRecords(db.record, tuple(t.record for t in db.tables))
-                  for db in self.databases),
-            tuple(BucketRecords(b.record, tuple(f.record for f in b.files))
-                  for b in self.buckets),
+            tuple(
+                DatabaseRecords(db.record, tuple(t.record for t in db.tables))
+                for db in self.databases
+            ),
+            tuple(BucketRecords(b.record, tuple(f.record for f in b.files)) for b in self.buckets),
             tuple(FunctionEntry(f.record, f.deployment) for f in self.functions),
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True, slots=True)

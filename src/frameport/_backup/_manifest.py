@@ -129,10 +129,12 @@ def write_manifest(archive: Archive, manifest: Manifest) -> None:
     snapshot = manifest.snapshot
     encoded = encode_json(manifest.to_json())
     plan = plan_name(snapshot)
-    hashes = Hashes({
-        manifest_name(snapshot): FileHash(hashlib.sha256(encoded).hexdigest(), len(encoded)),
-        plan: FileHash(archive.sha256(plan), archive.size(plan) or 0),
-    })  # fmt: skip
+    hashes = Hashes(
+        {
+            manifest_name(snapshot): FileHash(hashlib.sha256(encoded).hexdigest(), len(encoded)),
+            plan: FileHash(archive.sha256(plan), archive.size(plan) or 0),
+        }
+    )
     archive.write_json(hashes_name(snapshot), hashes.to_json())
     archive.write_bytes(manifest_name(snapshot), encoded)
 

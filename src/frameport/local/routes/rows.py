@@ -114,9 +114,12 @@ def create_rows(call: RowCall) -> Reply:
             "$permissions": staged_permissions(call, first(requested, meta.permissions)),
         }
         return call.stage(
-            Stager.SINGLE_ROUTE, "create", staged, row_id=row_id,
+            Stager.SINGLE_ROUTE,
+            "create",
+            staged,
+            row_id=row_id,
             answer=lambda conn, table, state: Reply(call.mock_row(table, row_id, staged), 201),
-        )  # fmt: skip
+        )
     with call.writing() as (conn, table):
         if not table_allows(ctx.caller, table, "create"):
             raise unauthorized()
@@ -143,9 +146,17 @@ def _write_many(call: RowCall, *, upsert: bool) -> bytes:
                 seqs.append(insert_row(conn, table, terms, new))
             else:
                 apply_update(
-                    caller, conn, table, terms, row, values, meta, permissions, call.now,
+                    caller,
+                    conn,
+                    table,
+                    terms,
+                    row,
+                    values,
+                    meta,
+                    permissions,
+                    call.now,
                     unchanged_since=unchanged_since,
-                )  # fmt: skip
+                )
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs)
     publish_bulk_row_events(call.ctx.state, "upsert" if upsert else "create", table, texts, terms)
@@ -274,9 +285,17 @@ def update_one(call: RowCall) -> Reply:
             raise row_not_found(terms, call.row_id)
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
         apply_update(
-            ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
+            ctx.caller,
+            conn,
+            table,
+            terms,
+            row,
+            values,
+            meta,
+            permissions,
+            call.now,
             unchanged_since=unchanged_since,
-        )  # fmt: skip
+        )
         body = call.render(conn, table, [row.seq])[0]
     publish_row_event(ctx.state, "update", table, body, terms)
     return Reply(body)
@@ -292,12 +311,20 @@ def upsert_one(call: RowCall) -> Reply:
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
         staged = values if permissions is None else {**values, "$permissions": permissions}
         return call.stage(
-            Stager.SINGLE_ROUTE, "upsert", staged, row_id=call.row_id,
+            Stager.SINGLE_ROUTE,
+            "upsert",
+            staged,
+            row_id=call.row_id,
             answer=lambda conn, table, state: Reply(
-                {"$id": call.row_id, terms.table_key: table.id,
-                 "$databaseId": table.database_id, **staged}, 201
+                {
+                    "$id": call.row_id,
+                    terms.table_key: table.id,
+                    "$databaseId": table.database_id,
+                    **staged,
+                },
+                201,
             ),
-        )  # fmt: skip
+        )
     unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
@@ -311,9 +338,17 @@ def upsert_one(call: RowCall) -> Reply:
             seq = insert_row(conn, table, terms, new)
         else:
             apply_update(
-                ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
+                ctx.caller,
+                conn,
+                table,
+                terms,
+                row,
+                values,
+                meta,
+                permissions,
+                call.now,
                 unchanged_since=unchanged_since,
-            )  # fmt: skip
+            )
             seq = row.seq
         body = call.render(conn, table, [seq])[0]
     publish_row_event(ctx.state, "upsert", table, body, terms)
@@ -366,9 +401,17 @@ def update_many(call: RowCall) -> Reply:
             row = load_row(conn, table, row_id)
             if row is not None:
                 apply_update(
-                    ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
+                    ctx.caller,
+                    conn,
+                    table,
+                    terms,
+                    row,
+                    values,
+                    meta,
+                    permissions,
+                    call.now,
                     unchanged_since=unchanged_since,
-                )  # fmt: skip
+                )
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs[:MAX_BULK_ROWS])
     publish_bulk_row_events(ctx.state, "update", table, texts, terms)
