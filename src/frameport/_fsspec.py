@@ -60,6 +60,7 @@ from ._core import (
     order_query,
     run_sync,
 )
+from ._core._json import JsonObject
 from ._core._pages import iter_pages
 from ._exceptions import NotFoundError
 from ._storage import Bucket, File
@@ -143,9 +144,9 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             entries = self._children(bucket_id, name)
         return entries if detail else [entry["name"] for entry in entries]
 
-    def _children(self, bucket_id: str, name: str) -> list[dict[str, Any]]:
+    def _children(self, bucket_id: str, name: str) -> list[JsonObject]:
         prefix = f"{name}/" if name else ""
-        files: dict[str, dict[str, Any]] = {}
+        files: dict[str, JsonObject] = {}
         folders: set[str] = set()
         for record in self._bucket_files(bucket_id):
             file_name = record["name"]
@@ -163,7 +164,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         entries += [_file_entry(bucket_id, files[key]) for key in sorted(files)]
         return entries
 
-    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+    def info(self, path: str, **kwargs: Any) -> JsonObject:
         """A file's name, size, type, ID, MIME type, MD5 and times; or a directory."""
         path = self._strip_protocol(path)
         bucket_id, name = self._split(path)
@@ -181,7 +182,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         self._children(bucket_id, name)  # a folder, or FileNotFoundError
         return _directory(f"{bucket_id}/{name}")
 
-    def _find(self, bucket_id: str, name: str) -> list[dict[str, Any]]:
+    def _find(self, bucket_id: str, name: str) -> list[JsonObject]:
         """The complete files named exactly `name`, newest first; else the file with ID `name`."""
         member = self.client.query_member_for(f"/storage/buckets/{bucket_id}/files")
         queries = [equal_query("name", [name], member)]
@@ -198,7 +199,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             return []
         return [record] if _complete(record) else []
 
-    def _bucket_files(self, bucket_id: str) -> Iterator[dict[str, Any]]:
+    def _bucket_files(self, bucket_id: str) -> Iterator[JsonObject]:
         """The complete files of a bucket, newest first."""
         try:
             records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files")
@@ -370,7 +371,7 @@ class FrameportFile(AbstractBufferedFile):  # type: ignore[misc]
         path: str,
         mode: str = "rb",
         *,
-        details: dict[str, Any] | None = None,
+        details: JsonObject | None = None,
         **options: Any,
     ) -> None:
         size = None if details is None else int(details["size"])
@@ -413,7 +414,7 @@ def _client_from_options(
     return Client(endpoint, project, key=key, jwt=jwt)
 
 
-def _complete(record: dict[str, Any]) -> bool:
+def _complete(record: JsonObject) -> bool:
     return bool(record.get("chunksUploaded") == record.get("chunksTotal"))
 
 
@@ -423,11 +424,11 @@ def _position(value: int | None, size: int, *, default: int) -> int:
     return max(0, min(size, value + size if value < 0 else value))
 
 
-def _directory(name: str) -> dict[str, Any]:
+def _directory(name: str) -> JsonObject:
     return {"name": name, "size": 0, "type": "directory"}
 
 
-def _file_entry(bucket_id: str, record: dict[str, Any]) -> dict[str, Any]:
+def _file_entry(bucket_id: str, record: JsonObject) -> JsonObject:
     file = File.from_record(record)
     return {
         "name": f"{bucket_id}/{file.name}",

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core._ids import ID
+from .._core._json import JsonObject
 from .._exceptions import APIError, ConflictError, FrameportError
 from .._functions import AsyncFunction, create_function
 from .._storage import AsyncBucket, create_bucket
@@ -75,7 +76,7 @@ class ProjectSource(Protocol):
     def code(self, function_id: str) -> AbstractAsyncContextManager[Path]: ...
 
 
-def column_definition(model: Record) -> dict[str, Any]:
+def column_definition(model: Record) -> JsonObject:
     """The create body of a column from its model (what the service says of it)."""
     return {
         key: value
@@ -84,7 +85,7 @@ def column_definition(model: Record) -> dict[str, Any]:
     }
 
 
-def index_definition(model: Record, columns_key: str) -> dict[str, Any]:
+def index_definition(model: Record, columns_key: str) -> JsonObject:
     """The create body of an index from its model."""
     columns = model.get(columns_key) or model.get("columns") or model.get("attributes") or []
     return {

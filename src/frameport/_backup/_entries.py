@@ -15,16 +15,16 @@ frameport._backup._entries.Misshapen: databases is not a list
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .._core._ids import is_valid_id
+from .._core._json import JsonObject
 
 FORMAT = 1
 """The archive format this version of frameport writes and reads."""
 
-Record = dict[str, Any]
+Record = JsonObject
 """A record as the service sent it (kept whole: a restore sends it back)."""
 
 Selected = dict[str, list[str] | None]
@@ -39,11 +39,11 @@ class Misshapen(ValueError):
 class _Json:
     """A JSON object of an archive's file, with its place in it (``databases[0].``)."""
 
-    data: Mapping[str, Any]
+    data: JsonObject
     where: str = ""
 
     @classmethod
-    def top(cls, value: Any) -> _Json:
+    def top(cls, value: object) -> _Json:
         if not isinstance(value, dict):
             raise Misshapen("it is not a JSON object")
         return cls(value)
@@ -98,7 +98,7 @@ class _Json:
         }
 
 
-def _json_object(items: list[tuple[str, Any]]) -> dict[str, Any]:
+def _json_object(items: list[tuple[str, Any]]) -> JsonObject:
     """The JSON object of a record's fields, lists for tuples (a full layer's, with no
     ``held`` file, has no ``held`` key, as archives always had)."""
     return {
@@ -113,8 +113,8 @@ class _Entry:
 
     __slots__ = ()
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = asdict(self, dict_factory=_json_object)  # type: ignore[call-overload]
+    def to_json(self) -> JsonObject:
+        data: JsonObject = asdict(self, dict_factory=_json_object)  # type: ignore[call-overload]
         return data
 
 
@@ -126,7 +126,7 @@ class FileHash(_Entry):
     bytes: int
 
     @classmethod
-    def from_json(cls, value: Any, where: str) -> FileHash:
+    def from_json(cls, value: object, where: str) -> FileHash:
         if not isinstance(value, dict):
             raise Misshapen(f"{where} is not an object")
         entry = _Json(value, f"{where}.")
@@ -191,7 +191,7 @@ class WrittenLayer(_Entry):
     rows: int
 
     @classmethod
-    def from_json(cls, value: Any) -> WrittenLayer:
+    def from_json(cls, value: object) -> WrittenLayer:
         entry = _Json.top(value)
         return cls(Layer.from_json(entry.object("layer")), int(entry.field("rows")))
 
@@ -342,7 +342,7 @@ class Plan(_Entry):
     format: int = FORMAT
 
     @classmethod
-    def from_json(cls, value: Any) -> Plan:
+    def from_json(cls, value: object) -> Plan:
         entry = _Json.top(value)
         return cls(
             entry.text("snapshot"),
@@ -372,7 +372,7 @@ class Manifest(_Entry):
     format: int = FORMAT
 
     @classmethod
-    def from_json(cls, value: Any) -> Manifest:
+    def from_json(cls, value: object) -> Manifest:
         entry = _Json.top(value)
         snapshot = entry.text("snapshot")
         return cls(
@@ -432,5 +432,5 @@ class Hashes(_Entry):
     format: int = FORMAT
 
     @classmethod
-    def from_json(cls, value: Any) -> Hashes:
+    def from_json(cls, value: object) -> Hashes:
         return cls(_Json.top(value).hashes("files"))

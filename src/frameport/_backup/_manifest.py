@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -263,7 +264,7 @@ async def table_ids(archive: Archive, layers: Sequence[Layer]) -> pa.Table:
     return pa.Table.from_batches(parts, schema=schema) if parts else schema.empty_table()
 
 
-async def held_sequences(archive: Archive, layers: Sequence[Layer]) -> np.ndarray[Any, Any]:
+async def held_sequences(archive: Archive, layers: Sequence[Layer]) -> npt.NDArray[np.int64]:
     """The ``$sequence``s of the rows the snapshot holds, sorted: its last layer's ``held``
     file, those of its one full layer's rows, or, in an archive an earlier version wrote,
     those the layers' rows read back leave."""

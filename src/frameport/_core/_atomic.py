@@ -11,12 +11,11 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 
 def replace_json(
     path: Path,
-    data: Any,
+    data: object,
     *,
     indent: int | None = None,
     sort_keys: bool = False,

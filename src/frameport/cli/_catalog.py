@@ -4,11 +4,12 @@ tables, databases and buckets (only with ``--yes``)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._common import (
     CREDENTIALS_HELP,
     CommandError,
+    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
@@ -28,7 +29,7 @@ TABLE_COLUMNS = ["$id", "name", "columns", "rowSecurity", "$createdAt"]
 COLUMN_COLUMNS = ["key", "type", "array", "required", "size", "status", "dtype"]
 
 
-def add_catalog_commands(commands: Any) -> None:
+def add_catalog_commands(commands: Commands) -> None:
     ls = add_client_command(
         commands,
         "ls",

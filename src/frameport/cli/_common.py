@@ -7,12 +7,16 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     from .._client import Client
     from .._exceptions import APIError, NotFoundError
     from .._tables._query import TableQuery
+
+
+#: The subcommands of `frameport`, as `add_subparsers` returns them.
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 class CommandError(Exception):
@@ -57,7 +61,7 @@ NOTHING_CHANGED = "nothing was changed"
 
 
 def add_client_command(
-    commands: Any,
+    commands: Commands,
     name: str,
     job: Callable[[Connection, argparse.Namespace], str],
     *,

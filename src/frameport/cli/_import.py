@@ -10,13 +10,14 @@ from typing import Any
 from ._common import (
     CREDENTIALS_HELP,
     CommandError,
+    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
 )
 
 
-def add_import_command(commands: Any) -> None:
+def add_import_command(commands: Commands) -> None:
     command = add_client_command(
         commands,
         "import",
