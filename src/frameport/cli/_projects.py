@@ -37,6 +37,13 @@ def _add_selection(parser: argparse.ArgumentParser, verb: str) -> None:
         )
 
 
+def _add_write_choices(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    parser.add_argument(
+        "--on-conflict", choices=("fail", "skip", "replace"), default="fail", help=ON_CONFLICT_HELP
+    )
+
+
 def add_project_commands(commands: Commands) -> None:
     backup = add_client_command(
         commands,
@@ -69,10 +76,7 @@ def add_project_commands(commands: Commands) -> None:
     )
     restore.add_argument("source", help="the archive: a folder, or a URL")
     restore.add_argument("--snapshot", default=None, help="its ID (default: the newest)")
-    restore.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
-    restore.add_argument(
-        "--on-conflict", choices=("fail", "skip", "replace"), default="fail", help=ON_CONFLICT_HELP
-    )
+    _add_write_choices(restore)
     add_connection_arguments(restore)
 
     copy = add_client_command(
@@ -90,10 +94,7 @@ def add_project_commands(commands: Commands) -> None:
     copy.add_argument("--to-endpoint", required=True, help="the destination's endpoint")
     copy.add_argument("--to-project", required=True, help="the destination's project")
     copy.add_argument("--to-key", default=None, help=f"default: ${TO_KEY_ENV}")
-    copy.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
-    copy.add_argument(
-        "--on-conflict", choices=("fail", "skip", "replace"), default="fail", help=ON_CONFLICT_HELP
-    )
+    _add_write_choices(copy)
     _add_selection(copy, "copy")
     add_connection_arguments(copy)
 
