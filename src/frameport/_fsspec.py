@@ -134,7 +134,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
 
     # -- listing ---------------------------------------------------------------------------
 
-    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+    def ls(self, path: str, detail: bool = True, **kwargs: object) -> list[Any]:
         """The buckets (at the root), or the files and folders under `path`."""
         path = self._strip_protocol(path)
         bucket_id, name = self._split(path)
@@ -164,7 +164,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         entries += [_file_entry(bucket_id, files[key]) for key in sorted(files)]
         return entries
 
-    def info(self, path: str, **kwargs: Any) -> JsonObject:
+    def info(self, path: str, **kwargs: object) -> JsonObject:
         """A file's name, size, type, ID, MIME type, MD5 and times; or a directory."""
         path = self._strip_protocol(path)
         bucket_id, name = self._split(path)
@@ -207,15 +207,15 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
         return (record for record in records if _complete(record))
 
-    def _records(self, path: str, filters: Sequence[str] = ()) -> list[Any]:
+    def _records(self, path: str, filters: Sequence[str] = ()) -> list[JsonObject]:
         """Every record of the list at `path` under `filters`, newest first (by cursor)."""
         items_key = path.rstrip("/").rsplit("/", 1)[-1]
         member = self.client.query_member_for(path)
         queries = (*filters, order_query("$sequence", ascending=False, member=member))
         requester = requester_of(self.client)
 
-        async def every_record() -> list[Any]:
-            found: list[Any] = []
+        async def every_record() -> list[JsonObject]:
+            found: list[JsonObject] = []
             async for body in iter_pages(requester, path, queries, LIST_PAGE):
                 found.extend(json.loads(body).get(items_key) or [])
             return found
@@ -250,7 +250,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         )
 
     def cat_file(
-        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: object
     ) -> bytes:
         """The file's bytes ``[start, end)`` (negative values count from the end): one
         download for the whole file, Range requests for a part."""
@@ -268,7 +268,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         stop = _position(end, size, default=size)
         return self.read_range(bucket_id, details["id"], first, stop, size)
 
-    def get_file(self, rpath: str, lpath: str, callback: Any = None, **kwargs: Any) -> None:
+    def get_file(self, rpath: str, lpath: str, callback: object = None, **kwargs: object) -> None:
         """Download a file to `lpath` (resumable, checked against the service's size and MD5)."""
         if self.isdir(rpath):
             os.makedirs(lpath, exist_ok=True)
@@ -286,7 +286,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
 
     # -- writing ---------------------------------------------------------------------------
 
-    def put_file(self, lpath: str, rpath: str, callback: Any = None, **kwargs: Any) -> None:
+    def put_file(self, lpath: str, rpath: str, callback: object = None, **kwargs: object) -> None:
         """Upload the local file `lpath` as `rpath` (chunked, parallel, checked), replacing
         files of the same name once it is complete."""
         if os.path.isdir(lpath):
@@ -321,7 +321,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             for record in found:
                 self._bucket(bucket_id).delete(record["$id"])
 
-    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+    def mkdir(self, path: str, create_parents: bool = True, **kwargs: object) -> None:
         """Nothing to create: folders are virtual (see the module docstring)."""
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
