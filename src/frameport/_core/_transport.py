@@ -425,7 +425,7 @@ class Transport:
         *,
         params: Any = None,
         headers: Mapping[str, str] | None = None,
-        json: Any = None,
+        json: object = None,
         data: Mapping[str, Any] | None = None,
         files: Any = None,
         content: bytes | None = None,
