@@ -4,12 +4,11 @@ tables, databases and buckets (only with ``--yes``)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._common import (
     CREDENTIALS_HELP,
     CommandError,
-    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
@@ -29,7 +28,7 @@ TABLE_COLUMNS = ["$id", "name", "columns", "rowSecurity", "$createdAt"]
 COLUMN_COLUMNS = ["key", "type", "array", "required", "size", "status", "dtype"]
 
 
-def add_catalog_commands(commands: Commands) -> None:
+def add_catalog_commands(commands: Any) -> None:
     ls = add_client_command(
         commands,
         "ls",

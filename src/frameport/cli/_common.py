@@ -7,16 +7,12 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._client import Client
     from .._exceptions import APIError, NotFoundError
     from .._tables._query import TableQuery
-
-
-#: The subcommands of `frameport`, as `add_subparsers` returns them.
-Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 class CommandError(Exception):
@@ -61,7 +57,7 @@ NOTHING_CHANGED = "nothing was changed"
 
 
 def add_client_command(
-    commands: Commands,
+    commands: Any,
     name: str,
     job: Callable[[Connection, argparse.Namespace], str],
     *,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ._common import (
     CREDENTIALS_HELP,
     CommandError,
-    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
@@ -20,7 +20,7 @@ from ._common import (
 PARQUET_CODECS = ("zstd", "snappy", "gzip", "brotli", "lz4", "none")
 
 
-def add_export_command(commands: Commands) -> None:
+def add_export_command(commands: Any) -> None:
     export = add_client_command(
         commands,
         "export",

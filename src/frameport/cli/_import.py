@@ -10,14 +10,13 @@ from typing import Any
 from ._common import (
     CREDENTIALS_HELP,
     CommandError,
-    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
 )
 
 
-def add_import_command(commands: Commands) -> None:
+def add_import_command(commands: Any) -> None:
     command = add_client_command(
         commands,
         "import",

@@ -6,10 +6,11 @@ import argparse
 import socket
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from .._core import ID
 from .._core._config import LOCAL_SERVICE_PORT
-from ._common import Commands, fail, positive_int
+from ._common import fail, positive_int
 
 LOCAL_EXTRA = "needs the local extra: pip install 'frameport[local]'"
 
@@ -30,7 +31,7 @@ SOCKET_LIMITS = (
 )
 
 
-def add_serve_command(commands: Commands) -> None:
+def add_serve_command(commands: Any) -> None:
     serve = commands.add_parser("serve", help="run the local service in the foreground")
     serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
     serve.add_argument(
@@ -80,7 +81,7 @@ def add_serve_command(commands: Commands) -> None:
     serve.set_defaults(run=_serve)
 
 
-def add_demo_command(commands: Commands) -> None:
+def add_demo_command(commands: Any) -> None:
     demo = commands.add_parser(
         "demo", help="load a sample table into the local service and export it to ./out"
     )

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from typing import Any
 
-from ._common import CommandError, Commands, add_place_arguments, fail, place
+from ._common import CommandError, add_place_arguments, fail, place
 
 
-def add_login_commands(commands: Commands) -> None:
+def add_login_commands(commands: Any) -> None:
     login = commands.add_parser(
         "login",
         help="sign in with e-mail and password and save the session for later commands",

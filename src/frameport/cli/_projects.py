@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from ._common import (
     CREDENTIALS_HELP,
     CommandError,
-    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
@@ -44,7 +44,7 @@ def _add_write_choices(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_project_commands(commands: Commands) -> None:
+def add_project_commands(commands: Any) -> None:
     backup = add_client_command(
         commands,
         "backup",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ._common import (
     CREDENTIALS_HELP,
-    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
@@ -15,7 +15,7 @@ from ._common import (
 )
 
 
-def add_sync_command(commands: Commands) -> None:
+def add_sync_command(commands: Any) -> None:
     sync = add_client_command(
         commands,
         "sync",

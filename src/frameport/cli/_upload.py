@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ._common import (
     CREDENTIALS_HELP,
     CommandError,
-    Commands,
     Connection,
     add_client_command,
     add_connection_arguments,
@@ -16,7 +16,7 @@ from ._common import (
 )
 
 
-def add_upload_command(commands: Commands) -> None:
+def add_upload_command(commands: Any) -> None:
     upload = add_client_command(
         commands,
         "upload",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from ..service._ratelimit import RateLimit
@@ -39,6 +40,8 @@ from ..service.transactions._view import StagedTable
 from ..store._db_terms import BOTH, Terms
 from ..store._query import ListQuery
 from ..store._rowstore import (
+    RowMeta,
+    StoredRow,
     delete_rows,
     insert_row,
     list_body,
@@ -130,6 +133,31 @@ def create_rows(call: RowCall) -> Reply:
     return Reply(body, 201)
 
 
+def _update(
+    call: RowCall,
+    conn: sqlite3.Connection,
+    table: TableMeta,
+    row: StoredRow,
+    values: Mapping[str, Any],
+    meta: RowMeta,
+    permissions: list[str] | None,
+    unchanged_since: str | None,
+) -> None:
+    """`apply_update` by the call's caller, at the call's time."""
+    apply_update(
+        call.ctx.caller,
+        conn,
+        table,
+        call.terms,
+        row,
+        values,
+        meta,
+        permissions,
+        call.now,
+        unchanged_since=unchanged_since,
+    )
+
+
 def _write_many(call: RowCall, *, upsert: bool) -> bytes:
     """Bulk create (or upsert) of the `rows` parameter, for API keys; the `{total, rows}`."""
     caller, terms = call.ctx.caller, call.terms
@@ -145,18 +173,7 @@ def _write_many(call: RowCall, *, upsert: bool) -> bytes:
                 new = new_row(caller, table, terms, row_id, values, meta, permissions, call.now)
                 seqs.append(insert_row(conn, table, terms, new))
             else:
-                apply_update(
-                    caller,
-                    conn,
-                    table,
-                    terms,
-                    row,
-                    values,
-                    meta,
-                    permissions,
-                    call.now,
-                    unchanged_since=unchanged_since,
-                )
+                _update(call, conn, table, row, values, meta, permissions, unchanged_since)
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs)
     publish_bulk_row_events(call.ctx.state, "upsert" if upsert else "create", table, texts, terms)
@@ -284,18 +301,7 @@ def update_one(call: RowCall) -> Reply:
         if row is None:
             raise row_not_found(terms, call.row_id)
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
-        apply_update(
-            ctx.caller,
-            conn,
-            table,
-            terms,
-            row,
-            values,
-            meta,
-            permissions,
-            call.now,
-            unchanged_since=unchanged_since,
-        )
+        _update(call, conn, table, row, values, meta, permissions, unchanged_since)
         body = call.render(conn, table, [row.seq])[0]
     publish_row_event(ctx.state, "update", table, body, terms)
     return Reply(body)
@@ -337,18 +343,7 @@ def upsert_one(call: RowCall) -> Reply:
             )
             seq = insert_row(conn, table, terms, new)
         else:
-            apply_update(
-                ctx.caller,
-                conn,
-                table,
-                terms,
-                row,
-                values,
-                meta,
-                permissions,
-                call.now,
-                unchanged_since=unchanged_since,
-            )
+            _update(call, conn, table, row, values, meta, permissions, unchanged_since)
             seq = row.seq
         body = call.render(conn, table, [seq])[0]
     publish_row_event(ctx.state, "upsert", table, body, terms)
@@ -400,18 +395,7 @@ def update_many(call: RowCall) -> Reply:
         for row_id in _matching_ids(call, conn, table, "update"):
             row = load_row(conn, table, row_id)
             if row is not None:
-                apply_update(
-                    ctx.caller,
-                    conn,
-                    table,
-                    terms,
-                    row,
-                    values,
-                    meta,
-                    permissions,
-                    call.now,
-                    unchanged_since=unchanged_since,
-                )
+                _update(call, conn, table, row, values, meta, permissions, unchanged_since)
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs[:MAX_BULK_ROWS])
     publish_bulk_row_events(ctx.state, "update", table, texts, terms)

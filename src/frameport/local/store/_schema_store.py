@@ -473,15 +473,8 @@ def keyed_source(meta_table: str, table: TableMeta) -> Source:
 COLUMN_SCHEMA = Schema(
     {
         **_system_fields("key", "seq"),
-        **_plain_fields(
-            key="id",
-            type="id",
-            size="integer",
-            required="boolean",
-            array="boolean",
-            status="id",
-            error="id",
-        ),
+        **_plain_fields(key="id", type="id", size="integer", required="boolean", array="boolean"),
+        **_plain_fields(status="id", error="id"),
     }
 )
 
