@@ -78,6 +78,10 @@ class _Json:
             found.append(_Json(item, f"{self.where}{key}[{index}]."))
         return found
 
+    def dicts(self, key: str) -> tuple[Record, ...]:
+        """The objects of the list `key`, as they are."""
+        return tuple(dict(item.data) for item in self.objects(key))
+
     def text(self, key: str) -> str:
         value = self.field(key)
         if not isinstance(value, str):
@@ -310,19 +314,14 @@ class ProjectRecords(_Entry):
 
     @classmethod
     def from_json(cls, entry: _Json) -> ProjectRecords:
-        return cls(
-            tuple(
-                DatabaseRecords(d.record(), tuple(dict(t.data) for t in d.objects("tables")))
-                for d in entry.objects("databases")
-            ),
-            tuple(
-                BucketRecords(b.record(), tuple(dict(f.data) for f in b.objects("files")))
-                for b in entry.objects("buckets")
-            ),
-            tuple(
-                FunctionEntry(f.record(), f.get("deployment")) for f in entry.objects("functions")
-            ),
+        databases = (
+            DatabaseRecords(d.record(), d.dicts("tables")) for d in entry.objects("databases")
         )
+        buckets = (BucketRecords(b.record(), b.dicts("files")) for b in entry.objects("buckets"))
+        functions = (
+            FunctionEntry(f.record(), f.get("deployment")) for f in entry.objects("functions")
+        )
+        return cls(tuple(databases), tuple(buckets), tuple(functions))
 
 
 @dataclass(frozen=True, slots=True)
