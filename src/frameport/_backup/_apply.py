@@ -407,11 +407,9 @@ class RestoreRun:
                 # The rows found were the destination's own: a run again counts them as such.
                 self.checkpoint.sending(key, self.checkpoint.batches.get(key, -1))
                 raise
-        outcome.written, outcome.replaced, outcome.skipped = (
-            counts.written,
-            counts.replaced,
-            counts.skipped,
-        )
+        outcome.written = counts.written
+        outcome.replaced = counts.replaced
+        outcome.skipped = counts.skipped
         rejected = [(f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected]
         self.report.rejected.extend(rejected)
         self.checkpoint.mark(step)

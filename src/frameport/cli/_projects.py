@@ -114,25 +114,23 @@ def _progress(args: argparse.Namespace) -> bool | None:
 
 
 def _backup(connection: Connection, args: argparse.Namespace) -> str:
-    report = connection.client.backup(
+    return connection.client.backup(
         args.target,
         databases=_ids(args.databases),
         buckets=_ids(args.buckets),
         functions=_ids(args.functions),
         progress=_progress(args),
-    )
-    return report.summary()
+    ).summary()
 
 
 def _restore(connection: Connection, args: argparse.Namespace) -> str:
-    report = connection.client.restore(
+    return connection.client.restore(
         args.source,
         snapshot=args.snapshot,
         dry_run=args.dry_run,
         on_conflict=args.on_conflict,
         progress=_progress(args),
-    )
-    return report.summary()
+    ).summary()
 
 
 def _copy(connection: Connection, args: argparse.Namespace) -> str:
@@ -143,7 +141,7 @@ def _copy(connection: Connection, args: argparse.Namespace) -> str:
     if not key:
         raise CommandError(f"give the destination's API key in {TO_KEY_ENV} or --to-key", 2)
     with Client(args.to_endpoint, args.to_project, key=key) as destination:
-        report = copy(
+        return copy(
             connection.client,
             destination,
             databases=_ids(args.databases),
@@ -152,8 +150,7 @@ def _copy(connection: Connection, args: argparse.Namespace) -> str:
             dry_run=args.dry_run,
             on_conflict=args.on_conflict,
             progress=_progress(args),
-        )
-    return report.summary()
+        ).summary()
 
 
 def _verify(args: argparse.Namespace) -> int:
