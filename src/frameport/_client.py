@@ -43,6 +43,7 @@ from ._core import (
 from ._core._auth import AuthenticationMethod
 from ._core._call_stack import user_frame_depth
 from ._core._connect import ClientOptions
+from ._core._json import JsonObject
 from ._exceptions import (
     AuthenticationError,
     FrameportError,
@@ -212,7 +213,7 @@ class AsyncClient:
 
     # -- account and session -----------------------------------------------------------------
 
-    async def login(self, email: str, password: str, *, save: bool = False) -> dict[str, Any]:
+    async def login(self, email: str, password: str, *, save: bool = False) -> JsonObject:
         """Sign in with e-mail and password and keep the session cookies for later requests.
 
         Replaces any session this client held. With ``save=True`` the session cookie (not the
@@ -253,15 +254,15 @@ class AsyncClient:
             self._credentials = replace(self._credentials, session=None)
             forget_session(self.endpoint, self.project, session)
 
-    async def account(self) -> dict[str, Any]:
+    async def account(self) -> JsonObject:
         """The signed-in user's account record (for an impersonating client: the target's)."""
-        account: dict[str, Any] = await self._request_json("GET", "/account")
+        account: JsonObject = await self._request_json("GET", "/account")
         return account
 
     async def create_jwt(self, duration: int | None = None) -> str:
         """A JWT for the signed-in user, valid for `duration` seconds (0..3600; the service's
         default is 900). Pass it as ``Client(endpoint, project, jwt=...)``."""
-        body: dict[str, Any] = {}
+        body: JsonObject = {}
         if duration is not None:
             if isinstance(duration, bool) or not isinstance(duration, int):
                 raise TypeError(f"duration is a whole number of seconds; got {duration!r}.")
@@ -315,9 +316,15 @@ class AsyncClient:
         """
         table = AsyncTable(self._connection, database_id, table_id)
         await create_table(
-            self._connection, table.location, schema, exist_ok=exist_ok,
-            name=name, permissions=permissions, row_security=row_security, progress=progress,
-        )  # fmt: skip
+            self._connection,
+            table.location,
+            schema,
+            exist_ok=exist_ok,
+            name=name,
+            permissions=permissions,
+            row_security=row_security,
+            progress=progress,
+        )
         return table
 
     async def drop_table(self, database_id: str, table_id: str) -> None:
@@ -355,7 +362,7 @@ class AsyncClient:
 
     async def create_database(
         self, database_id: str, name: str | None = None, *, exist_ok: bool = False
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Create the database `database_id` (named `name`, default its ID) and return its
         record. `create_table` creates a missing database itself; with `exist_ok`, one that
         already exists is returned as it is instead of raising `ConflictError`."""
@@ -433,9 +440,13 @@ class AsyncClient:
         >>> print(other.restore("backups/crm", dry_run=True).summary())  # doctest: +SKIP
         """
         return await restore_project(
-            self._connection, source, snapshot=snapshot, dry_run=dry_run,
-            on_conflict=on_conflict, progress=progress,
-        )  # fmt: skip
+            self._connection,
+            source,
+            snapshot=snapshot,
+            dry_run=dry_run,
+            on_conflict=on_conflict,
+            progress=progress,
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------
 

@@ -81,7 +81,7 @@ class TransportError(FrameportError):
     def __str__(self) -> str:
         return self.message if self.hint is None else f"{self.message} {self.hint}"
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         fields = {"method": self.method, "url": self.url, "attempts": self.attempts}
         return (_rebuild_error, (type(self), self.message, {**fields, "hint": self.hint}))
 
@@ -123,7 +123,7 @@ class APIError(FrameportError):
             f"message={self.message!r}, method={self.method!r}, url={self.url!r}{hint})"
         )
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_error, (type(self), self.message, self._fields()))
 
     def _fields(self) -> dict[str, Any]:
@@ -278,7 +278,7 @@ class SchemaChangeError(FrameportError, ValueError):
         self.synced = synced
         self.current = current
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         fields = {"column": self.column, "synced": self.synced, "current": self.current}
         return (_rebuild_error, (type(self), str(self), fields))
 
@@ -301,7 +301,7 @@ class RowsRejectedError(FrameportError, ValueError):
         super().__init__(message)
         self.report = report
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_error, (type(self), str(self), {"report": self.report}))
 
 
@@ -313,7 +313,7 @@ class FileFormatError(FrameportError, ValueError):
         super().__init__(message)
         self.file_id = file_id
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_error, (type(self), str(self), {"file_id": self.file_id}))
 
 
@@ -327,7 +327,7 @@ class DeploymentError(FrameportError):
         self.status = status
         self.build_logs = build_logs
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         fields = {"deployment_id": self.deployment_id, "status": self.status}
         return (_rebuild_error, (type(self), str(self), {**fields, "build_logs": self.build_logs}))
 
@@ -339,7 +339,7 @@ class VerificationError(FrameportError):
     `expected` and `actual` its two sides, `file_id` the file concerned.
     """
 
-    def __init__(self, message: str, *, check: str, expected: Any, actual: Any, file_id: str):
+    def __init__(self, message: str, *, check: str, expected: object, actual: object, file_id: str):
         super().__init__(message)
         self.check = check
         self.expected = expected
@@ -367,7 +367,7 @@ class ArchiveError(FrameportError, ValueError):
         super().__init__(message)
         self.problems = list(problems)
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_error, (type(self), str(self), {"problems": self.problems}))
 
 

@@ -60,6 +60,7 @@ from ._core import (
     order_query,
     run_sync,
 )
+from ._core._json import JsonObject
 from ._core._pages import iter_pages
 from ._exceptions import NotFoundError
 from ._storage import Bucket, File
@@ -133,7 +134,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
 
     # -- listing ---------------------------------------------------------------------------
 
-    def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+    def ls(self, path: str, detail: bool = True, **kwargs: object) -> list[Any]:
         """The buckets (at the root), or the files and folders under `path`."""
         path = self._strip_protocol(path)
         bucket_id, name = self._split(path)
@@ -143,9 +144,9 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             entries = self._children(bucket_id, name)
         return entries if detail else [entry["name"] for entry in entries]
 
-    def _children(self, bucket_id: str, name: str) -> list[dict[str, Any]]:
+    def _children(self, bucket_id: str, name: str) -> list[JsonObject]:
         prefix = f"{name}/" if name else ""
-        files: dict[str, dict[str, Any]] = {}
+        files: dict[str, JsonObject] = {}
         folders: set[str] = set()
         for record in self._bucket_files(bucket_id):
             file_name = record["name"]
@@ -163,7 +164,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         entries += [_file_entry(bucket_id, files[key]) for key in sorted(files)]
         return entries
 
-    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+    def info(self, path: str, **kwargs: object) -> JsonObject:
         """A file's name, size, type, ID, MIME type, MD5 and times; or a directory."""
         path = self._strip_protocol(path)
         bucket_id, name = self._split(path)
@@ -181,7 +182,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         self._children(bucket_id, name)  # a folder, or FileNotFoundError
         return _directory(f"{bucket_id}/{name}")
 
-    def _find(self, bucket_id: str, name: str) -> list[dict[str, Any]]:
+    def _find(self, bucket_id: str, name: str) -> list[JsonObject]:
         """The complete files named exactly `name`, newest first; else the file with ID `name`."""
         member = self.client.query_member_for(f"/storage/buckets/{bucket_id}/files")
         queries = [equal_query("name", [name], member)]
@@ -198,7 +199,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             return []
         return [record] if _complete(record) else []
 
-    def _bucket_files(self, bucket_id: str) -> Iterator[dict[str, Any]]:
+    def _bucket_files(self, bucket_id: str) -> Iterator[JsonObject]:
         """The complete files of a bucket, newest first."""
         try:
             records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files")
@@ -206,15 +207,15 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
         return (record for record in records if _complete(record))
 
-    def _records(self, path: str, filters: Sequence[str] = ()) -> list[Any]:
+    def _records(self, path: str, filters: Sequence[str] = ()) -> list[JsonObject]:
         """Every record of the list at `path` under `filters`, newest first (by cursor)."""
         items_key = path.rstrip("/").rsplit("/", 1)[-1]
         member = self.client.query_member_for(path)
         queries = (*filters, order_query("$sequence", ascending=False, member=member))
         requester = requester_of(self.client)
 
-        async def every_record() -> list[Any]:
-            found: list[Any] = []
+        async def every_record() -> list[JsonObject]:
+            found: list[JsonObject] = []
             async for body in iter_pages(requester, path, queries, LIST_PAGE):
                 found.extend(json.loads(body).get(items_key) or [])
             return found
@@ -238,12 +239,18 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             raise IsADirectoryError(f"{PROTOCOL}://{path}")
         kwargs.setdefault("cache_type", SequentialReadAhead.name)
         return FrameportFile(
-            self, path, mode, block_size=block_size or BLOCK_SIZE, autocommit=autocommit,
-            cache_options=cache_options, details=details, **kwargs,
-        )  # fmt: skip
+            self,
+            path,
+            mode,
+            block_size=block_size or BLOCK_SIZE,
+            autocommit=autocommit,
+            cache_options=cache_options,
+            details=details,
+            **kwargs,
+        )
 
     def cat_file(
-        self, path: str, start: int | None = None, end: int | None = None, **kwargs: Any
+        self, path: str, start: int | None = None, end: int | None = None, **kwargs: object
     ) -> bytes:
         """The file's bytes ``[start, end)`` (negative values count from the end): one
         download for the whole file, Range requests for a part."""
@@ -261,7 +268,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         stop = _position(end, size, default=size)
         return self.read_range(bucket_id, details["id"], first, stop, size)
 
-    def get_file(self, rpath: str, lpath: str, callback: Any = None, **kwargs: Any) -> None:
+    def get_file(self, rpath: str, lpath: str, callback: object = None, **kwargs: object) -> None:
         """Download a file to `lpath` (resumable, checked against the service's size and MD5)."""
         if self.isdir(rpath):
             os.makedirs(lpath, exist_ok=True)
@@ -279,7 +286,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
 
     # -- writing ---------------------------------------------------------------------------
 
-    def put_file(self, lpath: str, rpath: str, callback: Any = None, **kwargs: Any) -> None:
+    def put_file(self, lpath: str, rpath: str, callback: object = None, **kwargs: object) -> None:
         """Upload the local file `lpath` as `rpath` (chunked, parallel, checked), replacing
         files of the same name once it is complete."""
         if os.path.isdir(lpath):
@@ -314,7 +321,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             for record in found:
                 self._bucket(bucket_id).delete(record["$id"])
 
-    def mkdir(self, path: str, create_parents: bool = True, **kwargs: Any) -> None:
+    def mkdir(self, path: str, create_parents: bool = True, **kwargs: object) -> None:
         """Nothing to create: folders are virtual (see the module docstring)."""
 
     def makedirs(self, path: str, exist_ok: bool = False) -> None:
@@ -364,7 +371,7 @@ class FrameportFile(AbstractBufferedFile):  # type: ignore[misc]
         path: str,
         mode: str = "rb",
         *,
-        details: dict[str, Any] | None = None,
+        details: JsonObject | None = None,
         **options: Any,
     ) -> None:
         size = None if details is None else int(details["size"])
@@ -407,7 +414,7 @@ def _client_from_options(
     return Client(endpoint, project, key=key, jwt=jwt)
 
 
-def _complete(record: dict[str, Any]) -> bool:
+def _complete(record: JsonObject) -> bool:
     return bool(record.get("chunksUploaded") == record.get("chunksTotal"))
 
 
@@ -417,11 +424,11 @@ def _position(value: int | None, size: int, *, default: int) -> int:
     return max(0, min(size, value + size if value < 0 else value))
 
 
-def _directory(name: str) -> dict[str, Any]:
+def _directory(name: str) -> JsonObject:
     return {"name": name, "size": 0, "type": "directory"}
 
 
-def _file_entry(bucket_id: str, record: dict[str, Any]) -> dict[str, Any]:
+def _file_entry(bucket_id: str, record: JsonObject) -> JsonObject:
     file = File.from_record(record)
     return {
         "name": f"{bucket_id}/{file.name}",

@@ -16,16 +16,16 @@ import asyncio
 import os
 import tarfile
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ._core._adaptive import AUTO, Auto
 from ._core._ids import ID
+from ._core._json import JsonObject
 from ._core._polling import poll_until
 from ._core._sync import SyncFacade, delegate, forward_property
 from ._exceptions import DeploymentError
@@ -98,10 +98,10 @@ class Deployment:
     source_size: int
     created_at: datetime | None
     updated_at: datetime | None
-    record: dict[str, Any] = field(repr=False, compare=False, hash=False)
+    record: JsonObject = field(repr=False, compare=False, hash=False)
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Deployment:
+    def from_record(cls, record: JsonObject) -> Deployment:
         """A Deployment from the service's deployment record (as JSON)."""
         return cls(
             id=str(record["$id"]),
@@ -137,9 +137,9 @@ class AsyncFunction:
         suffix = f"/{action}" if action else ""
         return f"{self._path}/deployments/{ID.custom(deployment_id)}{suffix}"
 
-    async def info(self) -> dict[str, Any]:
+    async def info(self) -> JsonObject:
         """The function's record (name, runtime, entrypoint, ...)."""
-        record: dict[str, Any] = await self._requester.request_json("GET", self._path)
+        record: JsonObject = await self._requester.request_json("GET", self._path)
         return record
 
     async def deploy(
@@ -193,10 +193,16 @@ class AsyncFunction:
                 )
             with archive.open("rb") as stream:
                 upload = ChunkedUpload(
-                    self._requester, target, stream, os.fstat(stream.fileno()).st_size, ID.unique(),
-                    label=f"deploy {self._id}", progress=progress, on_progress=on_progress,
+                    self._requester,
+                    target,
+                    stream,
+                    os.fstat(stream.fileno()).st_size,
+                    ID.unique(),
+                    label=f"deploy {self._id}",
+                    progress=progress,
+                    on_progress=on_progress,
                     concurrency=concurrency,
-                )  # fmt: skip
+                )
                 return Deployment.from_record(await upload.run())
 
     async def deployments(self) -> pd.DataFrame:
@@ -285,7 +291,7 @@ async def create_function(
     """Create a function (`function_id` may be ``"unique()"``) and return it. With
     `exist_ok`, a function that already exists is returned as it is (its settings unchanged)
     instead of raising `ConflictError`."""
-    body: dict[str, Any] = {"functionId": function_id, "name": name, "runtime": runtime}
+    body: JsonObject = {"functionId": function_id, "name": name, "runtime": runtime}
     if entrypoint is not None:
         body["entrypoint"] = entrypoint
     if commands is not None:

@@ -43,10 +43,14 @@ def copy(
     selection = Selection(databases, buckets, functions)
     return run_sync(
         copy_project(
-            requester_of(source), requester_of(destination), selection, dry_run=dry_run,
-            on_conflict=on_conflict, progress=progress,
+            requester_of(source),
+            requester_of(destination),
+            selection,
+            dry_run=dry_run,
+            on_conflict=on_conflict,
+            progress=progress,
         )
-    )  # fmt: skip
+    )
 
 
 def verify(target: str | os.PathLike[str], snapshot: str | None = None) -> VerifyReport:

@@ -14,11 +14,12 @@ times ``datetime64[ms, UTC]``, text ``str``, flags ``boolean``, lists ``object``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
 
+from ._core._json import JsonObject
 from ._core._pages import iter_pages
 from ._exceptions import ConflictError
 from ._schema import TIMESTAMP, to_pandas
@@ -108,7 +109,7 @@ BUCKET_SCHEMA = pa.schema(_BUCKET_FIELDS)
 """The columns of `Client.buckets`."""
 
 
-def parse_time(text: Any) -> datetime | None:
+def parse_time(text: object) -> datetime | None:
     """A service datetime as an aware datetime (None for a missing or empty value).
 
     >>> parse_time("2020-10-15T06:38:00.000+00:00").isoformat()
@@ -120,11 +121,11 @@ def parse_time(text: Any) -> datetime | None:
 async def create_record(
     requester: Requester,
     path: str,
-    body: dict[str, Any],
+    body: JsonObject,
     resource_id: str,
     *,
     existing: str | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """POST `body` to the collection at `path`, creating the resource `resource_id`.
 
     With a chosen ID (not ``"unique()"``) the create is idempotent: it is retried after a
@@ -136,7 +137,7 @@ async def create_record(
     chosen = resource_id != "unique()"
     own_path = f"{path}/{resource_id}"
     try:
-        record: dict[str, Any] = await requester.request_json(
+        record: JsonObject = await requester.request_json(
             "POST",
             path,
             json=body,

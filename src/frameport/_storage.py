@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from ._core._adaptive import AUTO, Auto
 from ._core._ids import ID
+from ._core._json import JsonObject
 from ._core._sync import SyncFacade, delegate, forward_property
 from ._exceptions import (
     ConflictError,
@@ -88,7 +89,7 @@ class File:
     permissions: tuple[str, ...]
     created_at: datetime | None
     updated_at: datetime | None
-    record: dict[str, Any] = field(repr=False, compare=False, hash=False)
+    record: JsonObject = field(repr=False, compare=False, hash=False)
 
     @property
     def complete(self) -> bool:
@@ -96,7 +97,7 @@ class File:
         return self.chunks_uploaded == self.chunks_total
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> File:
+    def from_record(cls, record: JsonObject) -> File:
         """A File from the service's file record (as JSON)."""
         return cls(
             id=str(record["$id"]),
@@ -189,9 +190,9 @@ class AsyncBucket:
     def _file_path(self, file_id: str, action: str = "") -> str:
         return f"{self._path}/files/{ID.custom(file_id)}{'/' + action if action else ''}"
 
-    async def info(self) -> dict[str, Any]:
+    async def info(self) -> JsonObject:
         """The bucket's record (name, permissions, maximumFileSize, ...)."""
-        record: dict[str, Any] = await self._requester.request_json("GET", self._path)
+        record: JsonObject = await self._requester.request_json("GET", self._path)
         return record
 
     # -- uploads ---------------------------------------------------------------------------
@@ -239,10 +240,15 @@ class AsyncBucket:
             store.save(checkpoint)
             try:
                 uploaded = await self._send(
-                    stream, stat.st_size, name, checkpoint.upload_id, options,
-                    acknowledged=set(checkpoint.parts), record_exists=record_exists,
+                    stream,
+                    stat.st_size,
+                    name,
+                    checkpoint.upload_id,
+                    options,
+                    acknowledged=set(checkpoint.parts),
+                    record_exists=record_exists,
                     on_acknowledged=lambda parts: store.save(checkpoint.with_parts(parts)),
-                )  # fmt: skip
+                )
             except (UploadVerificationError, ConflictError):
                 store.remove(checkpoint)
                 raise
@@ -333,12 +339,19 @@ class AsyncBucket:
             verified=True,
         )
         upload = ChunkedUpload(
-            self._requester, target, stream, size,
+            self._requester,
+            target,
+            stream,
+            size,
             ID.unique() if file_id is None else ID.custom(file_id),
-            label=name, progress=options.progress, on_progress=options.on_progress,
-            concurrency=options.concurrency, acknowledged=acknowledged,
-            record_exists=record_exists, on_acknowledged=on_acknowledged,
-        )  # fmt: skip
+            label=name,
+            progress=options.progress,
+            on_progress=options.on_progress,
+            concurrency=options.concurrency,
+            acknowledged=acknowledged,
+            record_exists=record_exists,
+            on_acknowledged=on_acknowledged,
+        )
         return File.from_record(await upload.run())
 
     async def _resume_point(
@@ -383,11 +396,9 @@ class AsyncBucket:
         )
         return fresh, False
 
-    async def _record_or_none(self, file_id: str) -> dict[str, Any] | None:
+    async def _record_or_none(self, file_id: str) -> JsonObject | None:
         try:
-            record: dict[str, Any] = await self._requester.request_json(
-                "GET", self._file_path(file_id)
-            )
+            record: JsonObject = await self._requester.request_json("GET", self._file_path(file_id))
         except NotFoundError:
             return None
         return record
@@ -568,7 +579,7 @@ async def create_bucket(
     return it; the service's defaults apply to what is not given (e.g. its own maximum file
     size). With `exist_ok`, a bucket that already exists is returned as it is (its settings
     unchanged) instead of raising `ConflictError`."""
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "bucketId": bucket_id,
         "name": name or bucket_id,
         "permissions": list(permissions or []),

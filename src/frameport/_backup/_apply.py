@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core._ids import ID
+from .._core._json import JsonObject
 from .._exceptions import APIError, ConflictError, FrameportError
 from .._functions import AsyncFunction, create_function
 from .._storage import AsyncBucket, create_bucket
@@ -75,7 +76,7 @@ class ProjectSource(Protocol):
     def code(self, function_id: str) -> AbstractAsyncContextManager[Path]: ...
 
 
-def column_definition(model: Record) -> dict[str, Any]:
+def column_definition(model: Record) -> JsonObject:
     """The create body of a column from its model (what the service says of it)."""
     return {
         key: value
@@ -84,7 +85,7 @@ def column_definition(model: Record) -> dict[str, Any]:
     }
 
 
-def index_definition(model: Record, columns_key: str) -> dict[str, Any]:
+def index_definition(model: Record, columns_key: str) -> JsonObject:
     """The create body of an index from its model."""
     columns = model.get(columns_key) or model.get("columns") or model.get("attributes") or []
     return {
@@ -116,9 +117,13 @@ async def restore(
             requester, archive.label, checked.snapshot, checked.digest, rule
         )
     return await _apply(
-        requester, ArchiveSource(archive, checked), on_conflict=rule, dry_run=dry_run,
-        checkpoint=checkpoint, progress=progress,
-    )  # fmt: skip
+        requester,
+        ArchiveSource(archive, checked),
+        on_conflict=rule,
+        dry_run=dry_run,
+        checkpoint=checkpoint,
+        progress=progress,
+    )
 
 
 async def copy_project(
@@ -134,9 +139,13 @@ async def copy_project(
     rule = check_on_conflict(on_conflict)
     live = await ServiceSource.make(source, selection)
     return await _apply(
-        destination, live, on_conflict=rule, dry_run=dry_run, checkpoint=Checkpoint(None),
+        destination,
+        live,
+        on_conflict=rule,
+        dry_run=dry_run,
+        checkpoint=Checkpoint(None),
         progress=progress,
-    )  # fmt: skip
+    )
 
 
 async def _apply(
@@ -295,9 +304,10 @@ class RestoreRun:
             await create_database(self.requester, record["$id"], record.get("name"), exist_ok=True)
             if record.get("enabled") is False:
                 await self.requester.request(
-                    "PUT", f"/tablesdb/{ID.custom(record['$id'])}",
+                    "PUT",
+                    f"/tablesdb/{ID.custom(record['$id'])}",
                     json={"name": record.get("name") or record["$id"], "enabled": False},
-                )  # fmt: skip
+                )
             self.report.created.append(step)
         self.checkpoint.mark(step)
 
@@ -316,8 +326,9 @@ class RestoreRun:
                 "enabled": record.get("enabled", True),
                 location.columns_key: [column_definition(column) for column in columns],
             }
-            await self.requester.request("POST", location.container_path, json=body,
-                                         idempotent=True, read_back=location.path)  # fmt: skip
+            await self.requester.request(
+                "POST", location.container_path, json=body, idempotent=True, read_back=location.path
+            )
             self.report.created.append(step)
             have: set[str] = {c["key"] for c in columns}
             have_indexes: set[str] = set()
@@ -396,9 +407,9 @@ class RestoreRun:
                 # The rows found were the destination's own: a run again counts them as such.
                 self.checkpoint.sending(key, self.checkpoint.batches.get(key, -1))
                 raise
-        outcome.written, outcome.replaced, outcome.skipped = (
-            counts.written, counts.replaced, counts.skipped,
-        )  # fmt: skip
+        outcome.written = counts.written
+        outcome.replaced = counts.replaced
+        outcome.skipped = counts.skipped
         rejected = [(f"row {key}/{row_id}", reason) for row_id, reason in counts.rejected]
         self.report.rejected.extend(rejected)
         self.checkpoint.mark(step)
@@ -414,9 +425,13 @@ class RestoreRun:
                 }
                 permissions = list(record.get("$permissions") or [])
                 await create_bucket(
-                    self.requester, bucket_id, record.get("name"), exist_ok=True,
-                    permissions=permissions, **settings,
-                )  # fmt: skip
+                    self.requester,
+                    bucket_id,
+                    record.get("name"),
+                    exist_ok=True,
+                    permissions=permissions,
+                    **settings,
+                )
                 self.report.created.append(step)
             self.checkpoint.mark(step)
         target = AsyncBucket(self.requester, bucket_id)
@@ -434,9 +449,11 @@ class RestoreRun:
                     raise ConflictError(
                         f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
                         'on_conflict="skip" to keep it or "replace" to replace it.',
-                        status=409, type="storage_file_already_exists", method="POST",
+                        status=409,
+                        type="storage_file_already_exists",
+                        method="POST",
                         url=f"/storage/buckets/{bucket_id}/files",
-                    )  # fmt: skip
+                    )
                 await target.delete(file["$id"])
                 self.report.files_replaced += 1
             else:
@@ -445,10 +462,13 @@ class RestoreRun:
             try:
                 async with self.source.content(bucket_id, file["$id"]) as path:
                     await target.upload_file(
-                        path, name=file.get("name") or file["$id"], file_id=file["$id"],
+                        path,
+                        name=file.get("name") or file["$id"],
+                        file_id=file["$id"],
                         permissions=list(file.get("$permissions") or []) or None,
-                        resume=True, progress=self.progress,
-                    )  # fmt: skip
+                        resume=True,
+                        progress=self.progress,
+                    )
             except ConflictError as exc:
                 if not await _same_file(target, file):
                     self.report.rejected.append((file_step, str(exc)))
@@ -464,20 +484,26 @@ class RestoreRun:
             return
         if function_id not in self.existing.functions:
             await create_function(
-                self.requester, function_id, record.get("name") or function_id,
-                record["runtime"], entrypoint=record.get("entrypoint") or None,
-                commands=record.get("commands") or None, exist_ok=True,
-            )  # fmt: skip
+                self.requester,
+                function_id,
+                record.get("name") or function_id,
+                record["runtime"],
+                entrypoint=record.get("entrypoint") or None,
+                commands=record.get("commands") or None,
+                exist_ok=True,
+            )
             self.report.created.append(step)
         deployment = function.deployment
         if deployment is not None:
             target = AsyncFunction(self.requester, function_id)
             async with self.source.code(function_id) as path:
                 made = await target.deploy(
-                    path, entrypoint=deployment.get("entrypoint") or None,
-                    commands=deployment.get("commands") or None, activate=True,
+                    path,
+                    entrypoint=deployment.get("entrypoint") or None,
+                    commands=deployment.get("commands") or None,
+                    activate=True,
                     progress=self.progress,
-                )  # fmt: skip
+                )
             try:
                 await target.wait(made.id)
             except FrameportError as exc:

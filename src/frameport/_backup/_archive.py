@@ -52,7 +52,7 @@ def name_problem(name: object) -> str | None:
     return None
 
 
-def encode_json(data: Any) -> bytes:
+def encode_json(data: object) -> bytes:
     """`data` as the JSON files of an archive hold it."""
     return json.dumps(data, indent=1, sort_keys=True).encode("utf-8")
 
@@ -187,7 +187,7 @@ class Archive:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def write_json(self, name: str, data: Any) -> None:
+    def write_json(self, name: str, data: object) -> None:
         """Write `data` as the JSON file `name` (`encode_json`), whole or not at all."""
         self.write_bytes(name, encode_json(data))
 

@@ -95,8 +95,13 @@ class Checkpoint:
     def _save(self) -> None:
         if self.path is None:
             return
-        state = {"manifest": self.manifest, "finished": self.finished, "done": sorted(self.done),
-                 "batches": self.batches, "sent": self.sent}  # fmt: skip
+        state = {
+            "manifest": self.manifest,
+            "finished": self.finished,
+            "done": sorted(self.done),
+            "batches": self.batches,
+            "sent": self.sent,
+        }
         save_checkpoint(self.path, state)
 
     def finish(self) -> None:

@@ -15,16 +15,16 @@ frameport._backup._entries.Misshapen: databases is not a list
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .._core._ids import is_valid_id
+from .._core._json import JsonObject
 
 FORMAT = 1
 """The archive format this version of frameport writes and reads."""
 
-Record = dict[str, Any]
+Record = JsonObject
 """A record as the service sent it (kept whole: a restore sends it back)."""
 
 Selected = dict[str, list[str] | None]
@@ -39,11 +39,11 @@ class Misshapen(ValueError):
 class _Json:
     """A JSON object of an archive's file, with its place in it (``databases[0].``)."""
 
-    data: Mapping[str, Any]
+    data: JsonObject
     where: str = ""
 
     @classmethod
-    def top(cls, value: Any) -> _Json:
+    def top(cls, value: object) -> _Json:
         if not isinstance(value, dict):
             raise Misshapen("it is not a JSON object")
         return cls(value)
@@ -78,6 +78,10 @@ class _Json:
             found.append(_Json(item, f"{self.where}{key}[{index}]."))
         return found
 
+    def dicts(self, key: str) -> tuple[Record, ...]:
+        """The objects of the list `key`, as they are."""
+        return tuple(dict(item.data) for item in self.objects(key))
+
     def text(self, key: str) -> str:
         value = self.field(key)
         if not isinstance(value, str):
@@ -98,7 +102,7 @@ class _Json:
         }
 
 
-def _json_object(items: list[tuple[str, Any]]) -> dict[str, Any]:
+def _json_object(items: list[tuple[str, Any]]) -> JsonObject:
     """The JSON object of a record's fields, lists for tuples (a full layer's, with no
     ``held`` file, has no ``held`` key, as archives always had)."""
     return {
@@ -113,8 +117,8 @@ class _Entry:
 
     __slots__ = ()
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = asdict(self, dict_factory=_json_object)  # type: ignore[call-overload]
+    def to_json(self) -> JsonObject:
+        data: JsonObject = asdict(self, dict_factory=_json_object)  # type: ignore[call-overload]
         return data
 
 
@@ -126,7 +130,7 @@ class FileHash(_Entry):
     bytes: int
 
     @classmethod
-    def from_json(cls, value: Any, where: str) -> FileHash:
+    def from_json(cls, value: object, where: str) -> FileHash:
         if not isinstance(value, dict):
             raise Misshapen(f"{where} is not an object")
         entry = _Json(value, f"{where}.")
@@ -191,7 +195,7 @@ class WrittenLayer(_Entry):
     rows: int
 
     @classmethod
-    def from_json(cls, value: Any) -> WrittenLayer:
+    def from_json(cls, value: object) -> WrittenLayer:
         entry = _Json.top(value)
         return cls(Layer.from_json(entry.object("layer")), int(entry.field("rows")))
 
@@ -225,8 +229,14 @@ class TableEntry(_Entry):
         layers = tuple(Layer.from_json(layer) for layer in entry.objects("layers"))
         if not layers:
             raise Misshapen(f"{entry.where}layers is empty")
-        return cls(record, layers, int(entry.get("rows") or 0), entry.get("bound"),
-                   entry.get("time"), entry.get("content_hash"))  # fmt: skip
+        return cls(
+            record,
+            layers,
+            int(entry.get("rows") or 0),
+            entry.get("bound"),
+            entry.get("time"),
+            entry.get("content_hash"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,14 +314,14 @@ class ProjectRecords(_Entry):
 
     @classmethod
     def from_json(cls, entry: _Json) -> ProjectRecords:
-        return cls(
-            tuple(DatabaseRecords(d.record(), tuple(dict(t.data) for t in d.objects("tables")))
-                  for d in entry.objects("databases")),
-            tuple(BucketRecords(b.record(), tuple(dict(f.data) for f in b.objects("files")))
-                  for b in entry.objects("buckets")),
-            tuple(FunctionEntry(f.record(), f.get("deployment"))
-                  for f in entry.objects("functions")),
-        )  # fmt: skip
+        databases = (
+            DatabaseRecords(d.record(), d.dicts("tables")) for d in entry.objects("databases")
+        )
+        buckets = (BucketRecords(b.record(), b.dicts("files")) for b in entry.objects("buckets"))
+        functions = (
+            FunctionEntry(f.record(), f.get("deployment")) for f in entry.objects("functions")
+        )
+        return cls(tuple(databases), tuple(buckets), tuple(functions))
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,14 +341,17 @@ class Plan(_Entry):
     format: int = FORMAT
 
     @classmethod
-    def from_json(cls, value: Any) -> Plan:
+    def from_json(cls, value: object) -> Plan:
         entry = _Json.top(value)
         return cls(
-            entry.text("snapshot"), entry.get("base"), entry.get("time"),
-            dict(entry.object("service").data), entry.field("selection"),
+            entry.text("snapshot"),
+            entry.get("base"),
+            entry.get("time"),
+            dict(entry.object("service").data),
+            entry.field("selection"),
             ProjectRecords.from_json(entry.object("project")),
             dict(entry.object("bounds").data),
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,7 +371,7 @@ class Manifest(_Entry):
     format: int = FORMAT
 
     @classmethod
-    def from_json(cls, value: Any) -> Manifest:
+    def from_json(cls, value: object) -> Manifest:
         entry = _Json.top(value)
         snapshot = entry.text("snapshot")
         return cls(
@@ -367,8 +380,11 @@ class Manifest(_Entry):
             tuple(BucketEntry.from_json(b) for b in entry.objects("buckets")),
             tuple(FunctionEntry.from_json(f) for f in entry.objects("functions")),
             entry.hashes("files"),
-            entry.get("base"), entry.get("time"), entry.get("service"), entry.get("selection"),
-        )  # fmt: skip
+            entry.get("base"),
+            entry.get("time"),
+            entry.get("service"),
+            entry.get("selection"),
+        )
 
     def tables(self) -> list[tuple[Record, TableEntry]]:
         """(database record, table entry) of every table."""
@@ -398,12 +414,13 @@ class Manifest(_Entry):
     def project(self) -> ProjectRecords:
         """The records of what the snapshot holds."""
         return ProjectRecords(
-            tuple(DatabaseRecords(db.record, tuple(t.record for t in db.tables))
-                  for db in self.databases),
-            tuple(BucketRecords(b.record, tuple(f.record for f in b.files))
-                  for b in self.buckets),
+            tuple(
+                DatabaseRecords(db.record, tuple(t.record for t in db.tables))
+                for db in self.databases
+            ),
+            tuple(BucketRecords(b.record, tuple(f.record for f in b.files)) for b in self.buckets),
             tuple(FunctionEntry(f.record, f.deployment) for f in self.functions),
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,5 +431,5 @@ class Hashes(_Entry):
     format: int = FORMAT
 
     @classmethod
-    def from_json(cls, value: Any) -> Hashes:
+    def from_json(cls, value: object) -> Hashes:
         return cls(_Json.top(value).hashes("files"))

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -129,10 +130,12 @@ def write_manifest(archive: Archive, manifest: Manifest) -> None:
     snapshot = manifest.snapshot
     encoded = encode_json(manifest.to_json())
     plan = plan_name(snapshot)
-    hashes = Hashes({
-        manifest_name(snapshot): FileHash(hashlib.sha256(encoded).hexdigest(), len(encoded)),
-        plan: FileHash(archive.sha256(plan), archive.size(plan) or 0),
-    })  # fmt: skip
+    hashes = Hashes(
+        {
+            manifest_name(snapshot): FileHash(hashlib.sha256(encoded).hexdigest(), len(encoded)),
+            plan: FileHash(archive.sha256(plan), archive.size(plan) or 0),
+        }
+    )
     archive.write_json(hashes_name(snapshot), hashes.to_json())
     archive.write_bytes(manifest_name(snapshot), encoded)
 
@@ -260,7 +263,7 @@ async def table_ids(archive: Archive, layers: Sequence[Layer]) -> pa.Table:
     return pa.Table.from_batches(parts, schema=schema) if parts else schema.empty_table()
 
 
-async def held_sequences(archive: Archive, layers: Sequence[Layer]) -> np.ndarray[Any, Any]:
+async def held_sequences(archive: Archive, layers: Sequence[Layer]) -> npt.NDArray[np.int64]:
     """The ``$sequence``s of the rows the snapshot holds, sorted: its last layer's ``held``
     file, those of its one full layer's rows, or, in an archive an earlier version wrote,
     those the layers' rows read back leave."""

@@ -86,9 +86,12 @@ async def _chosen(
 async def describe_project(requester: Requester, selection: Selection) -> ProjectRecords:
     """The records of the chosen part of the project (see the module docstring)."""
     described: list[Any] = await together(
-        [_databases(requester, selection), _buckets(requester, selection),
-         _functions(requester, selection)]
-    )  # fmt: skip
+        [
+            _databases(requester, selection),
+            _buckets(requester, selection),
+            _functions(requester, selection),
+        ]
+    )
     databases, buckets, functions = described
     return ProjectRecords(tuple(databases), tuple(buckets), tuple(functions))
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -162,8 +163,11 @@ async def _plan(
     version_asked = asyncio.ensure_future(_service_version(requester))
     try:
         project = await describe_project(requester, selection)
-        tables = [(TableLocation(database.record["$id"], table["$id"]), table)
-                  for database in project.databases for table in database.tables]  # fmt: skip
+        tables = [
+            (TableLocation(database.record["$id"], table["$id"]), table)
+            for database in project.databases
+            for table in database.tables
+        ]
         locations = [location for location, _ in tables]
         made, uppers = await asyncio.gather(
             # Made with the columns the listing gave: the models a table's own record holds.
@@ -182,8 +186,10 @@ async def _plan(
     finally:
         await cancel_and_wait(now_asked, version_asked)
     moment = service_text(now) if now is not None else None
-    bounds = {f"{location.database_id}/{location.table_id}": upper
-              for location, upper in zip(locations, uppers, strict=True)}  # fmt: skip
+    bounds = {
+        f"{location.database_id}/{location.table_id}": upper
+        for location, upper in zip(locations, uppers, strict=True)
+    }
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     plan = Plan(
         # Numbered first, so that names sort in the order the snapshots were taken.
@@ -219,8 +225,10 @@ async def _service_version(requester: Requester) -> str | None:
 
 
 def _column_shape(record: Record) -> list[tuple[Any, ...]]:
-    return [(c.get("key"), c.get("type"), c.get("format"), bool(c.get("array")))
-            for c in record.get("columns", [])]  # fmt: skip
+    return [
+        (c.get("key"), c.get("type"), c.get("format"), bool(c.get("array")))
+        for c in record.get("columns", [])
+    ]
 
 
 def _content_hash(layers: Sequence[Layer]) -> str:
@@ -261,10 +269,16 @@ class BackupRun:
             databases.append(DatabaseEntry(database.record, tuple(e for e, _ in backed_up)))
         buckets, downloaded = await self.bucket_files()
         manifest = Manifest(
-            snapshot=plan.snapshot, databases=tuple(databases), buckets=tuple(buckets),
-            functions=tuple(await self.code()), files=self.files, base=plan.base,
-            time=plan.time, service=plan.service, selection=plan.selection,
-        )  # fmt: skip
+            snapshot=plan.snapshot,
+            databases=tuple(databases),
+            buckets=tuple(buckets),
+            functions=tuple(await self.code()),
+            files=self.files,
+            base=plan.base,
+            time=plan.time,
+            service=plan.service,
+            selection=plan.selection,
+        )
         write_manifest(self.archive, manifest)
         return manifest, rows_read, downloaded
 
@@ -360,12 +374,14 @@ class BackupRun:
             gone_ids = await _gone_ids(archive, earlier.layers, new, gone_at)
             gone = None
             if len(gone_ids):
-                gone = await _written(archive, f"{folder}/gone.parquet",
-                                      pa.table({"$id": gone_ids}))  # fmt: skip
+                gone = await _written(
+                    archive, f"{folder}/gone.parquet", pa.table({"$id": gone_ids})
+                )
             sequences = pa.table({"$sequence": pa.array(held, pa.int64())})
             # Rising numbers, delta-encoded: a few bits each (3 KB for 500,000).
-            held_part = await _written(archive, f"{folder}/held.parquet", sequences,
-                                       **column_encodings(sequences.schema))  # fmt: skip
+            held_part = await _written(
+                archive, f"{folder}/held.parquet", sequences, **column_encodings(sequences.schema)
+            )
             return WrittenLayer(Layer(rows, gone, held_part, self.plan.snapshot), len(held))
         finally:
             if earlier_held is not None and early_gone is not None:
@@ -382,9 +398,14 @@ class BackupRun:
         downloaded = False
         if archive.size(name) != size:
             download = ResumableDownload(
-                self.requester, source_path, archive.staging(name), size=size, md5=md5 or None,
-                label=label, progress=self.progress,
-            )  # fmt: skip
+                self.requester,
+                source_path,
+                archive.staging(name),
+                size=size,
+                md5=md5 or None,
+                label=label,
+                progress=self.progress,
+            )
             await download.run()
             archive.commit(name)
             downloaded = True
@@ -400,13 +421,17 @@ class BackupRun:
         async def one(bucket_id: str, record: Record) -> FileEntry:
             nonlocal downloads
             name = file_name(bucket_id, record["$id"], str(record.get("signature") or ""))
-            path = (f"/storage/buckets/{ID.custom(bucket_id)}/files/"
-                    f"{ID.custom(record['$id'])}/download")  # fmt: skip
+            path = (
+                f"/storage/buckets/{ID.custom(bucket_id)}/files/{ID.custom(record['$id'])}/download"
+            )
             async with limit:
                 self.files[name], downloaded = await self._stored(
-                    name, path, int(record.get("sizeOriginal") or 0), record.get("signature"),
+                    name,
+                    path,
+                    int(record.get("sizeOriginal") or 0),
+                    record.get("signature"),
                     str(record.get("name") or record["$id"]),
-                )  # fmt: skip
+                )
             downloads += downloaded
             return FileEntry(record, name)
 
@@ -424,8 +449,10 @@ class BackupRun:
             path = None
             if deployment is not None:
                 path = code_name(record["$id"], deployment["$id"])
-                source = (f"/functions/{ID.custom(record['$id'])}/deployments/"
-                          f"{ID.custom(deployment['$id'])}/download")  # fmt: skip
+                source = (
+                    f"/functions/{ID.custom(record['$id'])}/deployments/"
+                    f"{ID.custom(deployment['$id'])}/download"
+                )
                 size = int(deployment.get("sourceSize") or 0)
                 self.files[path], _ = await self._stored(
                     path, source, size, None, f"deployment {deployment['$id']}"
@@ -435,8 +462,8 @@ class BackupRun:
 
 
 async def _gone_among(
-    read: TableRead, held: asyncio.Future[np.ndarray[Any, Any]]
-) -> np.ndarray[Any, Any]:
+    read: TableRead, held: asyncio.Future[npt.NDArray[np.int64]]
+) -> npt.NDArray[np.int64]:
     """The ``$sequence``s of the earlier snapshot's rows (`held`) that the table no longer
     has. The service's rows up to the last of them are those rows and the changed rows
     among them, so where the changed rows read are all among them (`_among_held`: rows are
@@ -446,7 +473,7 @@ async def _gone_among(
     return gone_at
 
 
-def _among_held(held: np.ndarray[Any, Any], read_now: np.ndarray[Any, Any]) -> bool:
+def _among_held(held: npt.NDArray[np.int64], read_now: npt.NDArray[np.int64]) -> bool:
     """Whether each of the sorted `read_now` no greater than the last of the sorted `held` is
     one of `held`."""
     if not len(held):
@@ -455,7 +482,7 @@ def _among_held(held: np.ndarray[Any, Any], read_now: np.ndarray[Any, Any]) -> b
     return bool(np.array_equal(held[np.searchsorted(held, below)], below))
 
 
-def _union(held: np.ndarray[Any, Any], more: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def _union(held: npt.NDArray[np.int64], more: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The ``$sequence``s of `held` and `more` (each sorted, each value once), sorted, each
     once, merged by position (`numpy.union1d` sorts everything again, through `numpy.unique`)."""
     if not len(held):
@@ -466,7 +493,7 @@ def _union(held: np.ndarray[Any, Any], more: np.ndarray[Any, Any]) -> np.ndarray
 
 
 async def _gone_ids(
-    archive: Archive, layers: Sequence[Layer], new: pa.Table, gone_at: np.ndarray[Any, Any]
+    archive: Archive, layers: Sequence[Layer], new: pa.Table, gone_at: npt.NDArray[np.int64]
 ) -> pa.Array[Any]:
     """The ``$id``s of the rows gone at the ``$sequence``s `gone_at` (rows read now, `new`, or
     the earlier snapshot's on `layers`), less those read now at another ``$sequence``: a row

@@ -86,8 +86,11 @@ class ServiceSource:
         self.label = f"{requester.endpoint} (project {requester.project})"
         self.snapshot: str | None = None
         self._bounds = bounds
-        self._code = {f.record["$id"]: f.deployment["$id"] for f in project.functions
-                      if f.deployment is not None}  # fmt: skip
+        self._code = {
+            f.record["$id"]: f.deployment["$id"]
+            for f in project.functions
+            if f.deployment is not None
+        }
 
     @classmethod
     async def make(cls, requester: Requester, selection: Selection) -> ServiceSource:

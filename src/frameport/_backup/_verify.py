@@ -88,9 +88,14 @@ class _Findings:
     def report(self, snapshots: list[str]) -> VerifyReport:
         refused = [f"{name}: {problem}" for name, problem in sorted(self.refused.items())]
         return VerifyReport(
-            self.archive.label, snapshots, len(self.listed), sorted(self.missing),
-            sorted(self.altered), refused, self.unhashed,
-        )  # fmt: skip
+            self.archive.label,
+            snapshots,
+            len(self.listed),
+            sorted(self.missing),
+            sorted(self.altered),
+            refused,
+            self.unhashed,
+        )
 
 
 def _snapshot_hashes(findings: _Findings, snapshot: str) -> dict[str, FileHash] | None:

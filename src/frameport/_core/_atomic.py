@@ -11,13 +11,16 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 
 def replace_json(
-    path: Path, data: Any, *, indent: int | None = None, sort_keys: bool = False,
+    path: Path,
+    data: object,
+    *,
+    indent: int | None = None,
+    sort_keys: bool = False,
     durable: bool = False,
-) -> None:  # fmt: skip
+) -> None:
     """Write `data` as JSON (UTF-8) to `path` as `replace_bytes` does."""
     text = json.dumps(data, indent=indent, sort_keys=sort_keys)
     replace_bytes(path, text.encode("utf-8"), durable=durable)

@@ -15,11 +15,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import httpx
 
 from ._atomic import replace_json
+from ._json import JsonObject
 
 #: Environment variable naming the directory of the credential file (absolute path).
 CONFIG_DIR_ENV = "FRAMEPORT_CONFIG_DIR"
@@ -97,14 +98,14 @@ class Session:
             headers[FALLBACK_COOKIES_HEADER] = self.fallback.reveal()
         return headers
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "cookies": {name: value.reveal() for name, value in self.cookies.items()},
             "fallback": None if self.fallback is None else self.fallback.reveal(),
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Session:
+    def from_json(cls, data: JsonObject) -> Session:
         cookies = {str(n): Secret(str(v)) for n, v in dict(data.get("cookies") or {}).items()}
         fallback = data.get("fallback")
         return cls(cookies, Secret(str(fallback)) if fallback else None)
@@ -245,7 +246,7 @@ def _session_key(endpoint: str, project: str) -> str:
     return f"{project}@{endpoint}"
 
 
-def _read_credential_file(path: Path) -> dict[str, Any]:
+def _read_credential_file(path: Path) -> JsonObject:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -261,7 +262,7 @@ def _read_credential_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write_credential_file(path: Path, data: Mapping[str, Any]) -> None:
+def _write_credential_file(path: Path, data: JsonObject) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     replace_json(path, data, indent=1, sort_keys=True, durable=True)
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from .._exceptions import ResumeError
 from ._atomic import replace_json
+from ._json import JsonObject
 
 VERSION = 1
 """The version of every checkpoint format frameport writes now."""
@@ -29,12 +28,12 @@ def checkpoint_path(directory: Path, key: str) -> Path:
     return directory / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
-def read_checkpoint(path: Path, remedy: str, *, unversioned: bool = False) -> dict[str, Any] | None:
+def read_checkpoint(path: Path, remedy: str, *, unversioned: bool = False) -> JsonObject | None:
     """The state saved at `path` (its version taken out), or None when there is none. A file
     of another version raises `ResumeError`, its message ending with `remedy` (what to do);
     with `unversioned`, a file without a version (from before versions were kept) is read."""
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data: JsonObject = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     if data.pop("version", VERSION if unversioned else None) != VERSION:
@@ -44,7 +43,7 @@ def read_checkpoint(path: Path, remedy: str, *, unversioned: bool = False) -> di
     return data
 
 
-def save_checkpoint(path: Path, state: Mapping[str, Any]) -> None:
+def save_checkpoint(path: Path, state: JsonObject) -> None:
     """Write `state` to `path` with the format's version, replacing the file atomically."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     replace_json(path, {"version": VERSION, **state})

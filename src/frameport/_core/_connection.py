@@ -151,7 +151,7 @@ class Connection:
         path: str,
         *,
         params: Any = None,
-        json: Any = None,
+        json: object = None,
         data: Mapping[str, Any] | None = None,
         files: Any = None,
         content: bytes | None = None,

@@ -75,9 +75,14 @@ async def iter_pages(
             body, first_page = await first_page, None
         else:
             body = await fetch_page(
-                requester, path, queries, limit, cursor=cursor, delivered=skipped + delivered,
+                requester,
+                path,
+                queries,
+                limit,
+                cursor=cursor,
+                delivered=skipped + delivered,
                 with_total=with_total and delivered == 0,
-            )  # fmt: skip
+            )
         cursor = last_row_id(body)
         yield body
         delivered += limit

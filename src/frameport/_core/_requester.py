@@ -42,7 +42,7 @@ class Requester(Protocol):
         path: str,
         *,
         params: Any = None,
-        json: Any = None,
+        json: object = None,
         data: Mapping[str, Any] | None = None,
         files: Any = None,
         content: bytes | None = None,

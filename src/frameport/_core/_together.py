@@ -9,13 +9,13 @@ have ended, raising nothing of theirs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-async def together(coroutines: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+async def together(coroutines: Iterable[Awaitable[T]]) -> list[T]:
     """The results of `coroutines`, run at once, in their order; the first error cancels the
     others (and waits for them to end) and is raised."""
     tasks = [asyncio.ensure_future(coroutine) for coroutine in coroutines]

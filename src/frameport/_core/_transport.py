@@ -36,6 +36,7 @@ import httpx
 
 from .._exceptions import APIError, RateLimitError, TransportError, api_error_class
 from ._config import LOCAL_SERVICE_PORT
+from ._json import JsonObject
 from ._wire_encoding import Compression, WireEncoding, choose_wire_encoding
 
 logger = logging.getLogger("frameport")
@@ -265,7 +266,7 @@ def _no_cookie_jar() -> CookieJar:
 
 def _request_log_fields(
     request: httpx.Request, response: httpx.Response | None, elapsed: float, attempt: int
-) -> dict[str, Any]:
+) -> JsonObject:
     return {
         "http_method": request.method,
         "http_path": redact_url(request.url, origin=False),
@@ -424,7 +425,7 @@ class Transport:
         *,
         params: Any = None,
         headers: Mapping[str, str] | None = None,
-        json: Any = None,
+        json: object = None,
         data: Mapping[str, Any] | None = None,
         files: Any = None,
         content: bytes | None = None,

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from .._core._progress import progress_bar
 
 #: ``on_progress(done_bytes, total_bytes)``, called as a transfer advances.
-ProgressCallback = Callable[[int, int], Any]
+ProgressCallback = Callable[[int, int], object]
 
 
 class TransferProgress:

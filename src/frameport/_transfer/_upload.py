@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import httpx
 
@@ -45,6 +45,7 @@ from .._core._adaptive import (
     Auto,
     check_concurrency,
 )
+from .._core._json import JsonObject
 from .._exceptions import ConflictError, FrameportError, UploadVerificationError
 from ._progress import ProgressCallback, TransferProgress
 
@@ -166,7 +167,7 @@ class PartBody(io.BytesIO):
         return super().read()
 
 
-def verify_file_record(record: Mapping[str, Any], size: int, md5: str) -> None:
+def verify_file_record(record: JsonObject, size: int, md5: str) -> None:
     """Raise `UploadVerificationError` unless `record` is the complete upload of a source of
     `size` bytes whose MD5 is `md5`."""
     file_id = str(record.get("$id"))
@@ -241,10 +242,10 @@ class ChunkedUpload:
         self._record_exists = record_exists
         self._on_acknowledged = on_acknowledged
         self._progress: TransferProgress  # made by run()
-        self._final: dict[str, Any] | None = None
+        self._final: JsonObject | None = None
         self._adaptive: AdaptiveConcurrency | None = None  # made by run() for "auto"
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> JsonObject:
         """Send the parts not yet acknowledged; return the final record (checked for files).
 
         A file failing the check is deleted and `UploadVerificationError` raised.
@@ -337,7 +338,7 @@ class ChunkedUpload:
         self._accept(part, response, first=first)
 
     def _accept(self, part: Part, response: httpx.Response, *, first: bool) -> None:
-        record: dict[str, Any] = response.json()
+        record: JsonObject = response.json()
         if self._target.verified:
             if first and response.status_code == 200:
                 raise ConflictError(
@@ -357,7 +358,7 @@ class ChunkedUpload:
             self._on_acknowledged(frozenset(self.acknowledged))
         self._progress.advance(part.size)
 
-    async def _verify(self, record: Mapping[str, Any], md5: str) -> None:
+    async def _verify(self, record: JsonObject, md5: str) -> None:
         try:
             verify_file_record(record, self._size, md5)
         except UploadVerificationError:

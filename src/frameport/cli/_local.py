@@ -47,9 +47,10 @@ def add_serve_command(commands: Any) -> None:
     )
     serve.add_argument("--project", default="demo", help="the project ID")
     serve.add_argument(
-        "--key", default=None,
+        "--key",
+        default=None,
         help="fix the API key (default: generated once, shown once on a terminal)",
-    )  # fmt: skip
+    )
     serve.add_argument("--no-rate-limits", action="store_true", help="do not enforce limits")
     serve.add_argument("--faults", default=None, metavar="RATE[:SEED]", help="inject faults")
     for name, help_text in SERVICE_LIMITS + SOCKET_LIMITS:
@@ -59,17 +60,24 @@ def add_serve_command(commands: Any) -> None:
         "--access-log", action="store_true", help="print one line per request (uvicorn's log)"
     )
     serve.add_argument(
-        "--latency", default=None, metavar="MS[:JITTER_MS]",
+        "--latency",
+        default=None,
+        metavar="MS[:JITTER_MS]",
         help="delay every answer, as a service that far away (e.g. 50:10)",
-    )  # fmt: skip
+    )
     serve.add_argument(
-        "--bandwidth", type=float, default=None, metavar="MBIT",
+        "--bandwidth",
+        type=float,
+        default=None,
+        metavar="MBIT",
         help="cap each connection at this many megabits per second",
-    )  # fmt: skip
+    )
     serve.add_argument(
-        "--compression", choices=("on", "off"), default="on",
+        "--compression",
+        choices=("on", "off"),
+        default="on",
         help="compress answers as the service does (default on)",
-    )  # fmt: skip
+    )
     serve.set_defaults(run=_serve)
 
 

@@ -30,56 +30,71 @@ def _ids(text: str | None) -> list[str] | None:
 def _add_selection(parser: argparse.ArgumentParser, verb: str) -> None:
     for what in ("databases", "buckets", "functions"):
         parser.add_argument(
-            f"--{what}", default=None, metavar="IDS", help=f"{what} to {verb}, e.g. a,b "
-            "(default: all)",
-        )  # fmt: skip
+            f"--{what}",
+            default=None,
+            metavar="IDS",
+            help=f"{what} to {verb}, e.g. a,b (default: all)",
+        )
+
+
+def _add_write_choices(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+    parser.add_argument(
+        "--on-conflict", choices=("fail", "skip", "replace"), default="fail", help=ON_CONFLICT_HELP
+    )
 
 
 def add_project_commands(commands: Any) -> None:
     backup = add_client_command(
-        commands, "backup", _backup,
-        kept=lambda args: f"the archive {args.target} holds the snapshot so far; run the "
-        "command again to finish it",
+        commands,
+        "backup",
+        _backup,
+        kept=lambda args: (
+            f"the archive {args.target} holds the snapshot so far; run the "
+            "command again to finish it"
+        ),
         help="back up the project into a folder or an fsspec URL (verified, incremental)",
         description="Write the project's databases, tables (schema and rows as Parquet), "
         "buckets, files and functions into an archive; a second run into the same archive "
         f"stores only what changed, as a new snapshot. {CREDENTIALS_HELP}",
-    )  # fmt: skip
+    )
     backup.add_argument("target", help="the archive: a folder, or a URL such as s3://b/crm")
     _add_selection(backup, "back up")
     add_connection_arguments(backup)
 
     restore = add_client_command(
-        commands, "restore", _restore,
-        kept=lambda args: "what was restored so far stays, and is recorded: run the command "
-        "again to go on",
+        commands,
+        "restore",
+        _restore,
+        kept=lambda args: (
+            "what was restored so far stays, and is recorded: run the command again to go on"
+        ),
         help="restore a snapshot of an archive into the project",
         description="Verify an archive's snapshot, then create its databases, tables, "
         "columns, indexes, rows, buckets, files and functions in the project, keeping their "
         f"IDs and permissions. {CREDENTIALS_HELP}",
-    )  # fmt: skip
+    )
     restore.add_argument("source", help="the archive: a folder, or a URL")
     restore.add_argument("--snapshot", default=None, help="its ID (default: the newest)")
-    restore.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
-    restore.add_argument("--on-conflict", choices=("fail", "skip", "replace"),
-                         default="fail", help=ON_CONFLICT_HELP)  # fmt: skip
+    _add_write_choices(restore)
     add_connection_arguments(restore)
 
     copy = add_client_command(
-        commands, "copy", _copy,
-        kept=lambda args: "what was copied so far stays; run the command again with "
-        "--on-conflict skip to go on",
+        commands,
+        "copy",
+        _copy,
+        kept=lambda args: (
+            "what was copied so far stays; run the command again with --on-conflict skip to go on"
+        ),
         help="copy the project into another project, without an archive",
         description="Stream the project's databases, tables, rows, buckets, files and "
         "functions into another project (--to-endpoint, --to-project; its key in "
         f"{TO_KEY_ENV} or --to-key). {CREDENTIALS_HELP}",
-    )  # fmt: skip
+    )
     copy.add_argument("--to-endpoint", required=True, help="the destination's endpoint")
     copy.add_argument("--to-project", required=True, help="the destination's project")
     copy.add_argument("--to-key", default=None, help=f"default: ${TO_KEY_ENV}")
-    copy.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
-    copy.add_argument("--on-conflict", choices=("fail", "skip", "replace"),
-                      default="fail", help=ON_CONFLICT_HELP)  # fmt: skip
+    _add_write_choices(copy)
     _add_selection(copy, "copy")
     add_connection_arguments(copy)
 
@@ -99,19 +114,23 @@ def _progress(args: argparse.Namespace) -> bool | None:
 
 
 def _backup(connection: Connection, args: argparse.Namespace) -> str:
-    report = connection.client.backup(
-        args.target, databases=_ids(args.databases), buckets=_ids(args.buckets),
-        functions=_ids(args.functions), progress=_progress(args),
-    )  # fmt: skip
-    return report.summary()
+    return connection.client.backup(
+        args.target,
+        databases=_ids(args.databases),
+        buckets=_ids(args.buckets),
+        functions=_ids(args.functions),
+        progress=_progress(args),
+    ).summary()
 
 
 def _restore(connection: Connection, args: argparse.Namespace) -> str:
-    report = connection.client.restore(
-        args.source, snapshot=args.snapshot, dry_run=args.dry_run,
-        on_conflict=args.on_conflict, progress=_progress(args),
-    )  # fmt: skip
-    return report.summary()
+    return connection.client.restore(
+        args.source,
+        snapshot=args.snapshot,
+        dry_run=args.dry_run,
+        on_conflict=args.on_conflict,
+        progress=_progress(args),
+    ).summary()
 
 
 def _copy(connection: Connection, args: argparse.Namespace) -> str:
@@ -122,12 +141,16 @@ def _copy(connection: Connection, args: argparse.Namespace) -> str:
     if not key:
         raise CommandError(f"give the destination's API key in {TO_KEY_ENV} or --to-key", 2)
     with Client(args.to_endpoint, args.to_project, key=key) as destination:
-        report = copy(
-            connection.client, destination, databases=_ids(args.databases),
-            buckets=_ids(args.buckets), functions=_ids(args.functions), dry_run=args.dry_run,
-            on_conflict=args.on_conflict, progress=_progress(args),
-        )  # fmt: skip
-    return report.summary()
+        return copy(
+            connection.client,
+            destination,
+            databases=_ids(args.databases),
+            buckets=_ids(args.buckets),
+            functions=_ids(args.functions),
+            dry_run=args.dry_run,
+            on_conflict=args.on_conflict,
+            progress=_progress(args),
+        ).summary()
 
 
 def _verify(args: argparse.Namespace) -> int:

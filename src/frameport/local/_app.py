@@ -52,9 +52,11 @@ def error_response(error: ServiceError, headers: dict[str, str] | None = None) -
         logger.error("%s answered as 500 Server Error: %s", error.type, error.detail)
     merged = {**(headers or {}), **ERROR_HEADERS, **error.headers}
     return Response(
-        json.dumps(error.body()), status_code=error.code, headers=merged,
+        json.dumps(error.body()),
+        status_code=error.code,
+        headers=merged,
         media_type="application/json",
-    )  # fmt: skip
+    )
 
 
 def render(reply: Reply | Response, headers: dict[str, str]) -> Response:
@@ -63,14 +65,17 @@ def render(reply: Reply | Response, headers: dict[str, str]) -> Response:
         return reply
     if reply.status == 204 or reply.body is None:
         return Response(
-            status_code=reply.status, headers={**headers, **reply.headers},
+            status_code=reply.status,
+            headers={**headers, **reply.headers},
             media_type=EMPTY_BODY_TYPE,
-        )  # fmt: skip
+        )
     body = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
     return Response(
-        body, status_code=reply.status, headers={**headers, **reply.headers},
+        body,
+        status_code=reply.status,
+        headers={**headers, **reply.headers},
         media_type=reply.media_type,
-    )  # fmt: skip
+    )
 
 
 def _project_of(request: Request, body_project: object, state: ServiceState) -> str:
@@ -190,9 +195,14 @@ def make_endpoint(
             caller = await threads.run("GET", resolve_caller, state, request, project, ip)
             headers.update(caller.response_headers)
             ctx = Context(
-                request, state, caller, _params(request, body), dict(request.path_params),
-                project, spec,
-            )  # fmt: skip
+                request,
+                state,
+                caller,
+                _params(request, body),
+                dict(request.path_params),
+                project,
+                spec,
+            )
             if spec.scopes:  # before the rate limit: a refused caller uses up no budget
                 caller.require_scope(*spec.scopes)
             if not body_first and spec.file_target is None:  # a rate-limit key may use them

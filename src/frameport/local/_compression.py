@@ -30,10 +30,17 @@ MINIMUM_SIZE = 1024
 THREAD_FROM = 64 * 1024
 COMPRESSIBLE_TYPES = frozenset(
     {
-        "application/json", "application/xml", "text/xml", "application/javascript",
-        "text/javascript", "text/plain", "text/html", "text/css", "image/svg+xml",
+        "application/json",
+        "application/xml",
+        "text/xml",
+        "application/javascript",
+        "text/javascript",
+        "text/plain",
+        "text/html",
+        "text/css",
+        "image/svg+xml",
     }
-)  # fmt: skip
+)
 
 
 def _gzip(body: bytes) -> bytes:

@@ -78,13 +78,22 @@ def _uvicorn_config(
     )
     frames = MAX_FRAME_BYTES if config.rate_limits else 16 * 1024 * 1024
     settings = uvicorn.Config(
-        app, host=host, port=port, log_level="info" if access_log else "warning",
-        access_log=access_log, lifespan="off", timeout_keep_alive=30, date_header=False,
-        ws=GuardedWebSocketProtocol, ws_max_size=frames, ws_per_message_deflate=False,
-        http=guarded_protocol(limits), backlog=BACKLOG,
+        app,
+        host=host,
+        port=port,
+        log_level="info" if access_log else "warning",
+        access_log=access_log,
+        lifespan="off",
+        timeout_keep_alive=30,
+        date_header=False,
+        ws=GuardedWebSocketProtocol,
+        ws_max_size=frames,
+        ws_per_message_deflate=False,
+        http=guarded_protocol(limits),
+        backlog=BACKLOG,
         # uvicorn counts the connection asking: the cap's own connection is still served.
         limit_concurrency=limits.max_connections + 1,
-    )  # fmt: skip
+    )
     quiet_repeats()  # after uvicorn has configured its loggers
     mask_secrets()
     return settings
@@ -240,9 +249,11 @@ class LocalService:
         port = sock.getsockname()[1]
         self._server = uvicorn.Server(_uvicorn_config(app, self.config, self._host, port))
         self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
+            target=self._server.run,
+            kwargs={"sockets": [sock]},
+            daemon=True,
             name="frameport-local-service",
-        )  # fmt: skip
+        )
         self._thread.start()
         while not self._server.started:
             if not self._thread.is_alive():

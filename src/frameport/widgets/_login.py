@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import html
 import os
-from typing import Any
 
 import ipywidgets as widgets
 
 from .._client import Client
 from .._core import ENDPOINT_ENV, PROJECT_ENV
+from .._core._json import JsonObject
 from .._exceptions import AuthenticationError, FrameportError
 from ._display import StaticViews
 from ._html import message_html
@@ -35,7 +35,7 @@ class LoginForm(StaticViews, widgets.VBox):  # type: ignore[misc]
         self, client: Client | None = None, endpoint: str | None = None, project: str | None = None
     ) -> None:
         self.client: Client | None = client
-        self.account: dict[str, Any] | None = None
+        self.account: JsonObject | None = None
         self._owns_client = False
         endpoint = endpoint or (client.endpoint if client else os.environ.get(ENDPOINT_ENV))
         project = project or (client.project if client else os.environ.get(PROJECT_ENV))

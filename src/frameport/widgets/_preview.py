@@ -72,9 +72,10 @@ class FilePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
             self.content.children = [widgets.HTML(frame_html(self.frame))]
             return
         self.image_bytes = self.bucket.preview(
-            file.id, width=width if file.mime_type in PREVIEW_IMAGE_TYPES else None,
+            file.id,
+            width=width if file.mime_type in PREVIEW_IMAGE_TYPES else None,
             output=PREVIEW_FORMAT,
-        )  # fmt: skip
+        )
         self.image = widgets.Image(value=self.image_bytes, format=PREVIEW_FORMAT)
         self.image.layout.max_width = "100%"
         self.content.children = [self.image]

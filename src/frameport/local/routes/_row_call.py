@@ -110,8 +110,10 @@ class RowCall:
             record = open_for_staging(conn, ctx.caller, self.transaction_id, stager, clock)
             staging = Staging(conn, ctx.caller, self.terms, record, logs.of(conn, record))
             operation: dict[str, Any] = {
-                "action": action, "databaseId": table.database_id, "tableId": table.id,
-            }  # fmt: skip
+                "action": action,
+                "databaseId": table.database_id,
+                "tableId": table.id,
+            }
             if row_id is not None:
                 operation["rowId"] = row_id
             if data is not None:
@@ -134,10 +136,15 @@ class RowCall:
         if select is not None and "*" not in select:
             values = {key: value for key, value in values.items() if key in select}
         return {
-            "$id": row_id, "$sequence": "", self.terms.table_key: table.id,
-            "$databaseId": table.database_id, "$createdAt": "", "$updatedAt": "",
-            "$permissions": data.get("$permissions", []), **values,
-        }  # fmt: skip
+            "$id": row_id,
+            "$sequence": "",
+            self.terms.table_key: table.id,
+            "$databaseId": table.database_id,
+            "$createdAt": "",
+            "$updatedAt": "",
+            "$permissions": data.get("$permissions", []),
+            **values,
+        }
 
     def row_as_staged(
         self,

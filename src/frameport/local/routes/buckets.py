@@ -66,14 +66,38 @@ class Bucket:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row | tuple[Any, ...]) -> Bucket:
-        (sequence, bucket_id, name, permissions, file_security, enabled, maximum,
-         extensions, compression, encryption, antivirus, transformations, created,
-         updated) = row  # fmt: skip
+        (
+            sequence,
+            bucket_id,
+            name,
+            permissions,
+            file_security,
+            enabled,
+            maximum,
+            extensions,
+            compression,
+            encryption,
+            antivirus,
+            transformations,
+            created,
+            updated,
+        ) = row
         return cls(
-            sequence, bucket_id, name, json.loads(permissions), bool(file_security),
-            bool(enabled), maximum, json.loads(extensions), compression, bool(encryption),
-            bool(antivirus), bool(transformations), created, updated,
-        )  # fmt: skip
+            sequence,
+            bucket_id,
+            name,
+            json.loads(permissions),
+            bool(file_security),
+            bool(enabled),
+            maximum,
+            json.loads(extensions),
+            compression,
+            bool(encryption),
+            bool(antivirus),
+            bool(transformations),
+            created,
+            updated,
+        )
 
     def allows(self, caller: Caller, action: str) -> bool:
         """Whether the bucket's own permissions give `caller` `action` (keys always)."""

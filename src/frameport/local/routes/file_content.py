@@ -27,7 +27,7 @@ VIEW_SAFE_MIMES = frozenset(
         "audio/flac", "video/mp4", "video/webm", "video/ogg", "video/quicktime",
         "application/pdf", "text/plain",
     }
-)  # fmt: skip
+)  # fmt: skip  # a set of names, several a line
 CACHE_CONTROL = "private, max-age=3888000"
 _HEX_COLOR = re.compile(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}")
 

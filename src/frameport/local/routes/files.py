@@ -311,11 +311,17 @@ def _create_record(ctx: Context, bucket: Bucket, chunk: FileChunk) -> StoredFile
             f"INSERT INTO files ({_COLUMNS.removeprefix('sequence, ')}) "
             "VALUES (?, ?, ?, ?, ?, '', '', ?, 0, ?, 0, ?, ?)",
             (
-                bucket.id, chunk.file_id, chunk.name, chunk.folder,
-                json.dumps(chunk.permissions), chunk.plan.total_size, chunk.plan.total_chunks,
-                now, now,
+                bucket.id,
+                chunk.file_id,
+                chunk.name,
+                chunk.folder,
+                json.dumps(chunk.permissions),
+                chunk.plan.total_size,
+                chunk.plan.total_chunks,
+                now,
+                now,
             ),
-        )  # fmt: skip
+        )
         return _reloaded(conn, bucket.id, chunk.file_id)
 
 
@@ -345,10 +351,14 @@ def _record_completion(
             "UPDATE files SET chunks_uploaded = chunks_total, signature = ?, mime_type = ?, "
             "size_actual = ?, permissions = ?, updated_at = ? WHERE sequence = ?",
             (
-                joined.md5, sniff_mime(joined.head, stored.name), joined.size,
-                json.dumps(permissions), now_text(), stored.sequence,
+                joined.md5,
+                sniff_mime(joined.head, stored.name),
+                joined.size,
+                json.dumps(permissions),
+                now_text(),
+                stored.sequence,
             ),
-        )  # fmt: skip
+        )
         return _reloaded(conn, stored.bucket_id, stored.id)
 
 

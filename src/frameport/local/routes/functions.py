@@ -148,10 +148,17 @@ class StoredDeployment:
     def model(self) -> dict[str, Any]:
         """The Deployment model, without chunk counters (service interface, "Models")."""
         provider = (
-            "providerRepositoryName", "providerRepositoryOwner", "providerRepositoryUrl",
-            "providerCommitHash", "providerCommitAuthorUrl", "providerCommitAuthor",
-            "providerCommitMessage", "providerCommitUrl", "providerBranch", "providerBranchUrl",
-        )  # fmt: skip
+            "providerRepositoryName",
+            "providerRepositoryOwner",
+            "providerRepositoryUrl",
+            "providerCommitHash",
+            "providerCommitAuthorUrl",
+            "providerCommitAuthor",
+            "providerCommitMessage",
+            "providerCommitUrl",
+            "providerBranch",
+            "providerBranchUrl",
+        )
         return {
             "$id": self.id,
             "$createdAt": self.created_at,
@@ -362,10 +369,17 @@ def _store_chunk(
                 "status, build_logs, source_size, chunks_total, chunks_uploaded, created_at, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, 'waiting', '', ?, ?, 0, ?, ?)",
                 (
-                    function.id, chunk.deployment_id, chunk.entrypoint, chunk.commands,
-                    int(chunk.activate), chunk.plan.total_size, chunk.plan.total_chunks, now, now,
+                    function.id,
+                    chunk.deployment_id,
+                    chunk.entrypoint,
+                    chunk.commands,
+                    int(chunk.activate),
+                    chunk.plan.total_size,
+                    chunk.plan.total_chunks,
+                    now,
+                    now,
                 ),
-            )  # fmt: skip
+            )
             stored = _deployment(conn, function.id, chunk.deployment_id)
     if stored.complete:  # a chunk sent again: nothing new
         return stored, False

@@ -197,9 +197,11 @@ async def _handshake(
     channels = convert_channels(requested, caller.user_id or "")
     slots = url_subscriptions(channels, params)
     _check_room(
-        state.config.realtime, {}, [(str(slot), names) for slot, (names, _) in slots.items()],
+        state.config.realtime,
+        {},
+        [(str(slot), names) for slot, (names, _) in slots.items()],
         POLICY_VIOLATION,
-    )  # fmt: skip
+    )
     mapping: dict[Any, str] = {}
     for slot, (names, texts) in slots.items():
         try:
@@ -447,10 +449,12 @@ class RealtimeConnection:
     async def _unsubscribe(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
         items = _items(message, _unsubscribe_problem)
         results = [
-            {"subscriptionId": item["subscriptionId"],
-             "removed": self.subscriber.unsubscribe(item["subscriptionId"])}
+            {
+                "subscriptionId": item["subscriptionId"],
+                "removed": self.subscriber.unsubscribe(item["subscriptionId"]),
+            }
             for item in items
-        ]  # fmt: skip
+        ]
         data = {"to": "unsubscribe", "success": True, "subscriptions": results}
         return {"type": "response", "data": data}
 

@@ -34,12 +34,14 @@ def _change(call: RowCall, *, decrement: bool) -> Reply:
         data = counter_data(sent, "decrement" if decrement else "increment", 0)
         answer = {"$id": call.row_id, terms.table_key: "", "$databaseId": "", key: delta}
         return call.stage(
-            Stager.COUNTER_ROUTE, "decrement" if decrement else "increment", data,
+            Stager.COUNTER_ROUTE,
+            "decrement" if decrement else "increment",
+            data,
             row_id=call.row_id,
             answer=lambda conn, table, state: Reply(
                 {**answer, terms.table_key: table.id, "$databaseId": table.database_id}
             ),
-        )  # fmt: skip
+        )
     unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         column = counter_column(table, terms, key)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
 from ..service._ratelimit import RateLimit
@@ -39,6 +40,8 @@ from ..service.transactions._view import StagedTable
 from ..store._db_terms import BOTH, Terms
 from ..store._query import ListQuery
 from ..store._rowstore import (
+    RowMeta,
+    StoredRow,
     delete_rows,
     insert_row,
     list_body,
@@ -114,9 +117,12 @@ def create_rows(call: RowCall) -> Reply:
             "$permissions": staged_permissions(call, first(requested, meta.permissions)),
         }
         return call.stage(
-            Stager.SINGLE_ROUTE, "create", staged, row_id=row_id,
+            Stager.SINGLE_ROUTE,
+            "create",
+            staged,
+            row_id=row_id,
             answer=lambda conn, table, state: Reply(call.mock_row(table, row_id, staged), 201),
-        )  # fmt: skip
+        )
     with call.writing() as (conn, table):
         if not table_allows(ctx.caller, table, "create"):
             raise unauthorized()
@@ -125,6 +131,31 @@ def create_rows(call: RowCall) -> Reply:
         body = call.render(conn, table, [insert_row(conn, table, terms, row)])[0]
     publish_row_event(ctx.state, "create", table, body, terms)
     return Reply(body, 201)
+
+
+def _update(
+    call: RowCall,
+    conn: sqlite3.Connection,
+    table: TableMeta,
+    row: StoredRow,
+    values: Mapping[str, Any],
+    meta: RowMeta,
+    permissions: list[str] | None,
+    unchanged_since: str | None,
+) -> None:
+    """`apply_update` by the call's caller, at the call's time."""
+    apply_update(
+        call.ctx.caller,
+        conn,
+        table,
+        call.terms,
+        row,
+        values,
+        meta,
+        permissions,
+        call.now,
+        unchanged_since=unchanged_since,
+    )
 
 
 def _write_many(call: RowCall, *, upsert: bool) -> bytes:
@@ -142,10 +173,7 @@ def _write_many(call: RowCall, *, upsert: bool) -> bytes:
                 new = new_row(caller, table, terms, row_id, values, meta, permissions, call.now)
                 seqs.append(insert_row(conn, table, terms, new))
             else:
-                apply_update(
-                    caller, conn, table, terms, row, values, meta, permissions, call.now,
-                    unchanged_since=unchanged_since,
-                )  # fmt: skip
+                _update(call, conn, table, row, values, meta, permissions, unchanged_since)
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs)
     publish_bulk_row_events(call.ctx.state, "upsert" if upsert else "create", table, texts, terms)
@@ -273,10 +301,7 @@ def update_one(call: RowCall) -> Reply:
         if row is None:
             raise row_not_found(terms, call.row_id)
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
-        apply_update(
-            ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
-            unchanged_since=unchanged_since,
-        )  # fmt: skip
+        _update(call, conn, table, row, values, meta, permissions, unchanged_since)
         body = call.render(conn, table, [row.seq])[0]
     publish_row_event(ctx.state, "update", table, body, terms)
     return Reply(body)
@@ -292,12 +317,20 @@ def upsert_one(call: RowCall) -> Reply:
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
         staged = values if permissions is None else {**values, "$permissions": permissions}
         return call.stage(
-            Stager.SINGLE_ROUTE, "upsert", staged, row_id=call.row_id,
+            Stager.SINGLE_ROUTE,
+            "upsert",
+            staged,
+            row_id=call.row_id,
             answer=lambda conn, table, state: Reply(
-                {"$id": call.row_id, terms.table_key: table.id,
-                 "$databaseId": table.database_id, **staged}, 201
+                {
+                    "$id": call.row_id,
+                    terms.table_key: table.id,
+                    "$databaseId": table.database_id,
+                    **staged,
+                },
+                201,
             ),
-        )  # fmt: skip
+        )
     unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
@@ -310,10 +343,7 @@ def upsert_one(call: RowCall) -> Reply:
             )
             seq = insert_row(conn, table, terms, new)
         else:
-            apply_update(
-                ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
-                unchanged_since=unchanged_since,
-            )  # fmt: skip
+            _update(call, conn, table, row, values, meta, permissions, unchanged_since)
             seq = row.seq
         body = call.render(conn, table, [seq])[0]
     publish_row_event(ctx.state, "upsert", table, body, terms)
@@ -365,10 +395,7 @@ def update_many(call: RowCall) -> Reply:
         for row_id in _matching_ids(call, conn, table, "update"):
             row = load_row(conn, table, row_id)
             if row is not None:
-                apply_update(
-                    ctx.caller, conn, table, terms, row, values, meta, permissions, call.now,
-                    unchanged_since=unchanged_since,
-                )  # fmt: skip
+                _update(call, conn, table, row, values, meta, permissions, unchanged_since)
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs[:MAX_BULK_ROWS])
     publish_bulk_row_events(ctx.state, "update", table, texts, terms)

@@ -59,9 +59,13 @@ def list_transactions(ctx: Context) -> Reply:
     query = list_queries(ctx, TRANSACTION_SCHEMA)
     with ctx.store.read() as conn:
         total, ids = metadata_page(
-            conn, ctx, query, TRANSACTION_SOURCE, title="Transaction",
+            conn,
+            ctx,
+            query,
+            TRANSACTION_SOURCE,
+            title="Transaction",
             extra=owner_clause(ctx.caller),
-        )  # fmt: skip
+        )
         found = [load_transaction(conn, transaction_id) for transaction_id in ids]
     models = [transaction_model(record) for record in found if record is not None]
     return Reply({"total": total, "transactions": models})

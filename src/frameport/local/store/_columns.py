@@ -417,9 +417,13 @@ def column_model(column: ColumnDef) -> dict[str, Any]:
     elif column.type == "relationship":
         related, relation, on_delete = column.elements
         model.update(
-            relatedTable=related, relationType=relation, twoWay=False, twoWayKey="",
-            onDelete=on_delete, side="parent",
-        )  # fmt: skip
+            relatedTable=related,
+            relationType=relation,
+            twoWay=False,
+            twoWayKey="",
+            onDelete=on_delete,
+            side="parent",
+        )
     model["default"] = column.default
     if column.type in STRING_TYPES and not column.format:
         model["encrypt"] = column.encrypt

@@ -34,27 +34,49 @@ DEFAULT_LIMIT = 25
 #: OR-ed (service interface, "Queries").
 AT_LEAST_ONE = frozenset(
     {
-        "equal", "contains", "containsAny", "containsAll", "notContains", "lessThan",
-        "lessThanEqual", "greaterThan", "greaterThanEqual",
+        "equal",
+        "contains",
+        "containsAny",
+        "containsAll",
+        "notContains",
+        "lessThan",
+        "lessThanEqual",
+        "greaterThan",
+        "greaterThanEqual",
     }
-)  # fmt: skip
+)
 EXACTLY_ONE = frozenset(
     {
-        "notEqual", "search", "notSearch", "startsWith", "notStartsWith", "endsWith",
-        "notEndsWith", "regex",
+        "notEqual",
+        "search",
+        "notSearch",
+        "startsWith",
+        "notStartsWith",
+        "endsWith",
+        "notEndsWith",
+        "regex",
     }
-)  # fmt: skip
+)
 EXACTLY_TWO = frozenset({"between", "notBetween"})
 NO_VALUES = frozenset({"isNull", "isNotNull"})
 PRESENCE = frozenset({"exists", "notExists"})
 LOGICAL = frozenset({"and", "or"})
 SPATIAL = frozenset(
     {
-        "crosses", "notCrosses", "distanceEqual", "distanceNotEqual", "distanceGreaterThan",
-        "distanceLessThan", "intersects", "notIntersects", "overlaps", "notOverlaps", "touches",
+        "crosses",
+        "notCrosses",
+        "distanceEqual",
+        "distanceNotEqual",
+        "distanceGreaterThan",
+        "distanceLessThan",
+        "intersects",
+        "notIntersects",
+        "overlaps",
+        "notOverlaps",
+        "touches",
         "notTouches",
     }
-)  # fmt: skip
+)
 VECTOR = frozenset({"vectorDot", "vectorCosine", "vectorEuclidean"})
 FILTERS = (
     AT_LEAST_ONE | EXACTLY_ONE | EXACTLY_TWO | NO_VALUES | PRESENCE | LOGICAL | SPATIAL | VECTOR
@@ -67,10 +89,15 @@ ALL_METHODS = FILTERS | ORDERS | PAGING | {"select"}
 #: Methods only meaningful on text; other columns reject them.
 TEXT_ONLY = frozenset(
     {
-        "startsWith", "notStartsWith", "endsWith", "notEndsWith", "regex", "search",
+        "startsWith",
+        "notStartsWith",
+        "endsWith",
+        "notEndsWith",
+        "regex",
+        "search",
         "notSearch",
     }
-)  # fmt: skip
+)
 CONTAINS = frozenset({"contains", "containsAny", "containsAll", "notContains"})
 ARRAY_METHODS = CONTAINS | NO_VALUES | PRESENCE
 

@@ -226,22 +226,58 @@ _INDEX_COLUMNS = "key, type, columns, lengths, orders, status, error, created_at
 
 
 def _column(row: tuple[Any, ...]) -> ColumnDef:
-    (key, type_, required, fmt, size, array, default, low, high, elements, encrypt, status,
-     error, created, updated, position) = row  # fmt: skip
+    (
+        key,
+        type_,
+        required,
+        fmt,
+        size,
+        array,
+        default,
+        low,
+        high,
+        elements,
+        encrypt,
+        status,
+        error,
+        created,
+        updated,
+        position,
+    ) = row
     return ColumnDef(
-        key=key, type=type_, required=bool(required), format=fmt, size=size, array=bool(array),
-        default=json.loads(default), min=json.loads(low), max=json.loads(high),
-        elements=tuple(json.loads(elements)), encrypt=bool(encrypt), status=status,
-        error=error, created_at=created, updated_at=updated, position=position,
-    )  # fmt: skip
+        key=key,
+        type=type_,
+        required=bool(required),
+        format=fmt,
+        size=size,
+        array=bool(array),
+        default=json.loads(default),
+        min=json.loads(low),
+        max=json.loads(high),
+        elements=tuple(json.loads(elements)),
+        encrypt=bool(encrypt),
+        status=status,
+        error=error,
+        created_at=created,
+        updated_at=updated,
+        position=position,
+    )
 
 
 def _index(row: tuple[Any, ...]) -> IndexDef:
     key, type_, columns, lengths, orders, status, error, created, updated, seq = row
     return IndexDef(
-        key, type_, tuple(json.loads(columns)), tuple(json.loads(lengths)),
-        tuple(json.loads(orders)), status, error, created, updated, seq,
-    )  # fmt: skip
+        key,
+        type_,
+        tuple(json.loads(columns)),
+        tuple(json.loads(lengths)),
+        tuple(json.loads(orders)),
+        status,
+        error,
+        created,
+        updated,
+        seq,
+    )
 
 
 def _table(conn: sqlite3.Connection, row: tuple[Any, ...]) -> TableMeta:
@@ -253,10 +289,18 @@ def _table(conn: sqlite3.Connection, row: tuple[Any, ...]) -> TableMeta:
         f"SELECT {_INDEX_COLUMNS} FROM tdb_indexes WHERE table_seq = ? ORDER BY seq", (seq,)
     ).fetchall()
     return TableMeta(
-        seq, database_id, id_, name, bool(enabled), bool(row_security),
-        tuple(json.loads(permissions)), created, updated,
-        tuple(_column(column) for column in columns), tuple(_index(index) for index in indexes),
-    )  # fmt: skip
+        seq,
+        database_id,
+        id_,
+        name,
+        bool(enabled),
+        bool(row_security),
+        tuple(json.loads(permissions)),
+        created,
+        updated,
+        tuple(_column(column) for column in columns),
+        tuple(_index(index) for index in indexes),
+    )
 
 
 def load_table(conn: sqlite3.Connection, database_id: str, table_id: str) -> TableMeta | None:
@@ -289,9 +333,17 @@ def insert_table(
     conn.execute(
         "INSERT INTO tdb_tables (database_id, id, name, enabled, row_security, permissions, "
         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (database_id, table_id, name, int(enabled), int(row_security), json.dumps(permissions),
-         now, now),
-    )  # fmt: skip
+        (
+            database_id,
+            table_id,
+            name,
+            int(enabled),
+            int(row_security),
+            json.dumps(permissions),
+            now,
+            now,
+        ),
+    )
     return reload_table(conn, database_id, table_id)
 
 
@@ -387,12 +439,25 @@ def insert_column(
         "error, ready_at, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'available', '', ?, ?, ?)",
         (
-            table.seq, column.key, position, column.type, column.format, column.size,
-            int(column.required), int(column.array), json.dumps(column.default),
-            json.dumps(column.min), json.dumps(column.max), json.dumps(list(column.elements)),
-            int(column.encrypt), status, time.time() + PROCESSING_SECONDS, now, now,
+            table.seq,
+            column.key,
+            position,
+            column.type,
+            column.format,
+            column.size,
+            int(column.required),
+            int(column.array),
+            json.dumps(column.default),
+            json.dumps(column.min),
+            json.dumps(column.max),
+            json.dumps(list(column.elements)),
+            int(column.encrypt),
+            status,
+            time.time() + PROCESSING_SECONDS,
+            now,
+            now,
         ),
-    )  # fmt: skip
+    )
     return replace(column, position=position, status=status, created_at=now, updated_at=now)
 
 
@@ -408,12 +473,10 @@ def keyed_source(meta_table: str, table: TableMeta) -> Source:
 COLUMN_SCHEMA = Schema(
     {
         **_system_fields("key", "seq"),
-        **_plain_fields(
-            key="id", type="id", size="integer", required="boolean", array="boolean",
-            status="id", error="id",
-        ),
+        **_plain_fields(key="id", type="id", size="integer", required="boolean", array="boolean"),
+        **_plain_fields(status="id", error="id"),
     }
-)  # fmt: skip
+)
 
 
 # --- indexes -----------------------------------------------------------------------------
@@ -429,16 +492,31 @@ def insert_index(
         "final_status, error, ready_at, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, 'available', '', ?, ?, ?)",
         (
-            table.seq, index.key, index.type, json.dumps(list(index.columns)),
-            json.dumps(list(index.lengths)), json.dumps(list(index.orders)), status,
-            time.time() + PROCESSING_SECONDS, now, now,
+            table.seq,
+            index.key,
+            index.type,
+            json.dumps(list(index.columns)),
+            json.dumps(list(index.lengths)),
+            json.dumps(list(index.orders)),
+            status,
+            time.time() + PROCESSING_SECONDS,
+            now,
+            now,
         ),
-    )  # fmt: skip
+    )
     seq = cursor.lastrowid or 0
     return IndexDef(
-        index.key, index.type, index.columns, index.lengths, index.orders, status, "", now, now,
+        index.key,
+        index.type,
+        index.columns,
+        index.lengths,
+        index.orders,
+        status,
+        "",
+        now,
+        now,
         seq,
-    )  # fmt: skip
+    )
 
 
 def fail_index(conn: sqlite3.Connection, index: IndexDef, error: str) -> None:

@@ -326,10 +326,13 @@ def _table_access(
         return source.table
     indexes = dict(source.range_indexes)
     candidates = [
-        item for item in query.filters
-        if isinstance(item, Condition) and item.method in _INDEXABLE
-        and item.field.sql in indexes and len(item.values) == (2 if item.method == "between" else 1)
-    ]  # fmt: skip
+        item
+        for item in query.filters
+        if isinstance(item, Condition)
+        and item.method in _INDEXABLE
+        and item.field.sql in indexes
+        and len(item.values) == (2 if item.method == "between" else 1)
+    ]
     if not candidates:
         return source.table
     span = _rows_at_most(conn, source, window)

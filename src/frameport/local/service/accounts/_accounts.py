@@ -73,8 +73,12 @@ def user_row(conn: sqlite3.Connection, where: str, value: Any) -> dict[str, Any]
 
 #: Optional e-mail facts the service derives from the address; not modelled, always null.
 _EMAIL_FACTS = (
-    "emailCanonical", "emailIsFree", "emailIsDisposable", "emailIsCorporate", "emailIsCanonical",
-)  # fmt: skip
+    "emailCanonical",
+    "emailIsFree",
+    "emailIsDisposable",
+    "emailIsCorporate",
+    "emailIsCanonical",
+)
 #: Fields the response formats before 1.9.0 do not have (service interface, "Response formats").
 IMPERSONATION_FIELDS = ("impersonator", "impersonatorUserId")
 NO_IMPERSONATION_BEFORE = (1, 9, 0)

@@ -19,7 +19,7 @@ PROJECT_SCOPES = frozenset(
         "functions.read", "functions.write", "collections.read", "collections.write",
         "attributes.read", "attributes.write", "documents.read", "documents.write",
     }
-)  # fmt: skip
+)  # fmt: skip  # a set of names, several a line
 KEY_SCOPES = PROJECT_SCOPES | {"global", "health.read", "graphql"}
 GUEST_SCOPES = frozenset(
     {
@@ -27,11 +27,11 @@ GUEST_SCOPES = frozenset(
         "documents.write", "rows.read", "rows.write", "embeddings.write", "files.read",
         "files.write", "locale.read", "avatars.read", "executions.write",
     }
-)  # fmt: skip
+)  # fmt: skip  # a set of names, several a line
 USER_SCOPES = GUEST_SCOPES | {
     "account", "teams.read", "teams.write", "executions.read", "targets.read", "targets.write",
     "subscribers.read", "subscribers.write", "projects.read", "presences.read", "presences.write",
-}  # fmt: skip
+}  # fmt: skip  # a set of names, several a line
 
 
 def parse_format(text: str) -> tuple[int, int, int]:

@@ -78,9 +78,21 @@ def team_memberships(conn: sqlite3.Connection, team_id: str) -> list[dict[str, A
 
 def _model(row: tuple[Any, ...]) -> dict[str, Any]:
     (
-        membership_id, created, updated, user_id, user_name, email, phone, team_id, team_name,
-        invited, joined, confirm, accessed, roles,
-    ) = row  # fmt: skip
+        membership_id,
+        created,
+        updated,
+        user_id,
+        user_name,
+        email,
+        phone,
+        team_id,
+        team_name,
+        invited,
+        joined,
+        confirm,
+        accessed,
+        roles,
+    ) = row
     return {
         "$id": membership_id,
         "$createdAt": created,

@@ -32,10 +32,17 @@ ACTIONS = ("create", "update", "upsert", "delete")
 #: Channels whose last or second-to-last segment is one of these get an `.<action>` twin.
 _RESOURCE_SEGMENTS = frozenset(
     {
-        "documents", "rows", "files", "executions", "functions", "account", "teams",
-        "memberships", "presences",
+        "documents",
+        "rows",
+        "files",
+        "executions",
+        "functions",
+        "account",
+        "teams",
+        "memberships",
+        "presences",
     }
-)  # fmt: skip
+)
 
 #: Which IDs become `*` in each name of a pattern with 1, 2 or 3 IDs, in the service's order.
 _STARRED: dict[int, tuple[tuple[int, ...], ...]] = {
@@ -113,7 +120,7 @@ def row_channels(database_id: str, table_id: str, row_id: str, action: str) -> l
         "documents", collection, f"{collection}.{row_id}",
         "rows", table, f"{table}.{row_id}",
         tablesdb, f"{tablesdb}.{row_id}",
-    ]  # fmt: skip
+    ]  # fmt: skip  # one family of channels a line
     return with_actions(base, action)
 
 

@@ -65,9 +65,12 @@ class RealtimeLimits:
 
     def __post_init__(self) -> None:
         for name in (
-            "max_sockets", "max_sockets_per_ip", "max_subscriptions", "max_channels",
+            "max_sockets",
+            "max_sockets_per_ip",
+            "max_subscriptions",
+            "max_channels",
             "max_outbox_bytes",
-        ):  # fmt: skip
+        ):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be at least 1, not {value}")

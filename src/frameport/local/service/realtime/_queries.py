@@ -27,9 +27,18 @@ from typing import Any
 from ...store._query import QueryError, RawQuery, parse_query
 
 ALLOWED_METHODS = (
-    "equal", "notEqual", "lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual",
-    "isNull", "isNotNull", "and", "or", "select",
-)  # fmt: skip
+    "equal",
+    "notEqual",
+    "lessThan",
+    "lessThanEqual",
+    "greaterThan",
+    "greaterThanEqual",
+    "isNull",
+    "isNotNull",
+    "and",
+    "or",
+    "select",
+)
 #: The query a URL channel without queries gets: every event on its channels.
 SELECT_ALL_TEXT = '{"method":"select","values":["*"]}'
 _PHP_WHITESPACE = " \t\n\r\v\f"

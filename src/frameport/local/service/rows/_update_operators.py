@@ -25,10 +25,16 @@ from ...wire._errors import ServiceError
 NUMERIC = frozenset({"increment", "decrement", "multiply", "divide", "modulo", "power"})
 ARRAY = frozenset(
     {
-        "arrayAppend", "arrayPrepend", "arrayInsert", "arrayRemove", "arrayUnique",
-        "arrayIntersect", "arrayDiff", "arrayFilter",
+        "arrayAppend",
+        "arrayPrepend",
+        "arrayInsert",
+        "arrayRemove",
+        "arrayUnique",
+        "arrayIntersect",
+        "arrayDiff",
+        "arrayFilter",
     }
-)  # fmt: skip
+)
 STRING = frozenset({"stringConcat", "stringReplace"})
 BOOLEAN = frozenset({"toggle"})
 DATE = frozenset({"dateAddDays", "dateSubDays", "dateSetNow"})

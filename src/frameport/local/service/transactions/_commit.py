@@ -155,9 +155,13 @@ class _Commit:
         except QueryError as exc:
             raise ServiceError("general_query_invalid", exc.message) from None
         ids = fetch_page(
-            self.conn, query, row_source(table), ("_id", []), missing_cursor=_cursor_missing,
+            self.conn,
+            query,
+            row_source(table),
+            ("_id", []),
+            missing_cursor=_cursor_missing,
             default_limit=None,
-        )  # fmt: skip
+        )
         rows = [load_row(self.conn, table, row_id) for (row_id,) in ids]
         return [row for row in rows if row is not None]
 

@@ -37,10 +37,17 @@ from ._view import StagedTable, committed_rows
 
 #: The table permission each action needs from a caller without an API key.
 NEEDED = {
-    "create": "create", "bulkCreate": "create", "update": "update", "upsert": "update",
-    "increment": "update", "decrement": "update", "bulkUpdate": "update",
-    "bulkUpsert": "update", "delete": "delete", "bulkDelete": "delete",
-}  # fmt: skip
+    "create": "create",
+    "bulkCreate": "create",
+    "update": "update",
+    "upsert": "update",
+    "increment": "update",
+    "decrement": "update",
+    "bulkUpdate": "update",
+    "bulkUpsert": "update",
+    "delete": "delete",
+    "bulkDelete": "delete",
+}
 #: Actions of a row that must exist, committed or staged.
 ON_EXISTING = frozenset({"update", "delete", "increment", "decrement"})
 
@@ -239,9 +246,14 @@ class Staging:
         key = (table.database_id, table.id)
         state = self.states.get(key) or self.log.table(key).copy()
         check_operation(
-            self.conn, self.caller, self.terms, table, operation, state,
+            self.conn,
+            self.caller,
+            self.terms,
+            table,
+            operation,
+            state,
             row_must_exist=row_must_exist,
-        )  # fmt: skip
+        )
         check_data(self.caller, self.terms, table, operation)
         state.replay(operation, committed_rows(self.conn, table))
         self.states[key] = state
