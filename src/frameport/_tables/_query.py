@@ -306,9 +306,15 @@ class AsyncTableQuery:
         from .delta import sync_delta
 
         return await sync_delta(
-            self._requester, self._location, self._spec, os.fspath(target),
-            deletes=deletes, lag=lag, page_size=page_size, progress=progress,
-        )  # fmt: skip
+            self._requester,
+            self._location,
+            self._spec,
+            os.fspath(target),
+            deletes=deletes,
+            lag=lag,
+            page_size=page_size,
+            progress=progress,
+        )
 
     async def to_polars(
         self, lazy: bool = False, *, system: System = DEFAULT_SYSTEM
@@ -346,9 +352,14 @@ class AsyncTableQuery:
         from .dask import to_dask
 
         return await to_dask(
-            self._requester, self._location, self._spec.showing(system), partitions,
-            credentials=credentials, dtype_backend=dtype_backend, page_size=page_size,
-        )  # fmt: skip
+            self._requester,
+            self._location,
+            self._spec.showing(system),
+            partitions,
+            credentials=credentials,
+            dtype_backend=dtype_backend,
+            page_size=page_size,
+        )
 
     async def count(self) -> int:
         """The number of matching rows: the service's count when it is exact, else counted
@@ -415,9 +426,13 @@ class AsyncTableQuery:
         """The read of this query showing the ``$`` fields `system` names (`reading`: its
         pages are read next)."""
         return await TableRead.make(
-            self._requester, self._location, self._spec.showing(system),
-            page_size=page_size, parallel=parallel, reading=reading,
-        )  # fmt: skip
+            self._requester,
+            self._location,
+            self._spec.showing(system),
+            page_size=page_size,
+            parallel=parallel,
+            reading=reading,
+        )
 
 
 class AsyncTable(AsyncTableQuery):
@@ -497,10 +512,15 @@ class AsyncTable(AsyncTableQuery):
         """
         column = column_of_type(key, type, elements=elements)
         await add_column(
-            self._requester, self._location, column,
-            required=required, default=default, minimum=minimum, maximum=maximum,
+            self._requester,
+            self._location,
+            column,
+            required=required,
+            default=default,
+            minimum=minimum,
+            maximum=maximum,
             progress=progress,
-        )  # fmt: skip
+        )
 
     async def drop(self) -> None:
         """Delete the table and its rows."""
@@ -551,10 +571,16 @@ class AsyncTable(AsyncTableQuery):
         ... # doctest: +SKIP
         """
         options = LoadOptions(
-            on_conflict=on_conflict, id_from=id_from, atomic=atomic, resume=resume,
-            dry_run=dry_run, ordered=ordered, batch_size=batch_size, concurrency=concurrency,
+            on_conflict=on_conflict,
+            id_from=id_from,
+            atomic=atomic,
+            resume=resume,
+            dry_run=dry_run,
+            ordered=ordered,
+            batch_size=batch_size,
+            concurrency=concurrency,
             progress=progress,
-        )  # fmt: skip
+        )
         return (await load_rows(self._requester, self._location, source, options)).report
 
     async def insert(

@@ -114,8 +114,7 @@ def _cut(held: np.ndarray[Any, Any], part: SequenceRange, pieces: int) -> list[S
     sequences (all inside `part`)."""
     cuts = [int(held[len(held) * number // pieces - 1]) for number in range(1, pieces)]
     edges = [part.after, *cuts, part.upto]
-    return [SequenceRange(after, upto) for after, upto in itertools.pairwise(edges)
-            if upto > after]  # fmt: skip
+    return [SequenceRange(after, upto) for after, upto in itertools.pairwise(edges) if upto > after]
 
 
 def _missing(

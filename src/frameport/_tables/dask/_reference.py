@@ -76,9 +76,13 @@ class ClientReference:
                     "to_dask(credentials='embedded')."
                 )
         connection = connect(
-            self.endpoint, self.project, key=key, jwt=jwt,
-            header_prefix=self.header_prefix, query_member=self.query_member,
-        )  # fmt: skip
+            self.endpoint,
+            self.project,
+            key=key,
+            jwt=jwt,
+            header_prefix=self.header_prefix,
+            query_member=self.query_member,
+        )
         if self.source == "saved":
             with_saved_session(connection)
         elif self.embedded is not None:

@@ -182,10 +182,13 @@ async def _snapshot(
             reader = pa.RecordBatchReader.from_batches(schema, batches())
             metadata = commit_metadata(view, watermark, figures)
             await asyncio.to_thread(
-                write_deltalake, str(target), reader, mode="overwrite",
+                write_deltalake,
+                str(target),
+                reader,
+                mode="overwrite",
                 schema_mode=None if state is None else "overwrite",
                 commit_properties=CommitProperties(custom_metadata=metadata),
-            )  # fmt: skip
+            )
     version = await asyncio.to_thread(lambda: DeltaTable(str(target)).version())
     rows = counted[0]
     return SyncReport(
@@ -224,9 +227,11 @@ def _merge(
 ) -> dict[str, Any]:
     """Merge the changed rows and remove the gone ones, in one commit; the figures."""
     schema = state.schema
-    rows = changed.select(schema.names).cast(schema).append_column(
-        _GONE, pa.repeat(False, changed.num_rows).cast(pa.bool_())
-    )  # fmt: skip
+    rows = (
+        changed.select(schema.names)
+        .cast(schema)
+        .append_column(_GONE, pa.repeat(False, changed.num_rows).cast(pa.bool_()))
+    )
     removals = pa.table(
         {field.name: pa.nulls(len(gone), field.type) for field in schema}
     ).set_column(schema.get_field_index("$id"), "$id", gone.cast(pa.string()))
@@ -235,8 +240,12 @@ def _merge(
     if source.num_rows == 0:
         figures: dict[str, Any] = {"inserted": 0, "updated": 0, "deleted": 0}
         metadata = commit_metadata(view, watermark, figures)
-        write_deltalake(state.table, schema.empty_table(), mode="append",
-                        commit_properties=CommitProperties(custom_metadata=metadata))  # fmt: skip
+        write_deltalake(
+            state.table,
+            schema.empty_table(),
+            mode="append",
+            commit_properties=CommitProperties(custom_metadata=metadata),
+        )
         return {**figures, "version": DeltaTable(state.table.table_uri).version()}
     columns = {f"`{name}`": f"s.`{name}`" for name in schema.names}
     # The figures are known only after the merge; the commit records the rows it was given.

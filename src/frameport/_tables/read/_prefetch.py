@@ -161,10 +161,15 @@ async def _fetch_pages(
     try:
         for number, queries in enumerate(read.requests):
             pages = iter_pages(
-                requester, read.path, queries, read.page_size, row_limit=read.row_limit,
-                with_total=read.counted and number == 0, last_sequence=read.last_sequence,
+                requester,
+                read.path,
+                queries,
+                read.page_size,
+                row_limit=read.row_limit,
+                with_total=read.counted and number == 0,
+                last_sequence=read.last_sequence,
                 first_page=read.first_page if number == 0 else None,
-            )  # fmt: skip
+            )
             first = number == 0
             asked = time.perf_counter()
             async for body in pages:

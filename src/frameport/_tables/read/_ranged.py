@@ -69,14 +69,24 @@ async def ranged_batches(
         share = _beyond_first_page(near, far, plan.page_size, descending=descending)
         if total >= plan.page_size and share is not None:
             batches = _first_page_then_ranges(
-                requester, plan, first_page, share, concurrency,
-                descending=descending, streaming=streaming,
-            )  # fmt: skip
+                requester,
+                plan,
+                first_page,
+                share,
+                concurrency,
+                descending=descending,
+                streaming=streaming,
+            )
         else:
             batches = _first_page_then_rest(
-                requester, plan, first_page, far, concurrency,
-                descending=descending, streaming=streaming,
-            )  # fmt: skip
+                requester,
+                plan,
+                first_page,
+                far,
+                concurrency,
+                descending=descending,
+                streaming=streaming,
+            )
         async with aclosing(batches):
             async for batch in up_to_head(batches, plan.head, bar):
                 yield batch
@@ -99,10 +109,15 @@ def range_reads(
     for part in ranges:
         slot = Slot()
         batches = serial_batches(
-            requester, plan.within(part), None, None,
-            collect=collect, concurrency=concurrency, slot=slot,
+            requester,
+            plan.within(part),
+            None,
+            None,
+            collect=collect,
+            concurrency=concurrency,
+            slot=slot,
             last_sequence=part.upto if ascending else None,
-        )  # fmt: skip
+        )
         yield slot, batches
 
 

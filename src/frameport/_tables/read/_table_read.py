@@ -114,9 +114,13 @@ class TableRead:
         try:
             if ranged:
                 batches = ranged_batches(
-                    self.requester, self.plan, self.strategy.controller(), bar,
-                    streaming=not collect, opening=opening,
-                )  # fmt: skip
+                    self.requester,
+                    self.plan,
+                    self.strategy.controller(),
+                    bar,
+                    streaming=not collect,
+                    opening=opening,
+                )
             else:
                 batches = serial_batches(
                     self.requester, self.plan, self.inferred, bar, collect=collect, opening=opening
@@ -281,9 +285,11 @@ class TableRead:
         """What the read sends and what the client does with the answers, and whether it
         runs in concurrent ranges (and if not, why), in plain words."""
         plan = self.plan
-        lines = [f"{' · '.join(plan.spec.describe(plan.location))}: the rows come from "
-                 f"GET {plan.location.rows_path}, {plan.page_size:,} at a time, each page "
-                 "starting after the last row of the one before."]  # fmt: skip
+        lines = [
+            f"{' · '.join(plan.spec.describe(plan.location))}: the rows come from "
+            f"GET {plan.location.rows_path}, {plan.page_size:,} at a time, each page "
+            "starting after the last row of the one before."
+        ]
         requests = plan.requests
         if not requests:
             lines.append("No request: the filter matches no row.")
