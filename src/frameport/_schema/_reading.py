@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ from .._exceptions import unknown_column
 from ._unmapped import json_text_field
 
 log = logging.getLogger(__name__)
+
+ArrowArray: TypeAlias = "pa.Array[pa.Scalar[pa.DataType]]"
+"""An Arrow array of values of any one type."""
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 """The Arrow type of every service datetime: milliseconds, UTC."""
@@ -118,7 +121,7 @@ def arrow_schema(
     >>> arrow_schema([{"key": "tags", "type": "string", "array": True}]).names
     ['$id', '$sequence', '$createdAt', '$updatedAt', '$permissions', 'tags']
     """
-    fields: dict[str, pa.DataType | pa.Field[Any]] = {}
+    fields: dict[str, pa.DataType | pa.Field[pa.DataType]] = {}
     known: set[str] = set()
     for column in columns:
         key = str(column["key"])
@@ -129,7 +132,7 @@ def arrow_schema(
         value_type = column_arrow_type(column)
         fields[key] = json_text_field(key) if value_type is None else value_type
     if select is not None and "*" not in select:
-        chosen: dict[str, pa.DataType | pa.Field[Any]] = {}
+        chosen: dict[str, pa.DataType | pa.Field[pa.DataType]] = {}
         for key in select:
             if key in SYSTEM_SCHEMA.names or key in CONSTANT_FIELDS:
                 continue
@@ -247,7 +250,7 @@ def _is_list(kind: pa.DataType) -> bool:
     return pa.types.is_list(kind) or pa.types.is_large_list(kind)
 
 
-def _as_python_values(field: pa.Field[Any], dtype_backend: DtypeBackend) -> bool:
+def _as_python_values(field: pa.Field[pa.DataType], dtype_backend: DtypeBackend) -> bool:
     """Whether the column `field` becomes an ``object`` column of Python values: a list
     column with the default backend, and ``$permissions`` with either."""
     if not _is_list(field.type):

@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -127,7 +128,7 @@ class CheckedBatch:
     the source batch; `rejected`: one row per rejected row (`REJECTED_SCHEMA`)."""
 
     rows: pa.RecordBatch
-    kept: np.ndarray[Any, np.dtype[np.int64]]
+    kept: npt.NDArray[np.int64]
     rejected: pa.Table
 
 
@@ -137,8 +138,8 @@ class _Findings:
     its first finding."""
 
     length: int
-    bad: np.ndarray[Any, np.dtype[np.bool_]] = field(init=False)
-    rows: list[np.ndarray[Any, np.dtype[np.int64]]] = field(default_factory=list)
+    bad: npt.NDArray[np.bool_] = field(init=False)
+    rows: list[npt.NDArray[np.int64]] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -182,11 +183,11 @@ class _Findings:
 
 def _as_numpy_mask(
     mask: ArrowValues,
-) -> np.ndarray[Any, np.dtype[np.bool_]]:
+) -> npt.NDArray[np.bool_]:
     if isinstance(mask, np.ndarray):
         return mask.astype(bool)
     filled = pc.fill_null(mask, False)
-    return cast("np.ndarray[Any, np.dtype[np.bool_]]", filled.to_numpy(zero_copy_only=False))
+    return cast("npt.NDArray[np.bool_]", filled.to_numpy(zero_copy_only=False))
 
 
 def validate_batch(batch: pa.RecordBatch, rules: Mapping[str, ColumnRules]) -> CheckedBatch:

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from ..._exceptions import FrameportError, ResumeError
+from ..._schema import ArrowArray
 from .._location import TableLocation
 from .._system import ALL_SYSTEM
 from ..changes import gone_ids, minus_seconds, service_now, service_text, updated_since
@@ -124,7 +125,7 @@ async def sync_delta(
         return await _snapshot(read, output, target, state, view, watermark, started, progress)
     since = minus_seconds(state.watermark, lag)
     changed = await _collect(updated_since(read, since), output, progress)
-    gone: pa.Array[Any] = pa.array([], pa.string())
+    gone: ArrowArray = pa.array([], pa.string())
     ids_read = 0
     if deletes == "scan":
         gone, ids_read = await _gone_ids(read, state.table, changed)
@@ -211,7 +212,7 @@ async def _collect(read: TableRead, output: pa.Schema, progress: bool | None) ->
 
 async def _gone_ids(
     read: TableRead, table: DeltaTable, changed: pa.Table
-) -> tuple[pa.Array[Any], int]:
+) -> tuple[ArrowArray, int]:
     """The ``$id``s in the Delta table that the view no longer has, and how many ``$id``s
     were read to find them (see `changes.gone_ids`)."""
     synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id", "$sequence"]))
@@ -223,7 +224,7 @@ async def _gone_ids(
 
 
 def _merge(
-    state: LastSync, changed: pa.Table, gone: pa.Array[Any], view: str, watermark: str | None
+    state: LastSync, changed: pa.Table, gone: ArrowArray, view: str, watermark: str | None
 ) -> dict[str, Any]:
     """Merge the changed rows and remove the gone ones, in one commit; the figures."""
     schema = state.schema
