@@ -475,7 +475,7 @@ def _check_geometries(values: ArrowValues, column: ColumnRules, findings: _Findi
     )
 
 
-def is_geometry(kind: str, value: Any) -> bool:
+def is_geometry(kind: str, value: object) -> bool:
     """Whether `value` (lists of numbers) is a `kind` geometry: ``point``, ``line`` or
     ``polygon``."""
     if kind == "point":
@@ -485,7 +485,7 @@ def is_geometry(kind: str, value: Any) -> bool:
     return isinstance(value, Sequence) and len(value) >= 1 and all(map(_is_ring, value))
 
 
-def _is_point(value: Any) -> bool:
+def _is_point(value: object) -> bool:
     return (
         isinstance(value, Sequence)
         and not isinstance(value, str)
@@ -497,7 +497,7 @@ def _is_point(value: Any) -> bool:
     )
 
 
-def _is_ring(value: Any) -> bool:
+def _is_ring(value: object) -> bool:
     return (
         isinstance(value, Sequence)
         and len(value) >= 4

@@ -222,7 +222,7 @@ async def add_column(
     column: NewColumn,
     *,
     required: bool = False,
-    default: Any = None,
+    default: object = None,
     minimum: float | None = None,
     maximum: float | None = None,
     wait: float = COLUMN_WAIT_SECONDS,

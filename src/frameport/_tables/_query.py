@@ -136,7 +136,7 @@ class AsyncTableQuery:
         return self._derive(self._spec.where(condition))
 
     def query(
-        self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
+        self, expr: str, *, local_dict: Mapping[str, object] | None = None, level: int = 0
     ) -> AsyncTableQuery:
         """Keep the rows matching `expr`, written as for `pandas.DataFrame.query`.
 
@@ -491,7 +491,7 @@ class AsyncTable(AsyncTableQuery):
         *,
         elements: Sequence[str] | None = None,
         required: bool = False,
-        default: Any = None,
+        default: object = None,
         minimum: float | None = None,
         maximum: float | None = None,
         progress: bool | None = None,

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -33,6 +33,8 @@ from ._ranges import SEQUENCE, SequenceRange, tapering_ranges
 from ._serial import serial_batches
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from ..._core import Requester
 
 GUESSED_WORK_PER_ROW = 1e-6
@@ -46,7 +48,7 @@ async def ranged_batches(
     requester: Requester,
     plan: Plan,
     concurrency: AdaptiveConcurrency,
-    bar: Any,
+    bar: tqdm[object] | None,
     *,
     streaming: bool,
     opening: Opening | None,

@@ -103,7 +103,9 @@ class TableRead:
 
     # -- reading -------------------------------------------------------------------------------
 
-    async def pages(self, bar: Any = None, *, collect: bool) -> AsyncGenerator[pa.RecordBatch]:
+    async def pages(
+        self, bar: tqdm[object] | None = None, *, collect: bool
+    ) -> AsyncGenerator[pa.RecordBatch]:
         """The result batches, in the result's order. `collect` says the caller keeps every
         batch (memory need not be bounded); `bar` counts the rows."""
         ranged, opening = self.strategy.ranged, self.opening
@@ -273,7 +275,7 @@ class TableRead:
         return self.plan.result_schema(batches, self.inferred)
 
     @contextmanager
-    def bar(self, progress: bool | None) -> Iterator[tqdm[Any]]:
+    def bar(self, progress: bool | None) -> Iterator[tqdm[object]]:
         """A progress bar of this read's rows (`progress`: None decides by the terminal),
         given its total once the read learns it and left at 100% when the read ends."""
         desc = str(self.location)

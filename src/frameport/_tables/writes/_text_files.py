@@ -111,7 +111,7 @@ def _in_blocks(parse: Callable[[bytes, int], pa.Table]) -> Callable[[bytes], pa.
     return parse_all
 
 
-def split_header(stream: Any) -> tuple[bytes, Iterator[tuple[bytes, int]]]:
+def split_header(stream: pa.NativeFile) -> tuple[bytes, Iterator[tuple[bytes, int]]]:
     """A CSV file's header record, and the blocks after it (see `record_blocks`)."""
     blocks = record_blocks(stream, quoted=True)
     first = next(blocks, None)
@@ -134,7 +134,7 @@ def split_header(stream: Any) -> tuple[bytes, Iterator[tuple[bytes, int]]]:
     return header, after()
 
 
-def record_blocks(stream: Any, *, quoted: bool) -> Iterator[tuple[bytes, int]]:
+def record_blocks(stream: pa.NativeFile, *, quoted: bool) -> Iterator[tuple[bytes, int]]:
     """The file's bytes in blocks of whole records, each with the line number of its first
     byte. A CSV record (`quoted`) may hold newlines inside quotes."""
     rest, want, line = b"", BLOCK_BYTES, 1
