@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
@@ -225,7 +226,7 @@ def content_identity(kind: str, schema: pa.Schema, rows: int, parts: Iterator[pd
     return f"{kind}|{columns}|{rows}|{digest.hexdigest()}"
 
 
-def _row_hashes(part: pd.DataFrame) -> np.ndarray[Any, Any]:
+def _row_hashes(part: pd.DataFrame) -> npt.NDArray[np.integer]:
     """A hash of each row's values; a column of values pandas cannot hash (lists, arrays,
     mappings) is hashed by their full text."""
     try:
