@@ -145,8 +145,7 @@ class _Parser:
         if isinstance(operand, _Column):
             return ColumnRef(operand.name)
         self._fail(
-            node,
-            "{text} is a value, not a condition; compare it with a column, e.g. age > 30",
+            node, "{text} is a value, not a condition; compare it with a column, e.g. age > 30"
         )
 
     def _comparison(self, node: ast.Compare) -> Node:

@@ -181,9 +181,7 @@ class _Findings:
         )
 
 
-def _as_numpy_mask(
-    mask: ArrowValues,
-) -> npt.NDArray[np.bool_]:
+def _as_numpy_mask(mask: ArrowValues) -> npt.NDArray[np.bool_]:
     if isinstance(mask, np.ndarray):
         return mask.astype(bool)
     filled = pc.fill_null(mask, False)

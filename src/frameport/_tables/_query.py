@@ -584,11 +584,7 @@ class AsyncTable(AsyncTableQuery):
         return (await load_rows(self._requester, self._location, source, options)).report
 
     async def insert(
-        self,
-        frame: object,
-        *,
-        concurrency: int | Auto = AUTO,
-        progress: bool | None = None,
+        self, frame: object, *, concurrency: int | Auto = AUTO, progress: bool | None = None
     ) -> list[str]:
         """Create a row for each row of `frame` (any source `load` takes); return their IDs
         in the source's order.
@@ -604,11 +600,7 @@ class AsyncTable(AsyncTableQuery):
         return await self._write_all(frame, "fail", concurrency, progress)
 
     async def upsert(
-        self,
-        frame: object,
-        *,
-        concurrency: int | Auto = AUTO,
-        progress: bool | None = None,
+        self, frame: object, *, concurrency: int | Auto = AUTO, progress: bool | None = None
     ) -> list[str]:
         """Create or replace a row for each row of `frame` (matched by its ``$id`` column;
         rows without one get a new ID); return the IDs in the frame's order. `concurrency`:
@@ -616,11 +608,7 @@ class AsyncTable(AsyncTableQuery):
         return await self._write_all(frame, "replace", concurrency, progress)
 
     async def _write_all(
-        self,
-        frame: object,
-        on_conflict: OnConflict,
-        concurrency: int | Auto,
-        progress: bool | None,
+        self, frame: object, on_conflict: OnConflict, concurrency: int | Auto, progress: bool | None
     ) -> list[str]:
         options = LoadOptions(
             on_conflict=on_conflict, concurrency=concurrency, progress=progress, keep_ids=True

@@ -262,8 +262,7 @@ def _merge(
         )
         .when_matched_delete(predicate=f"s.`{_GONE}`")
         .when_matched_update(
-            updates=columns,
-            predicate=f"NOT s.`{_GONE}` AND s.`$updatedAt` <> t.`$updatedAt`",
+            updates=columns, predicate=f"NOT s.`{_GONE}` AND s.`$updatedAt` <> t.`$updatedAt`"
         )
         .when_not_matched_insert(updates=columns, predicate=f"NOT s.`{_GONE}`")
         .execute()
