@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -225,7 +225,7 @@ async def _gone_ids(
 
 def _merge(
     state: LastSync, changed: pa.Table, gone: ArrowArray, view: str, watermark: str | None
-) -> dict[str, Any]:
+) -> dict[str, int]:
     """Merge the changed rows and remove the gone ones, in one commit; the figures."""
     schema = state.schema
     rows = (
@@ -239,7 +239,7 @@ def _merge(
     removals = removals.append_column(_GONE, pa.repeat(True, len(gone)).cast(pa.bool_()))
     source = pa.concat_tables([rows, removals])
     if source.num_rows == 0:
-        figures: dict[str, Any] = {"inserted": 0, "updated": 0, "deleted": 0}
+        figures = {"inserted": 0, "updated": 0, "deleted": 0}
         metadata = commit_metadata(view, watermark, figures)
         write_deltalake(
             state.table,
