@@ -93,12 +93,7 @@ from frameport._expr._nodes import (
     push_negation,
 )
 from frameport._expr._render import render
-from frameport._expr._values import (
-    INT64_MAX,
-    INT64_MIN,
-    Scalar,
-    parse_datetime_literal,
-)
+from frameport._expr._values import INT64_MAX, INT64_MIN, Scalar, parse_datetime_literal
 
 __all__ = ["CompiledFilter", "compile_filter", "pandas_null_value"]
 

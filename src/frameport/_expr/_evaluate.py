@@ -130,7 +130,7 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
     return frame[name]
 
 
-def _operand(value: Scalar, series: pd.Series) -> Any:
+def _operand(value: Scalar, series: pd.Series) -> Scalar | pd.Timestamp:
     """`value` as pandas compares it with `series`: text is a date-time for date-time columns."""
     dtype = series.dtype
     if isinstance(value, str) and pd.api.types.is_datetime64_any_dtype(dtype):

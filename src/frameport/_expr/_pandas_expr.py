@@ -36,7 +36,7 @@ _OPERATORS = {
     "__rmul__": "*", "__truediv__": "/", "__rtruediv__": "/", "__floordiv__": "//",
     "__rfloordiv__": "//", "__mod__": "%", "__rmod__": "%", "__pow__": "**", "__rpow__": "**",
     "__xor__": "^", "__rxor__": "^", "__getitem__": "[...]",
-}  # fmt: skip
+}  # fmt: skip  # a table: each operator method and its symbol
 
 
 class _EveryName:

@@ -19,7 +19,7 @@ import warnings
 from collections import ChainMap
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from frameport._exceptions import FilterError
 from frameport._expr._builder import Expr, string_predicate
@@ -56,7 +56,7 @@ _REGEX_METACHARACTERS = re.compile(r"[.^$*+?{}\[\]\\|()]")
 _GRAMMAR_HINT = "write conditions like \"age > 30 and city in ['Oslo', 'Bergen']\""
 
 
-def parse(text: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0) -> Expr:
+def parse(text: str, *, local_dict: Mapping[str, object] | None = None, level: int = 0) -> Expr:
     """Parse a filter written in the pandas `DataFrame.query` grammar.
 
     `@name` takes the value of the variable `name` from `local_dict` when given, else from the
@@ -66,7 +66,7 @@ def parse(text: str, *, local_dict: Mapping[str, Any] | None = None, level: int 
     if not isinstance(text, str):
         raise FilterError(f"A filter must be a string, got {type(text).__name__}.")
     source = prepare(text)
-    scope: Mapping[str, Any] = {}
+    scope: Mapping[str, object] = {}
     if source.variables:
         frame = sys._getframe(level + 1)
         try:
@@ -98,7 +98,7 @@ _Operand = _Column | _Value | _Values
 
 
 class _Parser:
-    def __init__(self, text: str, source: PreparedSource, scope: Mapping[str, Any]) -> None:
+    def __init__(self, text: str, source: PreparedSource, scope: Mapping[str, object]) -> None:
         self._text = text
         self._source = source
         self._scope = scope
@@ -145,8 +145,7 @@ class _Parser:
         if isinstance(operand, _Column):
             return ColumnRef(operand.name)
         self._fail(
-            node,
-            "{text} is a value, not a condition; compare it with a column, e.g. age > 30",
+            node, "{text} is a value, not a condition; compare it with a column, e.g. age > 30"
         )
 
     def _comparison(self, node: ast.Compare) -> Node:

@@ -8,18 +8,23 @@ import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pandas.api.extensions import ExtensionDtype
 
 from .._core._memory import release_free_memory
 from .._exceptions import unknown_column
 from ._unmapped import json_text_field
 
 log = logging.getLogger(__name__)
+
+ArrowArray: TypeAlias = "pa.Array[pa.Scalar[pa.DataType]]"
+"""An Arrow array of values of any one type."""
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 """The Arrow type of every service datetime: milliseconds, UTC."""
@@ -81,7 +86,7 @@ WIRE_DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"  # Arrow's %S carries the milli
 # Column models → Arrow
 
 
-def column_type_name(column: Mapping[str, Any]) -> str:
+def column_type_name(column: Mapping[str, object]) -> str:
     """The create-endpoint name of a column model's type.
 
     >>> column_type_name({"type": "string", "format": "email"})
@@ -95,7 +100,7 @@ def column_type_name(column: Mapping[str, Any]) -> str:
     return "float" if kind == "double" else kind
 
 
-def column_arrow_type(column: Mapping[str, Any]) -> pa.DataType | None:
+def column_arrow_type(column: Mapping[str, object]) -> pa.DataType | None:
     """The Arrow type of a column model's values, or None for types frameport does not map
     (relationships; they are read as JSON text)."""
     value_type = ARROW_BY_COLUMN_TYPE.get(column_type_name(column))
@@ -105,7 +110,7 @@ def column_arrow_type(column: Mapping[str, Any]) -> pa.DataType | None:
 
 
 def arrow_schema(
-    columns: Iterable[Mapping[str, Any]], *, select: Sequence[str] | None = None
+    columns: Iterable[Mapping[str, object]], *, select: Sequence[str] | None = None
 ) -> pa.Schema:
     """The Arrow schema of a row batch: `SYSTEM_SCHEMA`, then the table's columns.
 
@@ -118,7 +123,7 @@ def arrow_schema(
     >>> arrow_schema([{"key": "tags", "type": "string", "array": True}]).names
     ['$id', '$sequence', '$createdAt', '$updatedAt', '$permissions', 'tags']
     """
-    fields: dict[str, pa.DataType | pa.Field[Any]] = {}
+    fields: dict[str, pa.DataType | pa.Field[pa.DataType]] = {}
     known: set[str] = set()
     for column in columns:
         key = str(column["key"])
@@ -129,7 +134,7 @@ def arrow_schema(
         value_type = column_arrow_type(column)
         fields[key] = json_text_field(key) if value_type is None else value_type
     if select is not None and "*" not in select:
-        chosen: dict[str, pa.DataType | pa.Field[Any]] = {}
+        chosen: dict[str, pa.DataType | pa.Field[pa.DataType]] = {}
         for key in select:
             if key in SYSTEM_SCHEMA.names or key in CONSTANT_FIELDS:
                 continue
@@ -152,7 +157,7 @@ def arrow_schema(
 STR_DTYPE = pd.StringDtype(na_value=np.nan)
 """pandas 3's default string dtype, "str" (missing values are NaN), built the same way in
 pandas 2.3, where the name "str" still means ``object``."""
-_NULLABLE_BY_ARROW: Mapping[pa.DataType, Any] = {
+_NULLABLE_BY_ARROW: Mapping[pa.DataType, ExtensionDtype] = {
     pa.int8(): pd.Int8Dtype(),
     pa.int16(): pd.Int16Dtype(),
     pa.int32(): pd.Int32Dtype(),
@@ -235,7 +240,7 @@ def batches_to_pandas(
     return pd.DataFrame(columns, index=pd.RangeIndex(rows), copy=False)
 
 
-def _types_mapper(dtype_backend: DtypeBackend) -> Callable[[pa.DataType], Any]:
+def _types_mapper(dtype_backend: DtypeBackend) -> Callable[[pa.DataType], ExtensionDtype | None]:
     if dtype_backend == "pyarrow":
         return pd.ArrowDtype
     if dtype_backend is not None:
@@ -247,7 +252,7 @@ def _is_list(kind: pa.DataType) -> bool:
     return pa.types.is_list(kind) or pa.types.is_large_list(kind)
 
 
-def _as_python_values(field: pa.Field[Any], dtype_backend: DtypeBackend) -> bool:
+def _as_python_values(field: pa.Field[pa.DataType], dtype_backend: DtypeBackend) -> bool:
     """Whether the column `field` becomes an ``object`` column of Python values: a list
     column with the default backend, and ``$permissions`` with either."""
     if not _is_list(field.type):
@@ -275,7 +280,7 @@ def _python_list_series(
 _JOINER = "\x00"
 
 
-def _shared_tuples(column: pa.ChunkedArray[Any] | pa.Array[Any]) -> np.ndarray[Any, Any] | None:
+def _shared_tuples(column: pa.ChunkedArray[Any] | pa.Array[Any]) -> npt.NDArray[np.object_] | None:
     """The string lists of `column` as an ``object`` array of tuples, one tuple object per
     distinct list (the rows of a table mostly share their permissions): each list is joined
     into one string, and the distinct ones are split back. None when joining could make two
@@ -292,7 +297,7 @@ def _shared_tuples(column: pa.ChunkedArray[Any] | pa.Array[Any]) -> np.ndarray[A
     for position, text in enumerate(distinct.to_pylist()):  # one by one: numpy would unpack
         shared[position] = None if text is None else tuple(text.split(_JOINER)) if text else ()
     positions = pc.index_in(joined, value_set=distinct).to_numpy()
-    rows: np.ndarray[Any, Any] = shared[positions]
+    rows: npt.NDArray[np.object_] = shared[positions]
     return rows
 
 
@@ -372,7 +377,7 @@ class TypeRead(NamedTuple):
     (``create_table(..., schema={"c": "point"})``), write values like `example`."""
 
     column_type: str
-    example: Any
+    example: object
     arrow: pa.DataType
     read: str
 

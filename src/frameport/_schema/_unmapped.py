@@ -12,7 +12,6 @@ writes each value as ``json.dumps(value)`` (an ID as ``'"abc"'``, a list as ``'[
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import pyarrow as pa
 
@@ -23,11 +22,11 @@ class UnmappedColumnWarning(UserWarning):
     """A table has columns of types frameport does not map; they are read as JSON text."""
 
 
-def json_text_field(key: str) -> pa.Field[Any]:
+def json_text_field(key: str) -> pa.Field[pa.DataType]:
     return pa.field(key, pa.string(), metadata=JSON_TEXT_METADATA)
 
 
-def is_json_text(field: pa.Field[Any]) -> bool:
+def is_json_text(field: pa.Field[pa.DataType]) -> bool:
     metadata = field.metadata or {}
     return metadata.get(b"frameport.json_text") == b"1"
 

@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -127,7 +128,7 @@ class CheckedBatch:
     the source batch; `rejected`: one row per rejected row (`REJECTED_SCHEMA`)."""
 
     rows: pa.RecordBatch
-    kept: np.ndarray[Any, np.dtype[np.int64]]
+    kept: npt.NDArray[np.int64]
     rejected: pa.Table
 
 
@@ -137,8 +138,8 @@ class _Findings:
     its first finding."""
 
     length: int
-    bad: np.ndarray[Any, np.dtype[np.bool_]] = field(init=False)
-    rows: list[np.ndarray[Any, np.dtype[np.int64]]] = field(default_factory=list)
+    bad: npt.NDArray[np.bool_] = field(init=False)
+    rows: list[npt.NDArray[np.int64]] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -180,13 +181,11 @@ class _Findings:
         )
 
 
-def _as_numpy_mask(
-    mask: ArrowValues,
-) -> np.ndarray[Any, np.dtype[np.bool_]]:
+def _as_numpy_mask(mask: ArrowValues) -> npt.NDArray[np.bool_]:
     if isinstance(mask, np.ndarray):
         return mask.astype(bool)
     filled = pc.fill_null(mask, False)
-    return cast("np.ndarray[Any, np.dtype[np.bool_]]", filled.to_numpy(zero_copy_only=False))
+    return cast("npt.NDArray[np.bool_]", filled.to_numpy(zero_copy_only=False))
 
 
 def validate_batch(batch: pa.RecordBatch, rules: Mapping[str, ColumnRules]) -> CheckedBatch:
@@ -474,7 +473,7 @@ def _check_geometries(values: ArrowValues, column: ColumnRules, findings: _Findi
     )
 
 
-def is_geometry(kind: str, value: Any) -> bool:
+def is_geometry(kind: str, value: object) -> bool:
     """Whether `value` (lists of numbers) is a `kind` geometry: ``point``, ``line`` or
     ``polygon``."""
     if kind == "point":
@@ -484,7 +483,7 @@ def is_geometry(kind: str, value: Any) -> bool:
     return isinstance(value, Sequence) and len(value) >= 1 and all(map(_is_ring, value))
 
 
-def _is_point(value: Any) -> bool:
+def _is_point(value: object) -> bool:
     return (
         isinstance(value, Sequence)
         and not isinstance(value, str)
@@ -496,7 +495,7 @@ def _is_point(value: Any) -> bool:
     )
 
 
-def _is_ring(value: Any) -> bool:
+def _is_ring(value: object) -> bool:
     return (
         isinstance(value, Sequence)
         and len(value) >= 4

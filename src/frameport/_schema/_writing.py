@@ -251,7 +251,7 @@ def column_definitions(schema: pd.DataFrame | Mapping[str, str]) -> list[dict[st
 # Python / pandas values → the JSON the service stores
 
 
-def to_json_value(value: Any) -> Any:
+def to_json_value(value: object) -> Any:
     """One Python value as the JSON value the service stores.
 
     None, NaN, ``pd.NA`` and ``NaT`` → None; numpy scalars → Python scalars; datetimes →
@@ -277,8 +277,7 @@ def to_json_value(value: Any) -> Any:
     if isinstance(value, str):
         return value
     if isinstance(value, np.datetime64):
-        value = pd.Timestamp(value)
-        return None if value is pd.NaT else format_service_datetime(value)
+        return None if np.isnat(value) else format_service_datetime(pd.Timestamp(value))
     if isinstance(value, datetime):
         return format_service_datetime(value)
     if isinstance(value, date):

@@ -151,9 +151,7 @@ async def _check_existing_columns(
         raise conflict
 
 
-def _checked_schema(
-    schema: pd.DataFrame | Mapping[str, str],
-) -> pd.DataFrame | dict[str, str]:
+def _checked_schema(schema: pd.DataFrame | Mapping[str, str]) -> pd.DataFrame | dict[str, str]:
     if isinstance(schema, pd.DataFrame):
         return schema
     if isinstance(schema, Mapping):
@@ -199,12 +197,7 @@ async def column_frame(requester: Requester, location: TableLocation) -> pd.Data
     return to_pandas(pa.Table.from_pylist(rows, schema=COLUMN_SCHEMA))
 
 
-def column_of_type(
-    key: str,
-    type: str,
-    *,
-    elements: Sequence[str] | None = None,
-) -> NewColumn:
+def column_of_type(key: str, type: str, *, elements: Sequence[str] | None = None) -> NewColumn:
     """The column `key` of the service type `type` (``"integer"``, ``"string(1000)"``,
     ``"email[]"``, ``"enum"`` with `elements` ...)."""
     if type.strip().removesuffix("[]") == "enum":
@@ -222,7 +215,7 @@ async def add_column(
     column: NewColumn,
     *,
     required: bool = False,
-    default: Any = None,
+    default: object = None,
     minimum: float | None = None,
     maximum: float | None = None,
     wait: float = COLUMN_WAIT_SECONDS,

@@ -86,9 +86,13 @@ class TableBrowser:
         inferred = table_read.inferred
         decode = plan.decoder(inferred)
         pages = iter_pages(
-            table_read.requester, plan.location.rows_path, plan.requests[0], wanted,
-            after=position.after, skipped=position.read,
-        )  # fmt: skip
+            table_read.requester,
+            plan.location.rows_path,
+            plan.requests[0],
+            wanted,
+            after=position.after,
+            skipped=position.read,
+        )
         async with aclosing(pages):
             number = -1
             async for body in pages:

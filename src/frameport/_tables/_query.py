@@ -136,7 +136,7 @@ class AsyncTableQuery:
         return self._derive(self._spec.where(condition))
 
     def query(
-        self, expr: str, *, local_dict: Mapping[str, Any] | None = None, level: int = 0
+        self, expr: str, *, local_dict: Mapping[str, object] | None = None, level: int = 0
     ) -> AsyncTableQuery:
         """Keep the rows matching `expr`, written as for `pandas.DataFrame.query`.
 
@@ -306,9 +306,15 @@ class AsyncTableQuery:
         from .delta import sync_delta
 
         return await sync_delta(
-            self._requester, self._location, self._spec, os.fspath(target),
-            deletes=deletes, lag=lag, page_size=page_size, progress=progress,
-        )  # fmt: skip
+            self._requester,
+            self._location,
+            self._spec,
+            os.fspath(target),
+            deletes=deletes,
+            lag=lag,
+            page_size=page_size,
+            progress=progress,
+        )
 
     async def to_polars(
         self, lazy: bool = False, *, system: System = DEFAULT_SYSTEM
@@ -346,9 +352,14 @@ class AsyncTableQuery:
         from .dask import to_dask
 
         return await to_dask(
-            self._requester, self._location, self._spec.showing(system), partitions,
-            credentials=credentials, dtype_backend=dtype_backend, page_size=page_size,
-        )  # fmt: skip
+            self._requester,
+            self._location,
+            self._spec.showing(system),
+            partitions,
+            credentials=credentials,
+            dtype_backend=dtype_backend,
+            page_size=page_size,
+        )
 
     async def count(self) -> int:
         """The number of matching rows: the service's count when it is exact, else counted
@@ -415,9 +426,13 @@ class AsyncTableQuery:
         """The read of this query showing the ``$`` fields `system` names (`reading`: its
         pages are read next)."""
         return await TableRead.make(
-            self._requester, self._location, self._spec.showing(system),
-            page_size=page_size, parallel=parallel, reading=reading,
-        )  # fmt: skip
+            self._requester,
+            self._location,
+            self._spec.showing(system),
+            page_size=page_size,
+            parallel=parallel,
+            reading=reading,
+        )
 
 
 class AsyncTable(AsyncTableQuery):
@@ -476,7 +491,7 @@ class AsyncTable(AsyncTableQuery):
         *,
         elements: Sequence[str] | None = None,
         required: bool = False,
-        default: Any = None,
+        default: object = None,
         minimum: float | None = None,
         maximum: float | None = None,
         progress: bool | None = None,
@@ -497,10 +512,15 @@ class AsyncTable(AsyncTableQuery):
         """
         column = column_of_type(key, type, elements=elements)
         await add_column(
-            self._requester, self._location, column,
-            required=required, default=default, minimum=minimum, maximum=maximum,
+            self._requester,
+            self._location,
+            column,
+            required=required,
+            default=default,
+            minimum=minimum,
+            maximum=maximum,
             progress=progress,
-        )  # fmt: skip
+        )
 
     async def drop(self) -> None:
         """Delete the table and its rows."""
@@ -551,18 +571,20 @@ class AsyncTable(AsyncTableQuery):
         ... # doctest: +SKIP
         """
         options = LoadOptions(
-            on_conflict=on_conflict, id_from=id_from, atomic=atomic, resume=resume,
-            dry_run=dry_run, ordered=ordered, batch_size=batch_size, concurrency=concurrency,
+            on_conflict=on_conflict,
+            id_from=id_from,
+            atomic=atomic,
+            resume=resume,
+            dry_run=dry_run,
+            ordered=ordered,
+            batch_size=batch_size,
+            concurrency=concurrency,
             progress=progress,
-        )  # fmt: skip
+        )
         return (await load_rows(self._requester, self._location, source, options)).report
 
     async def insert(
-        self,
-        frame: object,
-        *,
-        concurrency: int | Auto = AUTO,
-        progress: bool | None = None,
+        self, frame: object, *, concurrency: int | Auto = AUTO, progress: bool | None = None
     ) -> list[str]:
         """Create a row for each row of `frame` (any source `load` takes); return their IDs
         in the source's order.
@@ -578,11 +600,7 @@ class AsyncTable(AsyncTableQuery):
         return await self._write_all(frame, "fail", concurrency, progress)
 
     async def upsert(
-        self,
-        frame: object,
-        *,
-        concurrency: int | Auto = AUTO,
-        progress: bool | None = None,
+        self, frame: object, *, concurrency: int | Auto = AUTO, progress: bool | None = None
     ) -> list[str]:
         """Create or replace a row for each row of `frame` (matched by its ``$id`` column;
         rows without one get a new ID); return the IDs in the frame's order. `concurrency`:
@@ -590,11 +608,7 @@ class AsyncTable(AsyncTableQuery):
         return await self._write_all(frame, "replace", concurrency, progress)
 
     async def _write_all(
-        self,
-        frame: object,
-        on_conflict: OnConflict,
-        concurrency: int | Auto,
-        progress: bool | None,
+        self, frame: object, on_conflict: OnConflict, concurrency: int | Auto, progress: bool | None
     ) -> list[str]:
         options = LoadOptions(
             on_conflict=on_conflict, concurrency=concurrency, progress=progress, keep_ids=True

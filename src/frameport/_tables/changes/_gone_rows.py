@@ -23,12 +23,13 @@ import itertools
 import math
 from collections.abc import Sequence
 from contextlib import aclosing
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..._schema import ArrowArray
 from ..read import SequenceRange, TableRead
 
 RANGE_ROWS = 5_000
@@ -41,14 +42,14 @@ CONCURRENT_PROBES = 4
 """Probes in flight at once (the ranges to read are read as a ranged read reads its ranges)."""
 
 
-def sorted_sequences(sequences: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def sorted_sequences(sequences: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """`sequences` sorted. They come in ``$sequence`` order or in runs of it (a full read, a
     copy's layers), which a stable sort (timsort) takes in about one pass, where NumPy's
     default quicksort sorts them again (figures: benchmarks/README.md)."""
     return np.sort(sequences, kind="stable")
 
 
-async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int]:
+async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[ArrowArray, int]:
     """The ``$id``s of `synced` (``$id`` and ``$sequence`` of the rows the Delta table will
     hold, without deletes) that the view `ids` (a read of its rows' ``$id``s) no longer has,
     and how many ``$id``s were read to find them."""
@@ -60,8 +61,8 @@ async def gone_ids(ids: TableRead, synced: pa.Table) -> tuple[pa.Array[Any], int
 
 
 async def gone_sequences(
-    ids: TableRead, held: np.ndarray[Any, Any]
-) -> tuple[np.ndarray[Any, Any], int]:
+    ids: TableRead, held: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], int]:
     """The ``$sequence``s among `held` (sorted, each once) that the view `ids` (a read of
     its rows' ``$`` fields) no longer has, and how many rows were read to find them. A row
     deleted and made again under its ``$id`` is gone at its old ``$sequence``."""
@@ -74,8 +75,8 @@ async def gone_sequences(
 
 
 async def _listed(
-    ids: TableRead, held: np.ndarray[Any, Any], column: str, kind: pa.DataType
-) -> tuple[list[SequenceRange], list[pa.Array[Any]]]:
+    ids: TableRead, held: npt.NDArray[np.int64], column: str, kind: pa.DataType
+) -> tuple[list[SequenceRange], list[ArrowArray]]:
     """The ranges of the sorted `held` sequences that may have lost rows, and the `column`
     (of type `kind`) of the rows the view lists in each."""
     whole = SequenceRange(int(held[0]) - 1, int(held[-1]))
@@ -84,7 +85,7 @@ async def _listed(
         differing = await _differing(ids, held, whole, limit)
     else:
         differing = _cut(held, whole, math.ceil(len(held) / RANGE_ROWS))
-    present: list[list[pa.Array[Any]]] = [[] for _ in differing]
+    present: list[list[ArrowArray]] = [[] for _ in differing]
     async with aclosing(ids.pages_by_range(differing, collect=True)) as listed:
         async for index, batch in listed:
             present[index].append(batch.column(column))
@@ -92,7 +93,7 @@ async def _listed(
 
 
 async def _differing(
-    ids: TableRead, held: np.ndarray[Any, Any], part: SequenceRange, limit: asyncio.Semaphore
+    ids: TableRead, held: npt.NDArray[np.int64], part: SequenceRange, limit: asyncio.Semaphore
 ) -> list[SequenceRange]:
     """The ranges, within `part`, of at most `RANGE_ROWS` held rows that may have lost rows."""
     start, end = np.searchsorted(held, [part.after, part.upto], side="right")
@@ -109,18 +110,17 @@ async def _differing(
     return [piece for pieces in found_parts for piece in pieces]
 
 
-def _cut(held: np.ndarray[Any, Any], part: SequenceRange, pieces: int) -> list[SequenceRange]:
+def _cut(held: npt.NDArray[np.int64], part: SequenceRange, pieces: int) -> list[SequenceRange]:
     """`part` cut into `pieces` ranges holding nearly equal numbers of the sorted `held`
     sequences (all inside `part`)."""
     cuts = [int(held[len(held) * number // pieces - 1]) for number in range(1, pieces)]
     edges = [part.after, *cuts, part.upto]
-    return [SequenceRange(after, upto) for after, upto in itertools.pairwise(edges)
-            if upto > after]  # fmt: skip
+    return [SequenceRange(after, upto) for after, upto in itertools.pairwise(edges) if upto > after]
 
 
 def _missing(
-    synced: pa.Table, ranges: Sequence[SequenceRange], present: Sequence[pa.Array[Any]]
-) -> pa.Array[Any]:
+    synced: pa.Table, ranges: Sequence[SequenceRange], present: Sequence[ArrowArray]
+) -> ArrowArray:
     """The ``$id``s of `synced` inside `ranges` that are not in `present`."""
     if not ranges:
         return pa.array([], pa.string())
@@ -130,7 +130,9 @@ def _missing(
     return candidates.filter(pc.invert(pc.is_in(candidates, value_set=listed)))
 
 
-def _in_any(values: np.ndarray[Any, Any], ranges: Sequence[SequenceRange]) -> np.ndarray[Any, Any]:
+def _in_any(
+    values: npt.NDArray[np.int64], ranges: Sequence[SequenceRange]
+) -> npt.NDArray[np.bool_]:
     """Whether each of `values` lies in one of `ranges` (sorted, apart)."""
     if not ranges:
         return np.zeros(len(values), bool)
@@ -139,5 +141,5 @@ def _in_any(values: np.ndarray[Any, Any], ranges: Sequence[SequenceRange]) -> np
     position = np.searchsorted(ends, values, side="left")
     found = position < len(ranges)
     clipped = np.minimum(position, len(ranges) - 1)
-    inside: np.ndarray[Any, Any] = found & (values > starts[clipped]) & (values <= ends[clipped])
+    inside: npt.NDArray[np.bool_] = found & (values > starts[clipped]) & (values <= ends[clipped])
     return inside

@@ -85,9 +85,16 @@ async def to_dask(
 
     def partition(rows: SequenceRange) -> PartitionSpec:
         return PartitionSpec(
-            reference, location, condition, spec.columns, rows, ascending, schema, page_size,
+            reference,
+            location,
+            condition,
+            spec.columns,
+            rows,
+            ascending,
+            schema,
+            page_size,
             dtype_backend,
-        )  # fmt: skip
+        )
 
     specs = [partition(rows) for rows in ranges]
     with dask.config.set({"dataframe.convert-string": False}):

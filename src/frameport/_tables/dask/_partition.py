@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -44,7 +43,7 @@ class PartitionSpec:
     page_size: int | None = None
     dtype_backend: DtypeBackend = None
 
-    def __dask_tokenize__(self) -> tuple[Any, ...]:
+    def __dask_tokenize__(self) -> tuple[object, ...]:
         return (
             self.client.__dask_tokenize__(),
             str(self.location),

@@ -23,7 +23,7 @@ Decisions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
 from ..._core import (
     DEFAULT_HEADER_PREFIX,
@@ -61,7 +61,7 @@ class ClientReference:
             f"source={self.source!r}, ...)"
         )
 
-    def __dask_tokenize__(self) -> tuple[Any, ...]:
+    def __dask_tokenize__(self) -> tuple[object, ...]:
         return (self.endpoint, self.project, self.source, self.impersonation, self.header_prefix)
 
     def connect(self) -> Connection:
@@ -76,9 +76,13 @@ class ClientReference:
                     "to_dask(credentials='embedded')."
                 )
         connection = connect(
-            self.endpoint, self.project, key=key, jwt=jwt,
-            header_prefix=self.header_prefix, query_member=self.query_member,
-        )  # fmt: skip
+            self.endpoint,
+            self.project,
+            key=key,
+            jwt=jwt,
+            header_prefix=self.header_prefix,
+            query_member=self.query_member,
+        )
         if self.source == "saved":
             with_saved_session(connection)
         elif self.embedded is not None:

@@ -28,13 +28,14 @@ from collections.abc import Iterator
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from ..._exceptions import FrameportError, ResumeError
+from ..._schema import ArrowArray
 from .._location import TableLocation
 from .._system import ALL_SYSTEM
 from ..changes import gone_ids, minus_seconds, service_now, service_text, updated_since
@@ -124,7 +125,7 @@ async def sync_delta(
         return await _snapshot(read, output, target, state, view, watermark, started, progress)
     since = minus_seconds(state.watermark, lag)
     changed = await _collect(updated_since(read, since), output, progress)
-    gone: pa.Array[Any] = pa.array([], pa.string())
+    gone: ArrowArray = pa.array([], pa.string())
     ids_read = 0
     if deletes == "scan":
         gone, ids_read = await _gone_ids(read, state.table, changed)
@@ -182,10 +183,13 @@ async def _snapshot(
             reader = pa.RecordBatchReader.from_batches(schema, batches())
             metadata = commit_metadata(view, watermark, figures)
             await asyncio.to_thread(
-                write_deltalake, str(target), reader, mode="overwrite",
+                write_deltalake,
+                str(target),
+                reader,
+                mode="overwrite",
                 schema_mode=None if state is None else "overwrite",
                 commit_properties=CommitProperties(custom_metadata=metadata),
-            )  # fmt: skip
+            )
     version = await asyncio.to_thread(lambda: DeltaTable(str(target)).version())
     rows = counted[0]
     return SyncReport(
@@ -208,7 +212,7 @@ async def _collect(read: TableRead, output: pa.Schema, progress: bool | None) ->
 
 async def _gone_ids(
     read: TableRead, table: DeltaTable, changed: pa.Table
-) -> tuple[pa.Array[Any], int]:
+) -> tuple[ArrowArray, int]:
     """The ``$id``s in the Delta table that the view no longer has, and how many ``$id``s
     were read to find them (see `changes.gone_ids`)."""
     synced = await asyncio.to_thread(lambda: table.to_pyarrow_table(columns=["$id", "$sequence"]))
@@ -220,23 +224,29 @@ async def _gone_ids(
 
 
 def _merge(
-    state: LastSync, changed: pa.Table, gone: pa.Array[Any], view: str, watermark: str | None
-) -> dict[str, Any]:
+    state: LastSync, changed: pa.Table, gone: ArrowArray, view: str, watermark: str | None
+) -> dict[str, int]:
     """Merge the changed rows and remove the gone ones, in one commit; the figures."""
     schema = state.schema
-    rows = changed.select(schema.names).cast(schema).append_column(
-        _GONE, pa.repeat(False, changed.num_rows).cast(pa.bool_())
-    )  # fmt: skip
+    rows = (
+        changed.select(schema.names)
+        .cast(schema)
+        .append_column(_GONE, pa.repeat(False, changed.num_rows).cast(pa.bool_()))
+    )
     removals = pa.table(
         {field.name: pa.nulls(len(gone), field.type) for field in schema}
     ).set_column(schema.get_field_index("$id"), "$id", gone.cast(pa.string()))
     removals = removals.append_column(_GONE, pa.repeat(True, len(gone)).cast(pa.bool_()))
     source = pa.concat_tables([rows, removals])
     if source.num_rows == 0:
-        figures: dict[str, Any] = {"inserted": 0, "updated": 0, "deleted": 0}
+        figures = {"inserted": 0, "updated": 0, "deleted": 0}
         metadata = commit_metadata(view, watermark, figures)
-        write_deltalake(state.table, schema.empty_table(), mode="append",
-                        commit_properties=CommitProperties(custom_metadata=metadata))  # fmt: skip
+        write_deltalake(
+            state.table,
+            schema.empty_table(),
+            mode="append",
+            commit_properties=CommitProperties(custom_metadata=metadata),
+        )
         return {**figures, "version": DeltaTable(state.table.table_uri).version()}
     columns = {f"`{name}`": f"s.`{name}`" for name in schema.names}
     # The figures are known only after the merge; the commit records the rows it was given.
@@ -252,8 +262,7 @@ def _merge(
         )
         .when_matched_delete(predicate=f"s.`{_GONE}`")
         .when_matched_update(
-            updates=columns,
-            predicate=f"NOT s.`{_GONE}` AND s.`$updatedAt` <> t.`$updatedAt`",
+            updates=columns, predicate=f"NOT s.`{_GONE}` AND s.`$updatedAt` <> t.`$updatedAt`"
         )
         .when_not_matched_insert(updates=columns, predicate=f"NOT s.`{_GONE}`")
         .execute()

@@ -9,6 +9,7 @@ figures. `last_sync` reads them back from the newest commit that has them.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -48,7 +49,9 @@ def last_sync(path: str | Path) -> LastSync | None:
     return LastSync(table, schema, "", None)
 
 
-def commit_metadata(view: str, watermark: str | None, figures: dict[str, Any]) -> dict[str, str]:
+def commit_metadata(
+    view: str, watermark: str | None, figures: Mapping[str, object]
+) -> dict[str, str]:
     """The metadata of a sync's commit."""
     metadata = {f"{PREFIX}view": view, f"{PREFIX}watermark": watermark or ""}
     metadata.update({f"{PREFIX}{key}": json.dumps(value) for key, value in figures.items()})

@@ -72,8 +72,10 @@ class ExportReport:
             # A run stopped before its first segment was complete resumes from the start.
             after = self.resumed_after
             where = "from the start" if after is None else f"after $sequence {after:,}"
-            lines.append(f"{'resumed' if self.resumed else 'started'} {where}; read up to "
-                         f"$sequence {self.upper_sequence:,}")  # fmt: skip
+            lines.append(
+                f"{'resumed' if self.resumed else 'started'} {where}; read up to "
+                f"$sequence {self.upper_sequence:,}"
+            )
         if self.rows_left:
             many = "≥ 5,000" if self.rows_left >= 5000 else f"{self.rows_left:,}"
             lines.append(f"{many} rows created since the export started are left for the next")

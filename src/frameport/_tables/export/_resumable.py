@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -48,6 +48,9 @@ from ._checkpoint import (
 from ._parquet import write_arrow, write_parquet
 from ._report import ExportReport
 from ._watch import PageWatch, file_checks, watched_read, written
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 SEGMENT_PAGES = 4
 """A segment spans this many pages' worth of ``$sequence`` values."""
@@ -131,7 +134,7 @@ async def _write_segments(
     checkpoint: Checkpoint,
     folder: Path,
     schema: pa.Schema,
-    bar: Any,
+    bar: tqdm[object],
     distance: float | None,
 ) -> int:
     """Read the segments the checkpoint does not have yet, several at once, and write each to

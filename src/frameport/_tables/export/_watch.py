@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -117,6 +118,6 @@ HASHED_AT_ONCE = 8192
 """IDs hashed at once: a whole row group's, as Python strings, raised an export's peak."""
 
 
-def _hashes(ids: pa.Array[Any]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+def _hashes(ids: pa.Array[Any]) -> npt.NDArray[np.uint64]:
     """Each ID's 64-bit hash (pandas' SipHash of the string; a null's is a value too)."""
     return pd.util.hash_array(ids.to_numpy(zero_copy_only=False), categorize=False)

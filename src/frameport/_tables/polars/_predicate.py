@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import polars as pl
 import pyarrow as pa
@@ -47,6 +47,9 @@ _COMPARISONS: dict[str, Callable[[Expr, object], Expr]] = {
     "GtEq": lambda column, value: column >= value,
 }
 _MIRRORED = {"Eq": "Eq", "NotEq": "NotEq", "Lt": "Gt", "LtEq": "GtEq", "Gt": "Lt", "GtEq": "LtEq"}
+_Node: TypeAlias = dict[str, Any]
+"""One node of an expression's JSON form, e.g. ``{"Column": "age"}``."""
+
 _AND = ("And", "LogicalAnd")
 _OR = ("Or", "LogicalOr")
 
@@ -84,14 +87,14 @@ def split_predicate(predicate: pl.Expr, schema: pa.Schema) -> Pushdown:
     return Pushdown(condition, tuple(local))
 
 
-def _conjuncts(node: dict[str, Any]) -> list[dict[str, Any]]:
+def _conjuncts(node: _Node) -> list[_Node]:
     binary = node.get("BinaryExpr")
     if binary is not None and binary["op"] in _AND:
         return [*_conjuncts(binary["left"]), *_conjuncts(binary["right"])]
     return [node]
 
 
-def _as_polars(node: dict[str, Any]) -> pl.Expr:
+def _as_polars(node: _Node) -> pl.Expr:
     return pl.Expr.deserialize(io.StringIO(json.dumps(node)), format="json")
 
 
@@ -99,7 +102,7 @@ class _Translator:
     def __init__(self, kinds: dict[str, str | None]) -> None:
         self._kinds = kinds
 
-    def condition(self, node: dict[str, Any]) -> Expr:
+    def condition(self, node: _Node) -> Expr:
         if "Column" in node:
             name = node["Column"]
             if self._kinds.get(name) != "boolean":
@@ -111,7 +114,7 @@ class _Translator:
             return self._function(node["Function"])
         raise _Untranslatable
 
-    def _binary(self, binary: dict[str, Any]) -> Expr:
+    def _binary(self, binary: _Node) -> Expr:
         op, left, right = binary["op"], binary["left"], binary["right"]
         if op in _AND:
             return self.condition(left) & self.condition(right)
@@ -124,7 +127,7 @@ class _Translator:
         name = self._column(left)
         return _COMPARISONS[op](col(name), self._value(name, right))
 
-    def _function(self, call: dict[str, Any]) -> Expr:
+    def _function(self, call: _Node) -> Expr:
         function, inputs = call["function"], call["input"]
         boolean = function.get("Boolean") if isinstance(function, dict) else None
         text = function.get("StringExpr") if isinstance(function, dict) else None
@@ -142,7 +145,7 @@ class _Translator:
             return self._string(text, inputs)
         raise _Untranslatable
 
-    def _between(self, inputs: Sequence[dict[str, Any]], closed: str) -> Expr:
+    def _between(self, inputs: Sequence[_Node], closed: str) -> Expr:
         name = self._column(inputs[0])
         low, high = self._value(name, inputs[1]), self._value(name, inputs[2])
         column = col(name)
@@ -152,7 +155,7 @@ class _Translator:
         upper = column <= high if closed == "Right" else column < high
         return lower & upper
 
-    def _string(self, method: str | dict[str, Any], inputs: Sequence[dict[str, Any]]) -> Expr:
+    def _string(self, method: str | _Node, inputs: Sequence[_Node]) -> Expr:
         name = self._column(inputs[0])
         if self._kinds.get(name) != "string":
             raise _Untranslatable
@@ -170,19 +173,19 @@ class _Translator:
                 return column.contains(pattern)
         raise _Untranslatable
 
-    def _column(self, node: dict[str, Any]) -> str:
+    def _column(self, node: _Node) -> str:
         name = node.get("Column")
         if not isinstance(name, str) or self._kinds.get(name) is None:
             raise _Untranslatable
         return name
 
-    def _value(self, name: str, node: dict[str, Any]) -> object:
+    def _value(self, name: str, node: _Node) -> object:
         value = _literal(node)
         if not _fits(self._kinds[name], value):
             raise _Untranslatable
         return value
 
-    def _values(self, name: str, node: dict[str, Any]) -> list[object]:
+    def _values(self, name: str, node: _Node) -> list[object]:
         values = _literal(node)
         if isinstance(values, pl.Series):
             values = values.to_list()
@@ -191,7 +194,7 @@ class _Translator:
         return values
 
 
-def _literal(node: dict[str, Any]) -> object:
+def _literal(node: _Node) -> object:
     """A literal node's value as polars evaluates it (a list for a list literal)."""
     if "Literal" not in node:
         raise _Untranslatable

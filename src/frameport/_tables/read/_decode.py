@@ -118,7 +118,7 @@ def _holds_timestamp(kind: pa.DataType) -> bool:
 
 def _read_page(
     body: bytes,
-    row_fields: Sequence[pa.Field[Any]],
+    row_fields: Sequence[pa.Field[pa.DataType]],
     items_key: str,
     unexpected: Literal["ignore", "infer"],
     memory_pool: pa.MemoryPool | None = None,
@@ -151,7 +151,7 @@ def _read_page(
     return int(total or 0), batch
 
 
-def _wire_field(field: pa.Field[Any], body: bytes) -> pa.Field[Any]:
+def _wire_field(field: pa.Field[pa.DataType], body: bytes) -> pa.Field[pa.DataType]:
     if field.name == _SEQUENCE:
         return field.with_type(_sequence_wire_type(body))
     return field
@@ -169,7 +169,7 @@ def _sequence_wire_type(body: bytes) -> pa.DataType:
     return pa.string()
 
 
-def _load_page(body: bytes, items_key: str) -> tuple[int, list[Mapping[str, Any]]]:
+def _load_page(body: bytes, items_key: str) -> tuple[int, list[Mapping[str, object]]]:
     try:
         page = json.loads(body)
     except ValueError as exc:
@@ -191,7 +191,7 @@ class _Misfit(Exception):
     """A JSON value that does not fit a column's type."""
 
 
-def batch_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+def batch_from_rows(rows: Sequence[Mapping[str, object]], schema: pa.Schema) -> pa.RecordBatch:
     """Decoded JSON rows as a batch with exactly `schema`, checking every value's type.
 
     A key missing from a row is null. Datetimes are the service's text, `$sequence` a number
@@ -232,7 +232,7 @@ def _text_for_timestamps(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def _coercion(kind: pa.DataType, *, sequence: bool = False) -> Callable[[Any], Any]:
+def _coercion(kind: pa.DataType, *, sequence: bool = False) -> Callable[[object], object]:
     """The check (and normalisation) of one non-null JSON value for an Arrow type."""
     if pa.types.is_integer(kind):
         return _as_sequence if sequence else _as_integer
@@ -249,7 +249,7 @@ def _coercion(kind: pa.DataType, *, sequence: bool = False) -> Callable[[Any], A
     return _unchecked
 
 
-def _as_integer(value: Any) -> int:
+def _as_integer(value: object) -> int:
     if type(value) is int:
         return value
     if type(value) is float and value.is_integer():
@@ -257,20 +257,20 @@ def _as_integer(value: Any) -> int:
     raise _Misfit
 
 
-def _as_sequence(value: Any) -> int:
+def _as_sequence(value: object) -> int:
     if type(value) is str and value.isascii() and value.isdigit():
         return int(value)
     return _as_integer(value)
 
 
-def _as_float(value: Any) -> float:
+def _as_float(value: object) -> float:
     if type(value) is int or type(value) is float:
         return float(value)
     raise _Misfit
 
 
-def _of_type(expected: type) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
+def _of_type(expected: type) -> Callable[[object], object]:
+    def check(value: object) -> object:
         if type(value) is not expected:
             raise _Misfit
         return value
@@ -278,8 +278,8 @@ def _of_type(expected: type) -> Callable[[Any], Any]:
     return check
 
 
-def _list_of(coerce: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
+def _list_of(coerce: Callable[[object], object]) -> Callable[[object], object]:
+    def check(value: object) -> object:
         if type(value) is not list:
             raise _Misfit
         return [None if item is None else coerce(item) for item in value]
@@ -287,5 +287,5 @@ def _list_of(coerce: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return check
 
 
-def _unchecked(value: Any) -> Any:
+def _unchecked(value: object) -> object:
     return value

@@ -5,12 +5,15 @@ and checked again as the rows show them (`KindCheck`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from ..._expr import ColumnKind, ColumnSpec, Expr, compile_filter
 from ..._expr._nodes import And, Between, ColumnRef, Comparison, IsIn, Node, Not, Or, leaf_column
+
+if TYPE_CHECKING:
+    from ..._expr._nodes import Leaf
 
 
 def filter_columns(schema: pa.Schema) -> dict[str, ColumnSpec]:
@@ -65,7 +68,7 @@ def _guessed_kind(leaf: Node) -> ColumnKind:
     return "float" if isinstance(value, float) else "string"
 
 
-def _leaves(node: Node | None) -> Iterable[Any]:
+def _leaves(node: Node | None) -> Iterable[Leaf]:
     if isinstance(node, And | Or):
         for operand in node.operands:
             yield from _leaves(operand)

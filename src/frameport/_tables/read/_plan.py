@@ -192,10 +192,14 @@ class Plan:
         """What a serial read of the plan fetches (`counted`: whether its first page asks the
         service to count the rows; `last_sequence`, see `PagedRead`)."""
         return PagedRead(
-            self.location.rows_path, self.requests, page_size=self.page_size,
-            head=None if self.client_order else self.head, every_row_kept=self.every_row_kept,
-            counted=counted, last_sequence=last_sequence,
-        )  # fmt: skip
+            self.location.rows_path,
+            self.requests,
+            page_size=self.page_size,
+            head=None if self.client_order else self.head,
+            every_row_kept=self.every_row_kept,
+            counted=counted,
+            last_sequence=last_sequence,
+        )
 
     def narrowed(self, *queries: str) -> Plan:
         """The plan with `queries` added to the filters of every request."""

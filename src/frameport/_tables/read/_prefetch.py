@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -133,7 +133,7 @@ async def prefetched_pages(
 
 
 async def up_to_head(
-    batches: AsyncIterator[pa.RecordBatch], head: int | None, bar: tqdm[Any] | None
+    batches: AsyncIterator[pa.RecordBatch], head: int | None, bar: tqdm[object] | None
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The non-empty batches of `batches`, cut off once `head` rows (None: all) went by,
     each counted on `bar`. Leaves `batches` unread after the head: the caller closes it."""
@@ -161,10 +161,15 @@ async def _fetch_pages(
     try:
         for number, queries in enumerate(read.requests):
             pages = iter_pages(
-                requester, read.path, queries, read.page_size, row_limit=read.row_limit,
-                with_total=read.counted and number == 0, last_sequence=read.last_sequence,
+                requester,
+                read.path,
+                queries,
+                read.page_size,
+                row_limit=read.row_limit,
+                with_total=read.counted and number == 0,
+                last_sequence=read.last_sequence,
                 first_page=read.first_page if number == 0 else None,
-            )  # fmt: skip
+            )
             first = number == 0
             asked = time.perf_counter()
             async for body in pages:
@@ -242,7 +247,7 @@ class SeenIds:
 
 
 def show_total(
-    bar: tqdm[Any], total: int, *, exact: bool, head: int | None, span: int | None = None
+    bar: tqdm[object], total: int, *, exact: bool, head: int | None, span: int | None = None
 ) -> None:
     """Show on `bar` what is known of a read's rows: the service's count `total` when `exact`
     (the count is the result's) and below `TOTAL_CAP`; else an upper bound, labelled as one:

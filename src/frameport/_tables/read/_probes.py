@@ -164,8 +164,10 @@ async def last_sequence(requester: Requester, plan: Plan) -> int | None:
     requests), or None when it returns none: one one-row request per request, sent
     together."""
     ends = await asyncio.gather(
-        *(one_row(requester, plan, filters, ascending=False, counted=False)
-          for filters in plan.filters)
-    )  # fmt: skip
+        *(
+            one_row(requester, plan, filters, ascending=False, counted=False)
+            for filters in plan.filters
+        )
+    )
     found = [sequence for _, sequence in ends if sequence is not None]
     return max(found) if found else None

@@ -14,10 +14,10 @@ ranges the same way (a resumable export's segments, a deletes scan's ranges).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -33,6 +33,8 @@ from ._ranges import SEQUENCE, SequenceRange, tapering_ranges
 from ._serial import serial_batches
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from ..._core import Requester
 
 GUESSED_WORK_PER_ROW = 1e-6
@@ -46,7 +48,7 @@ async def ranged_batches(
     requester: Requester,
     plan: Plan,
     concurrency: AdaptiveConcurrency,
-    bar: Any,
+    bar: tqdm[object] | None,
     *,
     streaming: bool,
     opening: Opening | None,
@@ -67,16 +69,16 @@ async def ranged_batches(
             show_total(bar, total, exact=plan.every_row_kept, head=plan.head, span=span)
         descending = plan.spec.sequence_order is False
         share = _beyond_first_page(near, far, plan.page_size, descending=descending)
+
+        def in_ranges(span: SequenceRange) -> AsyncGenerator[pa.RecordBatch, None]:
+            return _in_ranges(
+                requester, plan, span, concurrency, descending=descending, streaming=streaming
+            )
+
         if total >= plan.page_size and share is not None:
-            batches = _first_page_then_ranges(
-                requester, plan, first_page, share, concurrency,
-                descending=descending, streaming=streaming,
-            )  # fmt: skip
+            batches = _first_page_then_ranges(plan, first_page, share, in_ranges, descending)
         else:
-            batches = _first_page_then_rest(
-                requester, plan, first_page, far, concurrency,
-                descending=descending, streaming=streaming,
-            )  # fmt: skip
+            batches = _first_page_then_rest(plan, first_page, far, in_ranges, descending)
         async with aclosing(batches):
             async for batch in up_to_head(batches, plan.head, bar):
                 yield batch
@@ -99,10 +101,15 @@ def range_reads(
     for part in ranges:
         slot = Slot()
         batches = serial_batches(
-            requester, plan.within(part), None, None,
-            collect=collect, concurrency=concurrency, slot=slot,
+            requester,
+            plan.within(part),
+            None,
+            None,
+            collect=collect,
+            concurrency=concurrency,
+            slot=slot,
             last_sequence=part.upto if ascending else None,
-        )  # fmt: skip
+        )
         yield slot, batches
 
 
@@ -160,21 +167,20 @@ async def _first_page(
     return _FirstPage(batch, last_row_value(body, SEQUENCE.encode()), full)
 
 
+_InRanges = Callable[[SequenceRange], AsyncGenerator[pa.RecordBatch, None]]
+"""The rows of a span of ``$sequence``, read in ranges (`_in_ranges` with the read's settings)."""
+
+
 async def _first_page_then_ranges(
-    requester: Requester,
     plan: Plan,
     first_page: asyncio.Task[_FirstPage],
     span: SequenceRange,
-    concurrency: AdaptiveConcurrency,
-    *,
+    in_ranges: _InRanges,
     descending: bool,
-    streaming: bool,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The first page's rows outside `span`, then the rows in `span`, read in ranges that
     start while the first page still arrives."""
-    rest = _in_ranges(
-        requester, plan, span, concurrency, descending=descending, streaming=streaming
-    )
+    rest = in_ranges(span)
     started = asyncio.ensure_future(anext(rest, None))  # the ranges start now
     try:
         batch = (await first_page).batch
@@ -197,14 +203,11 @@ async def _first_page_then_ranges(
 
 
 async def _first_page_then_rest(
-    requester: Requester,
     plan: Plan,
     first_page: asyncio.Task[_FirstPage],
     far: int | None,
-    concurrency: AdaptiveConcurrency,
-    *,
+    in_ranges: _InRanges,
     descending: bool,
-    streaming: bool,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The first page; when it is full (rows came since they were counted), the rows after
     it up to `far`, read in ranges."""
@@ -217,9 +220,6 @@ async def _first_page_then_rest(
     span = SequenceRange(far - 1, last - 1) if descending else SequenceRange(last, far)
     if span.span <= 0:
         return
-    rest = _in_ranges(
-        requester, plan, span, concurrency, descending=descending, streaming=streaming
-    )
-    async with aclosing(rest) as batches:
+    async with aclosing(in_ranges(span)) as batches:
         async for batch in batches:
             yield batch

@@ -11,7 +11,7 @@ import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -36,6 +36,8 @@ from ._prefetch import (
 from ._probes import Opening, sequence_bounds
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from ..._core import Requester
 
 HOLD_BACK_ROWS = 100_000
@@ -46,7 +48,7 @@ async def serial_batches(
     requester: Requester,
     plan: Plan,
     inferred: InferredSchema | None,
-    bar: Any,
+    bar: tqdm[object] | None,
     *,
     collect: bool,
     concurrency: AdaptiveConcurrency | None = None,
@@ -86,7 +88,7 @@ async def _decoded_pages(
     plan: Plan,
     read: PagedRead,
     decode: Decode,
-    bar: Any,
+    bar: tqdm[object] | None,
     concurrency: AdaptiveConcurrency | None,
     slot: Slot | None,
 ) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -115,7 +117,7 @@ async def _decoded_pages(
 
 
 async def _show_bound(
-    requester: Requester, plan: Plan, bar: Any, total: int, exact: bool, head: int | None
+    requester: Requester, plan: Plan, bar: tqdm[object], total: int, exact: bool, head: int | None
 ) -> None:
     """Show on `bar` the upper bound the ``$sequence`` of the first and the last row give."""
     bounds = await sequence_bounds(requester, plan)

@@ -103,7 +103,9 @@ class TableRead:
 
     # -- reading -------------------------------------------------------------------------------
 
-    async def pages(self, bar: Any = None, *, collect: bool) -> AsyncGenerator[pa.RecordBatch]:
+    async def pages(
+        self, bar: tqdm[object] | None = None, *, collect: bool
+    ) -> AsyncGenerator[pa.RecordBatch]:
         """The result batches, in the result's order. `collect` says the caller keeps every
         batch (memory need not be bounded); `bar` counts the rows."""
         ranged, opening = self.strategy.ranged, self.opening
@@ -114,9 +116,13 @@ class TableRead:
         try:
             if ranged:
                 batches = ranged_batches(
-                    self.requester, self.plan, self.strategy.controller(), bar,
-                    streaming=not collect, opening=opening,
-                )  # fmt: skip
+                    self.requester,
+                    self.plan,
+                    self.strategy.controller(),
+                    bar,
+                    streaming=not collect,
+                    opening=opening,
+                )
             else:
                 batches = serial_batches(
                     self.requester, self.plan, self.inferred, bar, collect=collect, opening=opening
@@ -269,7 +275,7 @@ class TableRead:
         return self.plan.result_schema(batches, self.inferred)
 
     @contextmanager
-    def bar(self, progress: bool | None) -> Iterator[tqdm[Any]]:
+    def bar(self, progress: bool | None) -> Iterator[tqdm[object]]:
         """A progress bar of this read's rows (`progress`: None decides by the terminal),
         given its total once the read learns it and left at 100% when the read ends."""
         desc = str(self.location)
@@ -281,9 +287,11 @@ class TableRead:
         """What the read sends and what the client does with the answers, and whether it
         runs in concurrent ranges (and if not, why), in plain words."""
         plan = self.plan
-        lines = [f"{' · '.join(plan.spec.describe(plan.location))}: the rows come from "
-                 f"GET {plan.location.rows_path}, {plan.page_size:,} at a time, each page "
-                 "starting after the last row of the one before."]  # fmt: skip
+        lines = [
+            f"{' · '.join(plan.spec.describe(plan.location))}: the rows come from "
+            f"GET {plan.location.rows_path}, {plan.page_size:,} at a time, each page "
+            "starting after the last row of the one before."
+        ]
         requests = plan.requests
         if not requests:
             lines.append("No request: the filter matches no row.")

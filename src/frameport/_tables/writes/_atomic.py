@@ -247,9 +247,12 @@ class AtomicLoad:
             )
 
         answer = await poll_until(
-            settled, timeout=COMMIT_WAIT, delay=_POLL_DELAY, max_delay=_POLL_MAX_DELAY,
+            settled,
+            timeout=COMMIT_WAIT,
+            delay=_POLL_DELAY,
+            max_delay=_POLL_MAX_DELAY,
             timed_out=still_running,
-        )  # fmt: skip
+        )
         status = answer.json()["status"]
         if status == "failed":
             raise LoadError(

@@ -322,11 +322,15 @@ class _Stream:
         assert outcome is not None
         checkpoint, report = self._checkpoint, self._report
         refused = [
-            {"row": int(part.positions[r.index]), "column": r.column or "", "rule": "service",
-             "message": r.message,
-             **{rejected_value_name(k): v for k, v in item.rows.rows[r.index].items()}}
+            {
+                "row": int(part.positions[r.index]),
+                "column": r.column or "",
+                "rule": "service",
+                "message": r.message,
+                **{rejected_value_name(k): v for k, v in item.rows.rows[r.index].items()},
+            }
             for r in outcome.refused
-        ]  # fmt: skip
+        ]
         checkpoint.refused += [(r["row"], r["column"], r["message"]) for r in refused]
         if refused:
             self._rejected.append(pd.DataFrame(refused))

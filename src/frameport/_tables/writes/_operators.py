@@ -27,7 +27,7 @@ class UpdateOperator:
 
     method: str
     """The service's name of the operator, e.g. ``increment``."""
-    values: tuple[Any, ...]
+    values: tuple[object, ...]
     """Its arguments, as the service takes them."""
     column: str | None
     """The column it was written for; None: whichever column it is set on."""
@@ -42,7 +42,7 @@ class UpdateOperator:
         return f"UpdateOperator({target}{self.method}{list(self.values)!r})"
 
 
-def _bounded(by: float, bound: float | None) -> tuple[Any, ...]:
+def _bounded(by: float, bound: float | None) -> tuple[float, ...]:
     return (by,) if bound is None else (by, bound)
 
 
@@ -72,17 +72,17 @@ def divide(column: str | None = None, by: float = 1, *, min: float | None = None
     return UpdateOperator("divide", _bounded(by, min), column)
 
 
-def append(column: str | None = None, *values: Any) -> UpdateOperator:
+def append(column: str | None = None, *values: object) -> UpdateOperator:
     """Add `values` at the end of the array."""
     return UpdateOperator("arrayAppend", values, column)
 
 
-def prepend(column: str | None = None, *values: Any) -> UpdateOperator:
+def prepend(column: str | None = None, *values: object) -> UpdateOperator:
     """Add `values` at the start of the array."""
     return UpdateOperator("arrayPrepend", values, column)
 
 
-def remove(column: str | None = None, value: Any = None) -> UpdateOperator:
+def remove(column: str | None = None, value: object = None) -> UpdateOperator:
     """Remove every element equal to `value` from the array."""
     return UpdateOperator("arrayRemove", (value,), column)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,6 +23,7 @@ import pyarrow.compute as pc
 from ..._exceptions import LoadError
 from ..._schema import (
     SERVICE_FIELDS,
+    ArrowArray,
     ColumnRules,
     batch_to_rows,
     check_column_keys,
@@ -43,7 +45,7 @@ class PreparedChunk:
     form: row, column, rule, message, then the row's values)."""
 
     rows: list[dict[str, Any]]
-    positions: np.ndarray[Any, np.dtype[np.int64]]
+    positions: npt.NDArray[np.int64]
     rejected: pd.DataFrame
 
 
@@ -94,7 +96,7 @@ class RowPreparer:
         kept_names = [name for name in source.schema.names if name not in _DROPPED_FIELDS]
         batch = source.select(kept_names)
         if readable is not None:
-            batch = batch.take(pa.array(readable))
+            batch = batch.take(readable)
         if self._rules is not None:
             checked = validate_batch(batch, self._rules)
             rows, kept, rejected = checked.rows, checked.kept, checked.rejected
@@ -135,8 +137,8 @@ class RowPreparer:
         )
 
     def _ids(
-        self, rows: pa.RecordBatch, positions: np.ndarray[Any, np.dtype[np.int64]]
-    ) -> tuple[pa.Array[Any], np.ndarray[Any, np.dtype[np.bool_]], str]:
+        self, rows: pa.RecordBatch, positions: npt.NDArray[np.int64]
+    ) -> tuple[ArrowArray, npt.NDArray[np.bool_], str]:
         """Each row's ID, the mask of rows whose ID is unusable, and the column it came from."""
         no_bad = np.zeros(rows.num_rows, dtype=bool)
         if isinstance(self._id_from, str):
@@ -154,7 +156,7 @@ class RowPreparer:
 
 def _unreadable_rows(
     batch: pa.RecordBatch,
-) -> tuple[pa.RecordBatch, np.ndarray[Any, np.dtype[np.int64]] | None, pa.Table]:
+) -> tuple[pa.RecordBatch, npt.NDArray[np.int64] | None, pa.Table]:
     """`batch` without its `UNREADABLE` column, the places of its readable rows (None: all
     are), and the unreadable rows' rejections (rule ``read``)."""
     if UNREADABLE not in batch.schema.names:
@@ -174,14 +176,14 @@ def _unreadable_rows(
     return source, np.flatnonzero(~bad).astype(np.int64), unreadable
 
 
-def _positional(run_id: str, positions: np.ndarray[Any, np.dtype[np.int64]]) -> pa.Array[Any]:
+def _positional(run_id: str, positions: npt.NDArray[np.int64]) -> ArrowArray:
     if len(positions) and positions[-1] - positions[0] == len(positions) - 1:
         return positional_ids(run_id, int(positions[0]), len(positions))
     return pa.array([positional_ids(run_id, int(p), 1)[0].as_py() for p in positions], pa.string())
 
 
 def _with_rejections(
-    rejected: pa.Table, rows: np.ndarray[Any, np.dtype[np.int64]], column: str, message: str
+    rejected: pa.Table, rows: npt.NDArray[np.int64], column: str, message: str
 ) -> pa.Table:
     more = pa.table(
         {

@@ -42,7 +42,7 @@ def hashed_ids(batch: pa.RecordBatch, keys: Sequence[str]) -> pa.StringArray:
     return pa.array(digests, pa.string())
 
 
-def _digest(values: list[Any]) -> str:
+def _digest(values: list[object]) -> str:
     text = json.dumps(values, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 

@@ -236,12 +236,7 @@ class RowSender:
         return outcome
 
     async def _create(
-        self,
-        rows: EncodedRows,
-        outcome: Outcome,
-        *,
-        maybe_written: bool,
-        absent: bool = False,
+        self, rows: EncodedRows, outcome: Outcome, *, maybe_written: bool, absent: bool = False
     ) -> None:
         """Create `rows`; `absent`: their IDs were looked up and are not there, so a clash
         with a unique index refuses a row (before, it may be the row itself, there)."""

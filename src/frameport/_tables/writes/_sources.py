@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
@@ -51,6 +52,7 @@ from ._text_files import (
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
+    from pyarrow.fs import FileSystem
 
 CHUNK_ROWS = 10_000
 """Rows read, checked and converted at a time."""
@@ -224,7 +226,7 @@ def content_identity(kind: str, schema: pa.Schema, rows: int, parts: Iterator[pd
     return f"{kind}|{columns}|{rows}|{digest.hexdigest()}"
 
 
-def _row_hashes(part: pd.DataFrame) -> np.ndarray[Any, Any]:
+def _row_hashes(part: pd.DataFrame) -> npt.NDArray[np.integer]:
     """A hash of each row's values; a column of values pandas cannot hash (lists, arrays,
     mappings) is hashed by their full text."""
     try:
@@ -262,7 +264,7 @@ def _file_source(location: str, text_columns: Collection[str]) -> Source:
     )
 
 
-def _filesystem(location: str) -> tuple[Any, str]:
+def _filesystem(location: str) -> tuple[FileSystem | None, str]:
     """The pyarrow file system and path of a local path or an fsspec URL."""
     if "://" not in location or location.startswith("file://"):
         path = Path(location.removeprefix("file://")).expanduser()
@@ -277,7 +279,7 @@ def _filesystem(location: str) -> tuple[Any, str]:
     return PyFileSystem(handler(filesystem)), path
 
 
-def _identity(kind: str, location: str, filesystem: Any, path: str) -> str:
+def _identity(kind: str, location: str, filesystem: FileSystem | None, path: str) -> str:
     if filesystem is None:
         stat = os.stat(path)
         return f"{kind}|{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}"
@@ -337,7 +339,7 @@ def _text_source(
     return Source(description, schema, None, lambda: identity, read)
 
 
-def _open_input(filesystem: Any, path: str) -> Any:
+def _open_input(filesystem: FileSystem | None, path: str) -> pa.NativeFile:
     """The file's bytes as a stream; a compressed file (by its suffix) is decompressed."""
     import pyarrow.fs as pafs
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from ..._exceptions import LoadError
@@ -110,7 +111,7 @@ def _in_blocks(parse: Callable[[bytes, int], pa.Table]) -> Callable[[bytes], pa.
     return parse_all
 
 
-def split_header(stream: Any) -> tuple[bytes, Iterator[tuple[bytes, int]]]:
+def split_header(stream: pa.NativeFile) -> tuple[bytes, Iterator[tuple[bytes, int]]]:
     """A CSV file's header record, and the blocks after it (see `record_blocks`)."""
     blocks = record_blocks(stream, quoted=True)
     first = next(blocks, None)
@@ -133,7 +134,7 @@ def split_header(stream: Any) -> tuple[bytes, Iterator[tuple[bytes, int]]]:
     return header, after()
 
 
-def record_blocks(stream: Any, *, quoted: bool) -> Iterator[tuple[bytes, int]]:
+def record_blocks(stream: pa.NativeFile, *, quoted: bool) -> Iterator[tuple[bytes, int]]:
     """The file's bytes in blocks of whole records, each with the line number of its first
     byte. A CSV record (`quoted`) may hold newlines inside quotes."""
     rest, want, line = b"", BLOCK_BYTES, 1
@@ -202,7 +203,7 @@ def check_json_depth(block: bytes, line: int) -> None:
             )
 
 
-def _deepest(data: np.ndarray[Any, np.dtype[np.uint8]]) -> int:
+def _deepest(data: npt.NDArray[np.uint8]) -> int:
     """The deepest nesting of one JSON line: brackets inside strings do not count."""
     places = np.flatnonzero(_JSON_MARKS[data])
     marks = data[places]
@@ -343,11 +344,11 @@ def _concatenated(tables: list[pa.Table]) -> Iterator[pa.Table]:
         yield run
 
 
-def _bytes_array(data: bytes) -> np.ndarray[Any, np.dtype[np.uint8]]:
+def _bytes_array(data: bytes) -> npt.NDArray[np.uint8]:
     return np.frombuffer(data, dtype=np.uint8)
 
 
-def _record_ends(data: np.ndarray[Any, np.dtype[np.uint8]], *, quoted: bool) -> Any:
+def _record_ends(data: npt.NDArray[np.uint8], *, quoted: bool) -> Any:
     """The places of the newlines that end records: all of them, or (`quoted`) those after
     an even number of quotes."""
     newlines = np.flatnonzero(data == _NEWLINE)
