@@ -10,6 +10,7 @@ because one of those extensions renames the modules of the exported classes' met
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import subprocess
@@ -75,15 +76,28 @@ print(json.dumps({"missing": missing, "returns": shown, "awaiting": awaiting}))
 """
 
 
-@pytest.fixture(scope="module")
-def findings() -> dict[str, Any]:
-    """What the reference shows, read once for the module (loading the package takes long)."""
+def read_findings() -> dict[str, Any]:
     found = subprocess.run(
         [sys.executable, "-c", REFERENCE_FINDINGS, *PUBLIC_NAMES],
         cwd=REPO, capture_output=True, text=True, check=True,
     )  # fmt: skip
     shown: dict[str, Any] = json.loads(found.stdout)
     return shown
+
+
+@pytest.fixture(scope="session")
+def findings(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Any]:
+    """What the reference shows, read once for the run (loading the package takes long): the
+    first xdist worker to need it reads it, the others find it in the run's temporary root."""
+    if worker_id == "master":
+        return read_findings()
+    shared = tmp_path_factory.getbasetemp().parent / "reference-findings.json"
+    with (shared.parent / "reference-findings.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not shared.exists():
+            shared.write_text(json.dumps(read_findings()))
+        cached: dict[str, Any] = json.loads(shared.read_text())
+        return cached
 
 
 def test_every_public_name_has_a_docstring(findings: dict[str, Any]) -> None:
