@@ -12,8 +12,12 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
+import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -28,6 +32,31 @@ settings.register_profile("frameport", deadline=None, suppress_health_check=[Hea
 settings.load_profile("frameport")
 
 strings_as_in_pandas_3()
+
+
+def pytest_configure() -> None:
+    """The processes the tests start (the command line, killed loads and exports, notebook
+    kernels, the xdist workers) import pandas, pyarrow and the rest. Where
+    PYTHONDONTWRITEBYTECODE is set, every one of them compiled those from source again, seconds
+    of each start: instead they keep the compiled modules in a cache outside the source trees."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        cache = Path(tempfile.gettempdir()) / f"frameport-tests-pycache-{getpass.getuser()}"
+        os.environ["PYTHONPYCACHEPREFIX"] = str(cache)
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules of the longest tests (given a longer timeout) come first, then those of the
+    slow ones, each in its order: with xdist's work stealing (pyproject.toml) the short tests
+    then fill the other workers around them, instead of a long test starting late and the run
+    waiting for it."""
+    rank: dict[Path, int] = {}
+    for item in items:
+        mark = (
+            0 if item.get_closest_marker("timeout") else 1 if item.get_closest_marker("slow") else 2
+        )
+        rank[item.path] = min(mark, rank.get(item.path, 2))
+    items.sort(key=lambda item: rank[item.path])
 
 
 @pytest.fixture(scope="session")

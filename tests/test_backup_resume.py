@@ -80,6 +80,7 @@ def _kill_while_reading(
         process.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_a_backup_killed_at_random_points_resumes_to_an_equal_project(
     source: tuple[LocalService, Client, Project], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -102,6 +103,7 @@ def test_a_backup_killed_at_random_points_resumes_to_an_equal_project(
         assert_same_project(client, restored, project)
 
 
+@pytest.mark.slow
 def test_a_restore_killed_at_random_points_resumes_to_an_equal_project(
     source: tuple[LocalService, Client, Project], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

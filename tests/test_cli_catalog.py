@@ -210,6 +210,7 @@ def segments_done(checkpoint: Path) -> int:
     return done
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_resumable_export_says_a_rerun_resumes(tmp_path: Path) -> None:
     data = tmp_path / "service"
     rows = 60_000

@@ -9,8 +9,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from frameport import ID, Client, FrameportError, RateLimitError, ServerError, TransportError
+from frameport import (
+    ID,
+    Client,
+    FrameportError,
+    RateLimitError,
+    RetryPolicy,
+    ServerError,
+    TransportError,
+)
 from frameport.local import LocalService
+
+SHORT_BACKOFF = RetryPolicy(backoff=0.01, backoff_max=0.1)
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +32,8 @@ def faulty_service() -> Iterator[LocalService]:
 def test_idempotent_calls_survive_injected_faults(faulty_service: LocalService) -> None:
     svc = faulty_service
     created: list[str] = []
-    with Client(svc.endpoint, svc.project, key=svc.key) as client:
+    # The default retries with short backoffs: what is tested is that each call survives.
+    with Client(svc.endpoint, svc.project, key=svc.key, retries=SHORT_BACKOFF) as client:
         for _ in range(30):
             user_id = ID.unique()
             user = client._request_json(

@@ -10,11 +10,15 @@ because one of those extensions renames the modules of the exported classes' met
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import frameport
 import frameport.local
@@ -29,9 +33,11 @@ PUBLIC_MODULES = {
 }
 PUBLIC_NAMES = [f"{module}.{name}" for module, names in PUBLIC_MODULES.items() for name in names]
 
-# Prints, as JSON, the public paths among argv[1:] (and their classes' public members) that
-# have no docstring once griffe has loaded the package as the documentation build does.
-FIND_UNDOCUMENTED = """
+# Prints, as JSON, what the API reference shows once griffe has loaded the package as the
+# documentation build does: "missing", the public paths among argv[1:] (and their classes'
+# public members) that have no docstring; "returns", the return types of some sync methods;
+# "awaiting", the members of the sync classes whose docstring awaits anything.
+REFERENCE_FINDINGS = """
 import json, sys, warnings
 import griffe
 
@@ -54,40 +60,6 @@ for path in sys.argv[1:]:
                 continue
             if not documented(member):
                 missing.append(f"{path}.{name}")
-print(json.dumps(missing))
-"""
-
-
-def undocumented(paths: list[str]) -> list[str]:
-    found = subprocess.run(
-        [sys.executable, "-c", FIND_UNDOCUMENTED, *paths],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    missing: list[str] = json.loads(found.stdout)
-    return missing
-
-
-def test_every_public_name_has_a_docstring() -> None:
-    assert undocumented(PUBLIC_NAMES) == []
-
-
-def test_every_public_name_is_in_the_reference() -> None:
-    text = "\n".join(page.read_text(encoding="utf-8") for page in REFERENCE.glob("*.md"))
-    rendered = set(re.findall(r"^::: (\S+)$", text, flags=re.MULTILINE))
-    assert sorted(set(PUBLIC_NAMES) - rendered) == []
-    assert sorted(rendered - set(PUBLIC_NAMES)) == []  # the reference shows no private module
-
-
-# Prints, as JSON, what the API reference shows of some sync methods: their return types and
-# whether a docstring of a sync class awaits anything.
-SYNC_SIGNATURES = """
-import json, warnings
-import griffe
-
-warnings.simplefilter("ignore", DeprecationWarning)
-hooks = "docs/hooks/griffe_docstrings.py"
-extensions = griffe.load_extensions(f"{hooks}:PublicMembers", f"{hooks}:SourceDocstrings")
-package = griffe.load("frameport", force_inspection=True, extensions=extensions)
 shown = {
     path: str(package[path].returns)
     for path in ("Client.table", "Client.create_bucket", "TableQuery.where", "Table.iter_batches")
@@ -100,23 +72,53 @@ awaiting = [
     and member.docstring is not None
     and "await " in member.docstring.value
 ]
-print(json.dumps({"returns": shown, "awaiting": awaiting}))
+print(json.dumps({"missing": missing, "returns": shown, "awaiting": awaiting}))
 """
 
 
-def test_the_reference_shows_the_sync_types_and_no_await() -> None:
+def read_findings() -> dict[str, Any]:
     found = subprocess.run(
-        [sys.executable, "-c", SYNC_SIGNATURES],
+        [sys.executable, "-c", REFERENCE_FINDINGS, *PUBLIC_NAMES],
         cwd=REPO, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    shown = json.loads(found.stdout)
-    assert shown["returns"] == {
+    shown: dict[str, Any] = json.loads(found.stdout)
+    return shown
+
+
+@pytest.fixture(scope="session")
+def findings(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Any]:
+    """What the reference shows, read once for the run (loading the package takes long): the
+    first xdist worker to need it reads it, the others find it in the run's temporary root."""
+    if worker_id == "master":
+        return read_findings()
+    shared = tmp_path_factory.getbasetemp().parent / "reference-findings.json"
+    with (shared.parent / "reference-findings.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not shared.exists():
+            shared.write_text(json.dumps(read_findings()))
+        cached: dict[str, Any] = json.loads(shared.read_text())
+        return cached
+
+
+def test_every_public_name_has_a_docstring(findings: dict[str, Any]) -> None:
+    assert findings["missing"] == []
+
+
+def test_every_public_name_is_in_the_reference() -> None:
+    text = "\n".join(page.read_text(encoding="utf-8") for page in REFERENCE.glob("*.md"))
+    rendered = set(re.findall(r"^::: (\S+)$", text, flags=re.MULTILINE))
+    assert sorted(set(PUBLIC_NAMES) - rendered) == []
+    assert sorted(rendered - set(PUBLIC_NAMES)) == []  # the reference shows no private module
+
+
+def test_the_reference_shows_the_sync_types_and_no_await(findings: dict[str, Any]) -> None:
+    assert findings["returns"] == {
         "Client.table": "Table",
         "Client.create_bucket": "Bucket",
         "TableQuery.where": "TableQuery",
         "Table.iter_batches": "Iterator[pd.DataFrame | pa.RecordBatch]",
     }
-    assert shown["awaiting"] == []
+    assert findings["awaiting"] == []
 
 
 SERVICE_INTERFACE = REFERENCE / "service-interface.md"

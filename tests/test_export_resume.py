@@ -60,6 +60,7 @@ def _checkpoint(target: Path) -> dict[str, object] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+@pytest.mark.slow
 def test_an_export_killed_at_random_points_resumes_to_the_uninterrupted_file(
     service: LocalService, people: Table, tmp_path: Path
 ) -> None:

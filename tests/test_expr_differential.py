@@ -549,9 +549,12 @@ class Case:
         printer.text(repr(self))
 
 
-CASES = st.one_of(
-    [st.builds(Case, st.just(table), filters(vocab)) for table, vocab in enumerate(VOCABULARIES)]
-)
+#: The cases of each table: a test runs once per table (its examples shared out evenly), so
+#: xdist can spread the tables over its workers.
+CASES = [
+    st.builds(Case, st.just(table), filters(vocab)) for table, vocab in enumerate(VOCABULARIES)
+]
+EACH_TABLE = pytest.mark.parametrize("index", range(len(CASES)))
 
 
 # the service -------------------------------------------------------------------------------
@@ -609,10 +612,14 @@ def test_tables_read_back_as_loaded(loaded: list[LoadedTable]) -> None:
 
 
 @LONG_RUN
-@settings(DIFFERENTIAL, max_examples=WHERE_EXAMPLES)
-@given(case=CASES)
-def test_where_returns_the_rows_pandas_query_keeps(loaded: list[LoadedTable], case: Case) -> None:
-    table, frame = loaded[case.table].table, loaded[case.table].frame
+@EACH_TABLE
+@settings(DIFFERENTIAL, max_examples=WHERE_EXAMPLES // len(CASES))
+@given(data=st.data())
+def test_where_returns_the_rows_pandas_query_keeps(
+    loaded: list[LoadedTable], index: int, data: st.DataObject
+) -> None:
+    case = data.draw(CASES[index], label="case")
+    table, frame = loaded[index].table, loaded[index].frame
     text, variables = case.filter.text()
     expected = frame.query(text, local_dict=variables)
     query = table.where(case.filter.expr)
@@ -626,12 +633,14 @@ def test_where_returns_the_rows_pandas_query_keeps(loaded: list[LoadedTable], ca
 
 
 @LONG_RUN
-@settings(DIFFERENTIAL, max_examples=QUERY_EXAMPLES)
-@given(case=CASES)
+@EACH_TABLE
+@settings(DIFFERENTIAL, max_examples=QUERY_EXAMPLES // len(CASES))
+@given(data=st.data())
 def test_query_strings_return_the_rows_pandas_query_keeps(
-    loaded: list[LoadedTable], case: Case
+    loaded: list[LoadedTable], index: int, data: st.DataObject
 ) -> None:
-    table, frame = loaded[case.table].table, loaded[case.table].frame
+    case = data.draw(CASES[index], label="case")
+    table, frame = loaded[index].table, loaded[index].frame
     text, variables = case.filter.text()
     expected = frame.query(text, local_dict=variables)
     assert_rows(

@@ -85,6 +85,7 @@ def positions_sent(relay: CuttingProxy) -> set[int]:
     return {int(n) for n in re.findall(rb'"n":(\d+)', relay.sent())}
 
 
+@pytest.mark.slow
 def test_a_load_killed_at_random_points_then_resumed_equals_its_source(
     key_client: Client,
     service: LocalService,

@@ -50,8 +50,10 @@ def run_notebook(path: Path, directory: Path) -> nbformat.NotebookNode:
         allow_errors=False,
         store_widget_state=True,
         resources={"metadata": {"path": str(directory)}},
+        shutdown_kernel="immediate",
     )
-    runner.execute()
+    # The kernel is stopped once the notebook ran (nbclient stops only the kernels it made).
+    runner.execute(cleanup_kc=True)
     return notebook
 
 
