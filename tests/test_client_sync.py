@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import pydoc
+import signal
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -415,3 +416,27 @@ def test_iterate_sync_closes_the_async_iterator_early() -> None:
         if number == 2:
             break
     assert closed == [True]
+
+
+def test_an_interrupted_call_lets_its_coroutine_clean_up_before_it_raises() -> None:
+    # A command that returns after Ctrl-C exits at once: the cancelled coroutine must have
+    # finished its cleanup by then, or the process ends with the loop thread still in it.
+    cleaned = threading.Event()
+
+    async def slow_with_cleanup() -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            await asyncio.sleep(0.3)
+            cleaned.set()
+
+    main = threading.main_thread().ident
+    assert main is not None and threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT)).start()
+        with pytest.raises(KeyboardInterrupt):
+            run_sync(slow_with_cleanup())
+        assert cleaned.is_set()
+    finally:
+        signal.signal(signal.SIGINT, previous)

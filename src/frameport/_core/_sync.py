@@ -89,7 +89,8 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     """Run `awaitable` on frameport's loop thread and return its result (or raise its error).
 
     Works from any thread, including one whose own event loop is running. If the caller is
-    interrupted (KeyboardInterrupt in a notebook), the coroutine is cancelled.
+    interrupted (KeyboardInterrupt in a notebook, Ctrl-C in a command), the coroutine is
+    cancelled, and its cleanup given up to `CANCEL_GRACE` seconds before the error goes on.
     """
     loop = event_loop()
     if threading.current_thread() is _thread:
@@ -99,11 +100,16 @@ def run_sync(awaitable: Awaitable[T]) -> T:
             "A synchronous frameport call was made from frameport's own event loop; "
             "await the async API (AsyncClient) there instead."
         )
-    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), loop)
+    started, finished = threading.Event(), threading.Event()
+    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable, started, finished), loop)
     try:
         return future.result()
     except BaseException:
         future.cancel()
+        # The coroutine's cleanup runs before the caller goes on: a command that returns
+        # after Ctrl-C would otherwise exit while the loop thread is still inside Arrow.
+        if started.is_set():
+            finished.wait(CANCEL_GRACE)
         raise
 
 
@@ -112,8 +118,18 @@ def on_loop_thread() -> bool:
     return threading.current_thread() is _thread
 
 
-async def _as_coroutine(awaitable: Awaitable[T]) -> T:
-    return await awaitable
+CANCEL_GRACE = 5.0
+"""Seconds an interrupted call waits for its cancelled coroutine to clean up."""
+
+
+async def _as_coroutine(
+    awaitable: Awaitable[T], started: threading.Event, finished: threading.Event
+) -> T:
+    started.set()
+    try:
+        return await awaitable
+    finally:
+        finished.set()
 
 
 def iterate_sync(iterator: AsyncIterator[T]) -> Iterator[T]:
