@@ -220,9 +220,10 @@ def test_ctrl_c_during_a_resumable_export_says_a_rerun_resumes(tmp_path: Path) -
         )
     target = tmp_path / "people.parquet"
     checkpoint = tmp_path / ".people.parquet.resume"
-    # Each page takes most of a second to arrive, so when the first segment is recorded the
-    # others still have pages to come (they run ahead of the writer by two pages at most).
-    with LocalService(data_dir=data, latency=50, bandwidth=20) as far:
+    # Each page takes a second or more to arrive, so when the first segment is recorded the
+    # others still have pages to come (they run ahead of the writer by two pages at most),
+    # also on a busy machine, where the export must not finish before Ctrl-C reaches it.
+    with LocalService(data_dir=data, latency=50, bandwidth=8) as far:
         env = {
             **os.environ,
             "FRAMEPORT_ENDPOINT": far.endpoint,
