@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar, Un
 
 import httpx
 
-from ._backup import BackupReport, RestoreReport, Selection
+from ._backup import BackupReport, Selection
 from ._backup import backup as backup_project
 from ._backup import restore as restore_project
 from ._catalog import list_buckets, list_databases, list_tables
@@ -53,7 +53,6 @@ from ._exceptions import (
 from ._functions import AsyncFunction, Function, create_function
 from ._storage import AsyncBucket, Bucket, create_bucket
 from ._tables import AsyncTable, Table, create_database, create_table, drop_database
-from ._tables.writes import OnConflict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -418,35 +417,7 @@ class AsyncClient:
         selection = Selection(databases, buckets, functions)
         return await backup_project(self._connection, target, selection, lag=lag, progress=progress)
 
-    async def restore(
-        self,
-        source: str | os.PathLike[str],
-        snapshot: str | None = None,
-        dry_run: bool = False,
-        on_conflict: OnConflict = "fail",
-        *,
-        progress: bool | None = None,
-    ) -> RestoreReport:
-        """Restore a snapshot of the archive at `source` (default: its newest) into this
-        project: databases, tables, columns, indexes, rows, buckets, files and functions,
-        with their IDs and permissions. The archive is verified first: a missing or altered
-        file refuses the restore (`ArchiveError` names it). A row or file whose ID is taken
-        follows `on_conflict`: ``"fail"`` raises `ConflictError`, ``"skip"`` keeps the
-        destination's, ``"replace"`` replaces it; the report counts each case and lists
-        every item the service rejected. `dry_run` writes nothing and returns the plan (what
-        would be created, and what conflicts: `RestoreReport.plan`, printed by `summary`).
-        Run again after a crash, a restore goes on where it stopped.
-
-        >>> print(other.restore("backups/crm", dry_run=True).summary())  # doctest: +SKIP
-        """
-        return await restore_project(
-            self._connection,
-            source,
-            snapshot=snapshot,
-            dry_run=dry_run,
-            on_conflict=on_conflict,
-            progress=progress,
-        )
+    restore = _with_connection(restore_project)
 
     # -- lifecycle -------------------------------------------------------------------------------
 

@@ -100,29 +100,34 @@ def index_definition(model: Record, columns_key: str) -> JsonObject:
 async def restore(
     requester: Requester,
     source: str | os.PathLike[str],
-    *,
     snapshot: str | None = None,
     dry_run: bool = False,
     on_conflict: OnConflict = "fail",
+    *,
     progress: bool | None = None,
 ) -> RestoreReport:
-    """Restore a snapshot of the archive at `source` (default: its newest) into the project:
-    checked first (see `_verify`), and not again once a run finished it (see `Checkpoint`)."""
+    """Restore a snapshot of the archive at `source` (default: its newest) into this
+    project: databases, tables, columns, indexes, rows, buckets, files and functions,
+    with their IDs and permissions. The archive is verified first: a missing or altered
+    file refuses the restore (`ArchiveError` names it). A row or file whose ID is taken
+    follows `on_conflict`: ``"fail"`` raises `ConflictError`, ``"skip"`` keeps the
+    destination's, ``"replace"`` replaces it; the report counts each case and lists
+    every item the service rejected. `dry_run` writes nothing and returns the plan (what
+    would be created, and what conflicts: `RestoreReport.plan`, printed by `summary`).
+    Run again after a crash, a restore goes on where it stopped.
+
+    >>> print(other.restore("backups/crm", dry_run=True).summary())  # doctest: +SKIP
+    """
     rule = check_on_conflict(on_conflict)
     archive = Archive.open(source)
     checked = checked_snapshot(archive, snapshot)
-    checkpoint = Checkpoint(None)
+    checkpoint = Checkpoint(None)  # a dry run keeps none, nor does a copy
     if not dry_run:
         checkpoint = Checkpoint.for_restore(
             requester, archive.label, checked.snapshot, checked.digest, rule
         )
     return await _apply(
-        requester,
-        ArchiveSource(archive, checked),
-        on_conflict=rule,
-        dry_run=dry_run,
-        checkpoint=checkpoint,
-        progress=progress,
+        requester, ArchiveSource(archive, checked), rule, dry_run, checkpoint, progress
     )
 
 
@@ -138,31 +143,23 @@ async def copy_project(
     """Copy the chosen part of the project of `source` into `destination`."""
     rule = check_on_conflict(on_conflict)
     live = await ServiceSource.make(source, selection)
-    return await _apply(
-        destination,
-        live,
-        on_conflict=rule,
-        dry_run=dry_run,
-        checkpoint=Checkpoint(None),
-        progress=progress,
-    )
+    return await _apply(destination, live, rule, dry_run, Checkpoint(None), progress)
 
 
 async def _apply(
     destination: Requester,
     source: ProjectSource,
-    *,
     on_conflict: OnConflict,
     dry_run: bool,
     checkpoint: Checkpoint,
-    progress: bool | None = None,
+    progress: bool | None,
 ) -> RestoreReport:
     """Put `source`'s project into `destination`; see the module docstring."""
     started = time.perf_counter()
     existing = Destination(destination)
     await existing.read(source.project)
     checkpoint.keep_what_exists(existing)
-    if checkpoint.finished:  # a dry run keeps no checkpoint
+    if checkpoint.finished:
         return RestoreReport(source.label, source.snapshot, dry_run, already_done=True)
     report = RestoreReport(source.label, source.snapshot, dry_run, resumed=checkpoint.resumed)
     report.plan = await _plan(existing, source)

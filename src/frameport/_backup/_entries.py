@@ -4,8 +4,9 @@ snapshot's `Plan` (with the `ProjectRecords` it fixed), its `Manifest` (database
 their code) and its `Hashes`. The service's own records (a database, table, bucket, file,
 function or deployment) are kept as it sent them (`Record`).
 
-Reading one checks it first: each entry a restore or `verify` uses is there and of its kind,
-each ID one the service takes. What is not raises `Misshapen` naming its place:
+Reading one checks it first, field by field as its type says (`_read`): each entry a
+restore or `verify` uses is there and of its kind, each ID one the service takes. What is
+not raises `Misshapen` naming its place:
 
 >>> Manifest.from_json({"format": 1, "snapshot": "s", "databases": "x"})
 Traceback (most recent call last):
@@ -15,8 +16,10 @@ frameport._backup._entries.Misshapen: databases is not a list
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import MISSING, Field, asdict, dataclass, fields
+from functools import cache
+from types import UnionType
+from typing import Any, Self, TypeVar, get_args, get_origin, get_type_hints
 
 from .._core._ids import is_valid_id
 from .._core._json import JsonObject
@@ -43,10 +46,11 @@ class _Json:
     where: str = ""
 
     @classmethod
-    def top(cls, value: object) -> _Json:
+    def at(cls, value: object, where: str = "") -> _Json:
+        """`value`, which must be an object, found at `where` (``databases[0]``)."""
         if not isinstance(value, dict):
-            raise Misshapen("it is not a JSON object")
-        return cls(value)
+            raise Misshapen(f"{where} is not an object" if where else "it is not a JSON object")
+        return cls(value, f"{where}." if where else "")
 
     def get(self, key: str) -> Any:
         return self.data.get(key)
@@ -57,30 +61,14 @@ class _Json:
         return self.data[key]
 
     def object(self, key: str) -> _Json:
-        value = self.field(key)
-        if not isinstance(value, dict):
-            raise Misshapen(f"{self.where}{key} is not an object")
-        return _Json(value, f"{self.where}{key}.")
-
-    def optional(self, key: str) -> _Json | None:
-        """The object `key`, if it is there and not null."""
-        return None if self.data.get(key) is None else self.object(key)
+        return _Json.at(self.field(key), f"{self.where}{key}")
 
     def objects(self, key: str) -> list[_Json]:
         """The objects of the list `key`, each with its place (``key[i].``)."""
         value = self.field(key)
         if not isinstance(value, list):
             raise Misshapen(f"{self.where}{key} is not a list")
-        found = []
-        for index, item in enumerate(value):
-            if not isinstance(item, dict):
-                raise Misshapen(f"{self.where}{key}[{index}] is not an object")
-            found.append(_Json(item, f"{self.where}{key}[{index}]."))
-        return found
-
-    def dicts(self, key: str) -> tuple[Record, ...]:
-        """The objects of the list `key`, as they are."""
-        return tuple(dict(item.data) for item in self.objects(key))
+        return [_Json.at(item, f"{self.where}{key}[{i}]") for i, item in enumerate(value)]
 
     def text(self, key: str) -> str:
         value = self.field(key)
@@ -88,18 +76,66 @@ class _Json:
             raise Misshapen(f"{self.where}{key} is not text")
         return value
 
-    def record(self, key: str = "record") -> Record:
-        """The service's record `key`, its ``$id`` one the service takes."""
-        record = self.object(key)
-        if not is_valid_id(record.field("$id")):
-            raise Misshapen(f"{record.where}$id is not an ID")
-        return dict(record.data)
+    def count(self, key: str) -> int:
+        value = self.field(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise Misshapen(f"{self.where}{key} is not a count")
+        return value
 
-    def hashes(self, key: str) -> dict[str, FileHash]:
+    def record(self) -> Record:
+        """The object as a service's record, its ``$id`` one the service takes."""
+        if not is_valid_id(self.field("$id")):
+            raise Misshapen(f"{self.where}$id is not an ID")
+        return dict(self.data)
+
+
+_E = TypeVar("_E", bound="_Entry")
+
+
+@cache
+def _fields(cls: type[_Entry]) -> list[tuple[Field[Any], Any]]:
+    """The fields of the entry class `cls`, each with its type."""
+    hints = get_type_hints(cls)
+    return [(item, hints[item.name]) for item in fields(cls)]  # type: ignore[arg-type]
+
+
+def _read(cls: type[_E], entry: _Json) -> _E:
+    """The entry `cls` from its JSON object, each field read as its type says: a field that
+    may be None, or has a default, may be missing or null."""
+    values: dict[str, Any] = {}
+    for item, hint in _fields(cls):  # type: ignore[arg-type]  # (a class is hashable)
+        optional = get_origin(hint) is UnionType
+        if entry.get(item.name) is None and (optional or item.default is not MISSING):
+            values[item.name] = None if item.default is MISSING else item.default
+        else:
+            values[item.name] = _typed(get_args(hint)[0] if optional else hint, entry, item.name)
+    made = cls(**values)
+    made.check(entry)
+    return made
+
+
+def _typed(hint: Any, entry: _Json, key: str) -> Any:
+    """The value `key` of `entry`, read as the type `hint` says."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is str:
+        return entry.text(key)
+    if hint is int:
+        return entry.count(key)
+    if origin is tuple:
+        return tuple(_item(args[0], item) for item in entry.objects(key))
+    if origin is dict and args[1] is FileHash:
         return {
-            name: FileHash.from_json(entry, f"{self.where}{key}[{name!r}]")
-            for name, entry in self.object(key).data.items()
+            name: _read(FileHash, _Json.at(value, f"{entry.where}{key}[{name!r}]"))
+            for name, value in entry.object(key).data.items()
         }
+    return _item(hint, entry.object(key))
+
+
+def _item(hint: Any, entry: _Json) -> Any:
+    """The object `entry` as the type `hint`: an entry, a service's record or a plain object."""
+    if isinstance(hint, type) and issubclass(hint, _Entry):
+        return _read(hint, entry)
+    return entry.record() if get_args(hint) == (str, Any) else dict(entry.data)
 
 
 def _json_object(items: list[tuple[str, Any]]) -> JsonObject:
@@ -117,9 +153,16 @@ class _Entry:
 
     __slots__ = ()
 
+    @classmethod
+    def from_json(cls, value: object) -> Self:
+        return _read(cls, _Json.at(value))
+
     def to_json(self) -> JsonObject:
         data: JsonObject = asdict(self, dict_factory=_json_object)  # type: ignore[call-overload]
         return data
+
+    def check(self, entry: _Json) -> None:
+        """Check what its fields' types do not say (`entry`: its JSON)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,17 +171,6 @@ class FileHash(_Entry):
 
     sha256: str
     bytes: int
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> FileHash:
-        if not isinstance(value, dict):
-            raise Misshapen(f"{where} is not an object")
-        entry = _Json(value, f"{where}.")
-        sha256 = entry.text("sha256")
-        size = entry.field("bytes")
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise Misshapen(f"{where}.bytes is not a size")
-        return cls(sha256, size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +182,6 @@ class FilePart(_Entry):
     rows: int | None = None
     sha256: str | None = None
     bytes: int | None = None
-
-    @classmethod
-    def from_json(cls, entry: _Json) -> FilePart:
-        return cls(entry.text("path"), entry.get("rows"), entry.get("sha256"), entry.get("bytes"))
 
     @property
     def hash(self) -> FileHash:
@@ -169,17 +197,6 @@ class Layer(_Entry):
     held: FilePart | None = None
     snapshot: str | None = None
 
-    @classmethod
-    def from_json(cls, entry: _Json) -> Layer:
-        rows = FilePart.from_json(entry.object("rows"))
-        gone, held = (entry.optional(part) for part in ("gone", "held"))
-        return cls(
-            rows,
-            None if gone is None else FilePart.from_json(gone),
-            None if held is None else FilePart.from_json(held),
-            entry.get("snapshot"),
-        )
-
     @property
     def parts(self) -> list[FilePart]:
         """Its rows and its gone ``$id``s (what a restore reads)."""
@@ -193,21 +210,6 @@ class WrittenLayer(_Entry):
 
     layer: Layer
     rows: int
-
-    @classmethod
-    def from_json(cls, value: object) -> WrittenLayer:
-        entry = _Json.top(value)
-        return cls(Layer.from_json(entry.object("layer")), int(entry.field("rows")))
-
-
-def _table_record(entry: _Json) -> Record:
-    record = entry.record()
-    for key in ("columns", "indexes"):
-        if key in record:
-            for item in entry.object("record").objects(key):
-                item.text("key")
-                item.text("type")
-    return record
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,31 +225,20 @@ class TableEntry(_Entry):
     time: str | None = None
     content_hash: str | None = None
 
-    @classmethod
-    def from_json(cls, entry: _Json) -> TableEntry:
-        record = _table_record(entry)
-        layers = tuple(Layer.from_json(layer) for layer in entry.objects("layers"))
-        if not layers:
+    def check(self, entry: _Json) -> None:
+        if not self.layers:
             raise Misshapen(f"{entry.where}layers is empty")
-        return cls(
-            record,
-            layers,
-            int(entry.get("rows") or 0),
-            entry.get("bound"),
-            entry.get("time"),
-            entry.get("content_hash"),
-        )
+        record = entry.object("record")
+        for key in ("columns", "indexes"):
+            for item in record.objects(key) if key in record.data else []:
+                item.text("key")
+                item.text("type")
 
 
 @dataclass(frozen=True, slots=True)
 class DatabaseEntry(_Entry):
     record: Record
     tables: tuple[TableEntry, ...]
-
-    @classmethod
-    def from_json(cls, entry: _Json) -> DatabaseEntry:
-        record = entry.record()
-        return cls(record, tuple(TableEntry.from_json(t) for t in entry.objects("tables")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,19 +248,11 @@ class FileEntry(_Entry):
     record: Record
     path: str
 
-    @classmethod
-    def from_json(cls, entry: _Json) -> FileEntry:
-        return cls(entry.record(), entry.text("path"))
-
 
 @dataclass(frozen=True, slots=True)
 class BucketEntry(_Entry):
     record: Record
     files: tuple[FileEntry, ...]
-
-    @classmethod
-    def from_json(cls, entry: _Json) -> BucketEntry:
-        return cls(entry.record(), tuple(FileEntry.from_json(f) for f in entry.objects("files")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,13 +263,8 @@ class FunctionEntry(_Entry):
     deployment: Record | None = None
     path: str | None = None
 
-    @classmethod
-    def from_json(cls, entry: _Json) -> FunctionEntry:
-        record = entry.record()
+    def check(self, entry: _Json) -> None:
         entry.object("record").text("runtime")
-        if entry.field("deployment") is None:
-            return cls(record)
-        return cls(record, dict(entry.object("deployment").data), entry.text("path"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,20 +286,9 @@ class ProjectRecords(_Entry):
     """What a project holds (see `_project`): its databases with their tables, its buckets
     with their files, and its functions with their active deployment."""
 
-    databases: tuple[DatabaseRecords, ...] = ()
-    buckets: tuple[BucketRecords, ...] = ()
-    functions: tuple[FunctionEntry, ...] = ()
-
-    @classmethod
-    def from_json(cls, entry: _Json) -> ProjectRecords:
-        databases = (
-            DatabaseRecords(d.record(), d.dicts("tables")) for d in entry.objects("databases")
-        )
-        buckets = (BucketRecords(b.record(), b.dicts("files")) for b in entry.objects("buckets"))
-        functions = (
-            FunctionEntry(f.record(), f.get("deployment")) for f in entry.objects("functions")
-        )
-        return cls(tuple(databases), tuple(buckets), tuple(functions))
+    databases: tuple[DatabaseRecords, ...]
+    buckets: tuple[BucketRecords, ...]
+    functions: tuple[FunctionEntry, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,19 +307,6 @@ class Plan(_Entry):
     bounds: dict[str, int | None]
     format: int = FORMAT
 
-    @classmethod
-    def from_json(cls, value: object) -> Plan:
-        entry = _Json.top(value)
-        return cls(
-            entry.text("snapshot"),
-            entry.get("base"),
-            entry.get("time"),
-            dict(entry.object("service").data),
-            entry.field("selection"),
-            ProjectRecords.from_json(entry.object("project")),
-            dict(entry.object("bounds").data),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class Manifest(_Entry):
@@ -360,31 +314,21 @@ class Manifest(_Entry):
     every file it needs to its SHA-256 and size."""
 
     snapshot: str
-    databases: tuple[DatabaseEntry, ...] = ()
-    buckets: tuple[BucketEntry, ...] = ()
-    functions: tuple[FunctionEntry, ...] = ()
-    files: dict[str, FileHash] = field(default_factory=dict)
+    databases: tuple[DatabaseEntry, ...]
+    buckets: tuple[BucketEntry, ...]
+    functions: tuple[FunctionEntry, ...]
+    files: dict[str, FileHash]
     base: str | None = None
     time: str | None = None
     service: dict[str, str | None] | None = None
     selection: Selected | None = None
     format: int = FORMAT
 
-    @classmethod
-    def from_json(cls, value: object) -> Manifest:
-        entry = _Json.top(value)
-        snapshot = entry.text("snapshot")
-        return cls(
-            snapshot,
-            tuple(DatabaseEntry.from_json(d) for d in entry.objects("databases")),
-            tuple(BucketEntry.from_json(b) for b in entry.objects("buckets")),
-            tuple(FunctionEntry.from_json(f) for f in entry.objects("functions")),
-            entry.hashes("files"),
-            entry.get("base"),
-            entry.get("time"),
-            entry.get("service"),
-            entry.get("selection"),
-        )
+    def check(self, entry: _Json) -> None:
+        """A function with code names it (its plan's records, which are alike, do not)."""
+        for function, item in zip(self.functions, entry.objects("functions"), strict=True):
+            if function.deployment is not None:
+                item.text("path")
 
     def tables(self) -> list[tuple[Record, TableEntry]]:
         """(database record, table entry) of every table."""
@@ -429,7 +373,3 @@ class Hashes(_Entry):
 
     files: dict[str, FileHash]
     format: int = FORMAT
-
-    @classmethod
-    def from_json(cls, value: object) -> Hashes:
-        return cls(_Json.top(value).hashes("files"))
