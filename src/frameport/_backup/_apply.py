@@ -23,7 +23,7 @@ import os
 import time
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,7 +42,7 @@ from .._tables.read import QuerySpec, TableRead
 from .._tables.writes import OnConflict, check_on_conflict, write_batches
 from ._archive import Archive
 from ._destination import Checkpoint, Destination
-from ._entries import BucketRecords, FunctionEntry, ProjectRecords, Record
+from ._entries import BucketEntry, FunctionEntry, ProjectRecords, Record
 from ._project import Selection
 from ._report import RestoreReport, TableOutcome
 from ._sources import ArchiveSource, ServiceSource
@@ -126,9 +126,8 @@ async def restore(
         checkpoint = Checkpoint.for_restore(
             requester, archive.label, checked.snapshot, checked.digest, rule
         )
-    return await _apply(
-        requester, ArchiveSource(archive, checked), rule, dry_run, checkpoint, progress
-    )
+    run = RestoreRun(requester, ArchiveSource(archive, checked), rule, checkpoint, progress)
+    return await run.run(dry_run)
 
 
 async def copy_project(
@@ -143,34 +142,7 @@ async def copy_project(
     """Copy the chosen part of the project of `source` into `destination`."""
     rule = check_on_conflict(on_conflict)
     live = await ServiceSource.make(source, selection)
-    return await _apply(destination, live, rule, dry_run, Checkpoint(None), progress)
-
-
-async def _apply(
-    destination: Requester,
-    source: ProjectSource,
-    on_conflict: OnConflict,
-    dry_run: bool,
-    checkpoint: Checkpoint,
-    progress: bool | None,
-) -> RestoreReport:
-    """Put `source`'s project into `destination`; see the module docstring."""
-    started = time.perf_counter()
-    existing = Destination(destination)
-    await existing.read(source.project)
-    checkpoint.keep_what_exists(existing)
-    if checkpoint.finished:
-        return RestoreReport(source.label, source.snapshot, dry_run, already_done=True)
-    report = RestoreReport(source.label, source.snapshot, dry_run, resumed=checkpoint.resumed)
-    report.plan = await _plan(existing, source)
-    if dry_run:
-        return report
-    run = RestoreRun(destination, source, existing, on_conflict, checkpoint, report, progress)
-    await run.run()
-    report.not_kept = list(NOT_KEPT)
-    report.seconds = time.perf_counter() - started
-    checkpoint.finish()
-    return report
+    return await RestoreRun(destination, live, rule, Checkpoint(None), progress).run(dry_run)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,11 +225,6 @@ _BUCKET_SETTINGS = {
 }
 
 
-def file_step_resumed(checkpoint: Checkpoint, step: str) -> bool:
-    """Whether a killed run had started uploading this file (it is then this restore's)."""
-    return f"{step} started" in checkpoint.done
-
-
 async def _same_file(bucket: AsyncBucket, record: Record) -> bool:
     try:
         there = await bucket.get(record["$id"])
@@ -274,24 +241,42 @@ class RestoreRun:
 
     requester: Requester
     source: ProjectSource
-    existing: Destination
     on_conflict: OnConflict
     checkpoint: Checkpoint
-    report: RestoreReport
     progress: bool | None
+    existing: Destination = field(init=False)
+    report: RestoreReport = field(init=False)
 
-    async def run(self) -> None:
-        """Every step, in the service's order (see the module docstring)."""
-        for database in self.source.project.databases:
+    async def run(self, dry_run: bool) -> RestoreReport:
+        """Every step, in the service's order (see the module docstring); a dry run, and a
+        run a checkpoint says is finished, only say what they would do."""
+        started = time.perf_counter()
+        source, checkpoint = self.source, self.checkpoint
+        self.existing = Destination(self.requester)
+        await self.existing.read(source.project)
+        checkpoint.keep_what_exists(self.existing)
+        if checkpoint.finished:
+            return RestoreReport(source.label, source.snapshot, dry_run, already_done=True)
+        self.report = RestoreReport(
+            source.label, source.snapshot, dry_run, resumed=checkpoint.resumed
+        )
+        self.report.plan = await _plan(self.existing, source)
+        if dry_run:
+            return self.report
+        for database in source.project.databases:
             await self.database(database.record)
             for table in database.tables:
                 location = TableLocation(database.record["$id"], table["$id"])
                 await self.table(location, table)
                 await self.rows(location)
-        for bucket in self.source.project.buckets:
+        for bucket in source.project.buckets:
             await self.bucket(bucket)
-        for function in self.source.project.functions:
+        for function in source.project.functions:
             await self.function(function)
+        self.report.not_kept = list(NOT_KEPT)
+        self.report.seconds = time.perf_counter() - started
+        checkpoint.finish()
+        return self.report
 
     async def database(self, record: Record) -> None:
         step = f"database {record['$id']}"
@@ -411,7 +396,7 @@ class RestoreRun:
         self.report.rejected.extend(rejected)
         self.checkpoint.mark(step)
 
-    async def bucket(self, bucket: BucketRecords) -> None:
+    async def bucket(self, bucket: BucketEntry[Record]) -> None:
         record = bucket.record
         bucket_id = record["$id"]
         step = f"bucket {bucket_id}"
@@ -437,7 +422,8 @@ class RestoreRun:
             if file_step in self.checkpoint.done:
                 continue
             current = self.existing.files.get(f"{bucket_id}/{file['$id']}")
-            if current is not None and not file_step_resumed(self.checkpoint, file_step):
+            # A file a killed run had started uploading is this restore's.
+            if current is not None and f"{file_step} started" not in self.checkpoint.done:
                 if current.get("signature") == file.get("signature") or self.on_conflict == "skip":
                     self.report.files_skipped += 1
                     self.checkpoint.mark(file_step)

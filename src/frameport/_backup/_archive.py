@@ -136,13 +136,13 @@ class Archive:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def exists(self, name: str) -> bool:
-        return self.filesystem.get_file_info(self.path(name)).type == pafs.FileType.File
-
     def size(self, name: str) -> int | None:
         """The size of the file `name` in bytes, or None when it is missing."""
         info = self.filesystem.get_file_info(self.path(name))
         return info.size if info.type == pafs.FileType.File else None
+
+    def exists(self, name: str) -> bool:
+        return self.size(name) is not None
 
     def folders(self, name: str) -> list[str]:
         """The names of the folders directly inside the folder `name` (none if it is missing)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import MISSING, Field, asdict, dataclass, fields
 from functools import cache
 from types import UnionType
-from typing import Any, Self, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, Generic, Self, TypeVar, get_args, get_origin, get_type_hints
 
 from .._core._ids import is_valid_id
 from .._core._json import JsonObject
@@ -90,6 +90,7 @@ class _Json:
 
 
 _E = TypeVar("_E", bound="_Entry")
+_T = TypeVar("_T")
 
 
 @cache
@@ -99,22 +100,25 @@ def _fields(cls: type[_Entry]) -> list[tuple[Field[Any], Any]]:
     return [(item, hints[item.name]) for item in fields(cls)]  # type: ignore[arg-type]
 
 
-def _read(cls: type[_E], entry: _Json) -> _E:
-    """The entry `cls` from its JSON object, each field read as its type says: a field that
-    may be None, or has a default, may be missing or null."""
+def _read(cls: type[_E], entry: _Json, of: Any = None) -> _E:
+    """The entry `cls` from its JSON object, each field read as its type says (`of`: the
+    type of its items, for a database's or bucket's): a field that may be None, or has a
+    default, may be missing or null."""
     values: dict[str, Any] = {}
     for item, hint in _fields(cls):  # type: ignore[arg-type]  # (a class is hashable)
         optional = get_origin(hint) is UnionType
         if entry.get(item.name) is None and (optional or item.default is not MISSING):
             values[item.name] = None if item.default is MISSING else item.default
         else:
-            values[item.name] = _typed(get_args(hint)[0] if optional else hint, entry, item.name)
+            values[item.name] = _typed(
+                get_args(hint)[0] if optional else hint, entry, item.name, of
+            )
     made = cls(**values)
     made.check(entry)
     return made
 
 
-def _typed(hint: Any, entry: _Json, key: str) -> Any:
+def _typed(hint: Any, entry: _Json, key: str, of: Any) -> Any:
     """The value `key` of `entry`, read as the type `hint` says."""
     origin, args = get_origin(hint), get_args(hint)
     if hint is str:
@@ -122,7 +126,8 @@ def _typed(hint: Any, entry: _Json, key: str) -> Any:
     if hint is int:
         return entry.count(key)
     if origin is tuple:
-        return tuple(_item(args[0], item) for item in entry.objects(key))
+        kind = of if isinstance(args[0], TypeVar) else args[0]
+        return tuple(_item(kind, item) for item in entry.objects(key))
     if origin is dict and args[1] is FileHash:
         return {
             name: _read(FileHash, _Json.at(value, f"{entry.where}{key}[{name!r}]"))
@@ -133,8 +138,9 @@ def _typed(hint: Any, entry: _Json, key: str) -> Any:
 
 def _item(hint: Any, entry: _Json) -> Any:
     """The object `entry` as the type `hint`: an entry, a service's record or a plain object."""
-    if isinstance(hint, type) and issubclass(hint, _Entry):
-        return _read(hint, entry)
+    entry_class = get_origin(hint) or hint
+    if isinstance(entry_class, type) and issubclass(entry_class, _Entry):
+        return _read(entry_class, entry, *get_args(hint))
     return entry.record() if get_args(hint) == (str, Any) else dict(entry.data)
 
 
@@ -236,9 +242,11 @@ class TableEntry(_Entry):
 
 
 @dataclass(frozen=True, slots=True)
-class DatabaseEntry(_Entry):
+class DatabaseEntry(_Entry, Generic[_T]):
+    """A database and its tables: their records in a plan, their entries in a manifest."""
+
     record: Record
-    tables: tuple[TableEntry, ...]
+    tables: tuple[_T, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,9 +258,11 @@ class FileEntry(_Entry):
 
 
 @dataclass(frozen=True, slots=True)
-class BucketEntry(_Entry):
+class BucketEntry(_Entry, Generic[_T]):
+    """A bucket and its files: their records in a plan, their entries in a manifest."""
+
     record: Record
-    files: tuple[FileEntry, ...]
+    files: tuple[_T, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,26 +278,12 @@ class FunctionEntry(_Entry):
 
 
 @dataclass(frozen=True, slots=True)
-class DatabaseRecords(_Entry):
-    """A database and its tables' records, as the service describes them."""
-
-    record: Record
-    tables: tuple[Record, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class BucketRecords(_Entry):
-    record: Record
-    files: tuple[Record, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class ProjectRecords(_Entry):
     """What a project holds (see `_project`): its databases with their tables, its buckets
     with their files, and its functions with their active deployment."""
 
-    databases: tuple[DatabaseRecords, ...]
-    buckets: tuple[BucketRecords, ...]
+    databases: tuple[DatabaseEntry[Record], ...]
+    buckets: tuple[BucketEntry[Record], ...]
     functions: tuple[FunctionEntry, ...]
 
 
@@ -314,8 +310,8 @@ class Manifest(_Entry):
     every file it needs to its SHA-256 and size."""
 
     snapshot: str
-    databases: tuple[DatabaseEntry, ...]
-    buckets: tuple[BucketEntry, ...]
+    databases: tuple[DatabaseEntry[TableEntry], ...]
+    buckets: tuple[BucketEntry[FileEntry], ...]
     functions: tuple[FunctionEntry, ...]
     files: dict[str, FileHash]
     base: str | None = None
@@ -359,10 +355,10 @@ class Manifest(_Entry):
         """The records of what the snapshot holds."""
         return ProjectRecords(
             tuple(
-                DatabaseRecords(db.record, tuple(t.record for t in db.tables))
+                DatabaseEntry(db.record, tuple(t.record for t in db.tables))
                 for db in self.databases
             ),
-            tuple(BucketRecords(b.record, tuple(f.record for f in b.files)) for b in self.buckets),
+            tuple(BucketEntry(b.record, tuple(f.record for f in b.files)) for b in self.buckets),
             tuple(FunctionEntry(f.record, f.deployment) for f in self.functions),
         )
 

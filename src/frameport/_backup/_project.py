@@ -21,8 +21,8 @@ from .._core._ids import ID
 from .._core._pages import iter_pages
 from .._core._together import together
 from ._entries import (
-    BucketRecords,
-    DatabaseRecords,
+    BucketEntry,
+    DatabaseEntry,
     FunctionEntry,
     ProjectRecords,
     Record,
@@ -85,50 +85,41 @@ async def _chosen(
 
 async def describe_project(requester: Requester, selection: Selection) -> ProjectRecords:
     """The records of the chosen part of the project (see the module docstring)."""
-    described: list[Any] = await together(
+    databases, buckets, functions = await together(
         [
-            _databases(requester, selection),
-            _buckets(requester, selection),
-            _functions(requester, selection),
+            _chosen(requester, "/tablesdb", "databases", selection.databases, "database"),
+            _chosen(requester, "/storage/buckets", "buckets", selection.buckets, "bucket"),
+            _chosen(requester, "/functions", "functions", selection.functions, "function"),
         ]
     )
-    databases, buckets, functions = described
-    return ProjectRecords(tuple(databases), tuple(buckets), tuple(functions))
-
-
-async def _databases(requester: Requester, selection: Selection) -> list[DatabaseRecords]:
-    chosen = await _chosen(requester, "/tablesdb", "databases", selection.databases, "database")
-
-    async def described(database: Record) -> DatabaseRecords:
-        path = f"/tablesdb/{ID.custom(database['$id'])}/tables"
-        return DatabaseRecords(database, tuple(await list_records(requester, path, "tables")))
-
-    return await together(described(database) for database in chosen)
-
-
-async def _buckets(requester: Requester, selection: Selection) -> list[BucketRecords]:
-    chosen = await _chosen(requester, "/storage/buckets", "buckets", selection.buckets, "bucket")
-
-    async def described(bucket: Record) -> BucketRecords:
-        path = f"/storage/buckets/{ID.custom(bucket['$id'])}/files"
-        files = [
-            record
-            for record in await list_records(requester, path, "files")
-            if record.get("chunksUploaded") == record.get("chunksTotal")  # not half-uploaded
+    described: list[Any] = await together(
+        [
+            together(_database(requester, record) for record in databases),
+            together(_bucket(requester, record) for record in buckets),
+            together(_function(requester, record) for record in functions),
         ]
-        return BucketRecords(bucket, tuple(files))
+    )
+    return ProjectRecords(*(tuple(kind) for kind in described))
 
-    return await together(described(bucket) for bucket in chosen)
+
+async def _database(requester: Requester, database: Record) -> DatabaseEntry[Record]:
+    path = f"/tablesdb/{ID.custom(database['$id'])}/tables"
+    return DatabaseEntry(database, tuple(await list_records(requester, path, "tables")))
 
 
-async def _functions(requester: Requester, selection: Selection) -> list[FunctionEntry]:
-    chosen = await _chosen(requester, "/functions", "functions", selection.functions, "function")
+async def _bucket(requester: Requester, bucket: Record) -> BucketEntry[Record]:
+    path = f"/storage/buckets/{ID.custom(bucket['$id'])}/files"
+    files = [
+        record
+        for record in await list_records(requester, path, "files")
+        if record.get("chunksUploaded") == record.get("chunksTotal")  # not half-uploaded
+    ]
+    return BucketEntry(bucket, tuple(files))
 
-    async def described(function: Record) -> FunctionEntry:
-        deployment = None
-        if function.get("deploymentId"):
-            path = f"/functions/{ID.custom(function['$id'])}/deployments/{function['deploymentId']}"
-            deployment = await requester.request_json("GET", path)
-        return FunctionEntry(function, deployment)
 
-    return await together(described(function) for function in chosen)
+async def _function(requester: Requester, function: Record) -> FunctionEntry:
+    deployment = None
+    if function.get("deploymentId"):
+        path = f"/functions/{ID.custom(function['$id'])}/deployments/{function['deploymentId']}"
+        deployment = await requester.request_json("GET", path)
+    return FunctionEntry(function, deployment)

@@ -412,7 +412,7 @@ class BackupRun:
         digest = await asyncio.to_thread(archive.sha256, name)
         return FileHash(digest, archive.size(name) or 0), downloaded
 
-    async def bucket_files(self) -> tuple[list[BucketEntry], int]:
+    async def bucket_files(self) -> tuple[list[BucketEntry[FileEntry]], int]:
         """Every bucket with its files' entries (contents stored); the files downloaded."""
         limit = asyncio.Semaphore(CONCURRENT_DOWNLOADS)
         buckets = []

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from .._core._together import together
 from .._functions import AsyncFunction
 from .._storage import AsyncBucket
 from .._tables import TableLocation
 from .._tables._system import ALL_SYSTEM
-from .._tables.read import QuerySpec, SequenceRange, TableRead
+from .._tables.read import QuerySpec, SequenceRange, TableRead, table_last_sequence
 from ._archive import Archive
 from ._entries import ProjectRecords
 from ._manifest import table_batches, table_ids
@@ -79,7 +80,10 @@ class ServiceSource:
     """A live project, read as a backup reads it (`make` fixes the bounds)."""
 
     def __init__(
-        self, requester: Requester, project: ProjectRecords, bounds: dict[tuple[str, str], int]
+        self,
+        requester: Requester,
+        project: ProjectRecords,
+        bounds: dict[tuple[str, str], int | None],
     ) -> None:
         self.requester = requester
         self.project = project
@@ -95,22 +99,15 @@ class ServiceSource:
     @classmethod
     async def make(cls, requester: Requester, selection: Selection) -> ServiceSource:
         project = await describe_project(requester, selection)
-        bounds = {}
-        for database in project.databases:
-            for table in database.tables:
-                key = (database.record["$id"], table["$id"])
-                read = await TableRead.make(
-                    requester, TableLocation(*key), QuerySpec(system=ALL_SYSTEM)
-                )
-                ranges = await read.ranges(parts=1)
-                bounds[key] = ranges[-1].upto if ranges else 0
-        return cls(requester, project, bounds)
+        tables = [(d.record["$id"], t["$id"]) for d in project.databases for t in d.tables]
+        lasts = await together(table_last_sequence(requester, TableLocation(*t)) for t in tables)
+        return cls(requester, project, dict(zip(tables, lasts, strict=True)))
 
     async def _read(self, database_id: str, table_id: str) -> TableRead:
         read = await TableRead.make(
             self.requester, TableLocation(database_id, table_id), QuerySpec(system=ALL_SYSTEM)
         )
-        bound = self._bounds[(database_id, table_id)]
+        bound = self._bounds[(database_id, table_id)] or 0
         return read.narrowed(*SequenceRange(0, bound).queries(read.member))
 
     async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:

@@ -171,9 +171,8 @@ def verify(target: str | os.PathLike[str], snapshot: str | None = None) -> Verif
     """Check the files of `snapshot` (default: of every complete snapshot) of the archive at
     `target`."""
     archive = Archive.open(target)
-    chosen = snapshot_ids(archive) if snapshot is None else [chosen_snapshot(archive, snapshot)]
-    if not chosen:
-        raise ArchiveError(f"{archive.label} holds no complete snapshot; back up into it first.")
+    one = chosen_snapshot(archive, snapshot)  # raises when there is none
+    chosen = snapshot_ids(archive) if snapshot is None else [one]
     findings, _ = _check(archive, chosen)
     return findings.report(chosen)
 
