@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -56,29 +58,33 @@ def add_place_arguments(parser: argparse.ArgumentParser) -> None:
 NOTHING_CHANGED = "nothing was changed"
 
 
-def add_client_command(
+@contextmanager
+def client_command(
     commands: Any,
     name: str,
     job: Callable[[Connection, argparse.Namespace], str],
     *,
-    kept: Callable[[argparse.Namespace], str] = lambda args: NOTHING_CHANGED,
-    **options: Any,
-) -> argparse.ArgumentParser:
-    """A subcommand running `job` with a client (see `run_with_client`); `kept(args)` says
-    what an interruption leaves behind. The caller adds its own arguments, then
-    `add_connection_arguments`."""
-    parser: argparse.ArgumentParser = commands.add_parser(name, **options)
-
-    def run(args: argparse.Namespace) -> int:
-        return run_with_client(name, args, lambda c: job(c, args), kept=lambda: kept(args))
-
-    parser.set_defaults(run=run)
-    return parser
-
-
-def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--no-progress, --endpoint, --project and --key."""
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    kept: str | Callable[[argparse.Namespace], str] = NOTHING_CHANGED,
+    help: str,
+    description: str,
+) -> Iterator[argparse.ArgumentParser]:
+    """A subcommand running `job` with a client (see `run_with_client`); `kept` (or
+    `kept(args)`) says what an interruption leaves behind. The `with` block adds the
+    command's own arguments; --no-progress (``args.progress``: False or None), --endpoint,
+    --project and --key come after them."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=f"{description} {CREDENTIALS_HELP}"
+    )
+    parser.set_defaults(run=partial(run_with_client, name, job, kept))
+    yield parser
+    parser.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_const",
+        const=False,
+        default=None,
+        help="no progress bar",
+    )
     add_place_arguments(parser)
     parser.add_argument("--key", default=None, help="default: $FRAMEPORT_KEY")
 
@@ -162,12 +168,14 @@ def add_system_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_view_arguments(parser: argparse.ArgumentParser, *, columns: str) -> None:
-    """DB and TABLE, --where, --columns (what the columns do: `columns`) and --collection."""
+def add_view_arguments(parser: argparse.ArgumentParser, *, columns: str | None) -> None:
+    """DB and TABLE, --where, --columns (unless `columns`, what they do, is None) and
+    --collection."""
     parser.add_argument("db", help="the database ID")
     parser.add_argument("table", help="the table ID")
     parser.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
-    parser.add_argument("--columns", default=None, help=columns)
+    if columns is not None:
+        parser.add_argument("--columns", default=None, help=columns)
     parser.add_argument("--collection", action="store_true", help="use the legacy interface")
 
 
@@ -202,15 +210,14 @@ def _what_exists(connection: Connection, args: argparse.Namespace, error: NotFou
 
 def run_with_client(
     command: str,
+    job: Callable[[Connection, argparse.Namespace], str],
+    kept: str | Callable[[argparse.Namespace], str],
     args: argparse.Namespace,
-    job: Callable[[Connection], str],
-    *,
-    kept: Callable[[], str] = lambda: NOTHING_CHANGED,
 ) -> int:
-    """Run `job` with the command's client; print what it returns, or one line saying what
-    went wrong: exit 2 for bad input (a usage mistake, a filter or a column that does not
-    fit the table), 1 for a failed operation (the service refused, the network failed), 130
-    on Ctrl-C, saying what the interruption left (`kept`)."""
+    """Run `job` with the command's client and `args`; print what it returns, or one line
+    saying what went wrong: exit 2 for bad input (a usage mistake, a filter or a column that
+    does not fit the table), 1 for a failed operation (the service refused, the network
+    failed), 130 on Ctrl-C, saying what the interruption left (`kept`)."""
     from .._exceptions import (
         AuthenticationError,
         FilterError,
@@ -228,7 +235,7 @@ def run_with_client(
         return fail(command, exc, 2)
     with connection.client:
         try:
-            said = job(connection)
+            said = job(connection, args)
         except (AuthenticationError, PermissionDeniedError) as exc:
             return fail(command, connection.refused(exc))
         except CommandError as exc:
@@ -242,7 +249,8 @@ def run_with_client(
         except ValueError as exc:  # an argument the client refused
             return fail(command, exc, 2)
         except KeyboardInterrupt:
-            return fail(command, f"interrupted; {kept()}", 130)
+            left = kept if isinstance(kept, str) else kept(args)
+            return fail(command, f"interrupted; {left}", 130)
     if said:
         print(said)
     return 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from ._common import CommandError, add_place_arguments, fail, place
@@ -31,38 +33,47 @@ def add_login_commands(commands: Any) -> None:
         help="read the password from the first line of standard input (for scripts)",
     )
     add_place_arguments(login)
-    login.set_defaults(run=_login)
+    login.set_defaults(run=partial(_run, "login", _login))
     logout = commands.add_parser(
         "logout", help="end the session `frameport login` saved, and forget it"
     )
     add_place_arguments(logout)
-    logout.set_defaults(run=_logout)
+    logout.set_defaults(run=partial(_run, "logout", _logout))
 
 
-def _login(args: argparse.Namespace) -> int:
-    from .._client import Client
-    from .._exceptions import AuthenticationError, FrameportError
+def _run(command: str, work: Callable[[argparse.Namespace], str], args: argparse.Namespace) -> int:
+    """Print what `work` says, or one line saying what went wrong (exit 2 for bad input)."""
+    from .._exceptions import FrameportError
 
     try:
-        endpoint, project = place(args)
-        email = args.email or input("e-mail: ").strip()
-        password = _password(args.password_stdin)
-        with Client(endpoint, project) as client:
-            client.login(email, password, save=True)
-            account = client.account()
+        said = work(args)
     except CommandError as exc:
-        return fail("login", exc, exc.code)
-    except AuthenticationError as exc:
-        return fail("login", f"{str(exc).rstrip('.')}; check the e-mail and password")
+        return fail(command, exc, exc.code)
     except (FrameportError, OSError) as exc:
-        return fail("login", exc)
+        return fail(command, exc)
     except (ValueError, EOFError) as exc:  # a bad endpoint; no e-mail on standard input
-        return fail("login", str(exc) or "no input", 2)
+        return fail(command, str(exc) or "no input", 2)
     except KeyboardInterrupt:
         return 130
-    who = account.get("name") or account.get("email") or email
-    print(f"signed in as {who}; the session is saved for project {project!r} at {endpoint}")
+    print(said)
     return 0
+
+
+def _login(args: argparse.Namespace) -> str:
+    from .._client import Client
+    from .._exceptions import AuthenticationError
+
+    endpoint, project = place(args)
+    email = args.email or input("e-mail: ").strip()
+    password = _password(args.password_stdin)
+    with Client(endpoint, project) as client:
+        try:
+            client.login(email, password, save=True)
+            account = client.account()
+        except AuthenticationError as exc:
+            raise CommandError(f"{str(exc).rstrip('.')}; check the e-mail and password") from exc
+    who = account.get("name") or account.get("email") or email
+    return f"signed in as {who}; the session is saved for project {project!r} at {endpoint}"
 
 
 def _password(from_stdin: bool) -> str:
@@ -78,27 +89,16 @@ def _password(from_stdin: bool) -> str:
     return getpass.getpass("password: ")
 
 
-def _logout(args: argparse.Namespace) -> int:
+def _logout(args: argparse.Namespace) -> str:
     from .._client import Client
     from .._core import load_session, normalized_endpoint
-    from .._exceptions import FrameportError
 
-    try:
-        endpoint, project = place(args)
-        if load_session(normalized_endpoint(endpoint), project) is None:
-            raise CommandError(
-                f"no session is saved for project {project!r} at {endpoint}; "
-                "sign in with `frameport login`"
-            )
-        with Client.from_saved(endpoint, project) as client:
-            client.logout()
-    except CommandError as exc:
-        return fail("logout", exc, exc.code)
-    except (FrameportError, OSError) as exc:
-        return fail("logout", exc)
-    except ValueError as exc:  # e.g. an endpoint that is not a URL
-        return fail("logout", exc, 2)
-    except KeyboardInterrupt:
-        return 130
-    print(f"signed out; the saved session for project {project!r} at {endpoint} is gone")
-    return 0
+    endpoint, project = place(args)
+    if load_session(normalized_endpoint(endpoint), project) is None:
+        raise CommandError(
+            f"no session is saved for project {project!r} at {endpoint}; "
+            "sign in with `frameport login`"
+        )
+    with Client.from_saved(endpoint, project) as client:
+        client.logout()
+    return f"signed out; the saved session for project {project!r} at {endpoint} is gone"
