@@ -4,6 +4,7 @@ tables, databases and buckets (only with ``--yes``)."""
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
@@ -121,10 +122,7 @@ def _drop(connection: Connection, args: argparse.Namespace) -> str:
     else:
         tables = client.tables(args.db)
         what = f"database {args.db} and its {len(tables):,} table(s)"
-
-        def delete() -> None:
-            client.drop_database(args.db)
-
+        delete = partial(client.drop_database, args.db)
     if not args.yes:
         raise CommandError(f"this deletes {what}; run it again with --yes to do it", code=2)
     delete()
