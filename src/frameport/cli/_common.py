@@ -208,49 +208,51 @@ def _what_exists(connection: Connection, args: argparse.Namespace, error: NotFou
     return "."
 
 
+def reported(command: str, work: Callable[[], str], interrupted: str | None = None) -> int:
+    """Print what `work` says, or one line saying what went wrong: exit 2 for bad input (a
+    usage mistake, a filter or a column that does not fit the table), 1 for a failed
+    operation (the service refused, the network failed), 130 on Ctrl-C, saying what the
+    interruption left (`interrupted`) when given."""
+    from .._exceptions import FilterError, FrameportError, LoadError
+
+    try:
+        said = work()
+    except CommandError as exc:
+        return fail(command, exc, exc.code)
+    except (FilterError, LoadError) as exc:
+        return fail(command, exc, 2)
+    except (FrameportError, OSError) as exc:
+        return fail(command, exc)
+    except (ValueError, EOFError) as exc:  # e.g. not a URL; no answer on standard input
+        return fail(command, str(exc) or "no input", 2)
+    except KeyboardInterrupt:
+        if interrupted is None:
+            return 130
+        return fail(command, f"interrupted; {interrupted}", 130)
+    if said:
+        print(said)
+    return 0
+
+
 def run_with_client(
     command: str,
     job: Callable[[Connection, argparse.Namespace], str],
     kept: str | Callable[[argparse.Namespace], str],
     args: argparse.Namespace,
 ) -> int:
-    """Run `job` with the command's client and `args`; print what it returns, or one line
-    saying what went wrong: exit 2 for bad input (a usage mistake, a filter or a column that
-    does not fit the table), 1 for a failed operation (the service refused, the network
-    failed), 130 on Ctrl-C, saying what the interruption left (`kept`)."""
-    from .._exceptions import (
-        AuthenticationError,
-        FilterError,
-        FrameportError,
-        LoadError,
-        NotFoundError,
-        PermissionDeniedError,
-    )
+    """Run `job` with the command's client and `args` (see `reported`); `kept` says what an
+    interruption leaves; a refused credential or a missing table says what to check."""
+    from .._exceptions import AuthenticationError, NotFoundError, PermissionDeniedError
 
-    try:
+    def work() -> str:
         connection = Connection(args)
-    except CommandError as exc:
-        return fail(command, exc, exc.code)
-    except ValueError as exc:  # e.g. an endpoint that is not a URL
-        return fail(command, exc, 2)
-    with connection.client:
-        try:
-            said = job(connection, args)
-        except (AuthenticationError, PermissionDeniedError) as exc:
-            return fail(command, connection.refused(exc))
-        except CommandError as exc:
-            return fail(command, exc, exc.code)
-        except NotFoundError as exc:
-            return fail(command, f"{str(exc).rstrip('.')}{_what_exists(connection, args, exc)}")
-        except (FilterError, LoadError) as exc:
-            return fail(command, exc, 2)
-        except (FrameportError, OSError) as exc:
-            return fail(command, exc)
-        except ValueError as exc:  # an argument the client refused
-            return fail(command, exc, 2)
-        except KeyboardInterrupt:
-            left = kept if isinstance(kept, str) else kept(args)
-            return fail(command, f"interrupted; {left}", 130)
-    if said:
-        print(said)
-    return 0
+        with connection.client:
+            try:
+                return job(connection, args)
+            except (AuthenticationError, PermissionDeniedError) as exc:
+                raise CommandError(connection.refused(exc)) from exc
+            except NotFoundError as exc:
+                found = _what_exists(connection, args, exc)
+                raise CommandError(f"{str(exc).rstrip('.')}{found}") from exc
+
+    return reported(command, work, kept if isinstance(kept, str) else kept(args))

@@ -11,11 +11,10 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ._common import CommandError, add_place_arguments, fail, place
+from ._common import CommandError, add_place_arguments, place, reported
 
 
 def add_login_commands(commands: Any) -> None:
@@ -33,30 +32,12 @@ def add_login_commands(commands: Any) -> None:
         help="read the password from the first line of standard input (for scripts)",
     )
     add_place_arguments(login)
-    login.set_defaults(run=partial(_run, "login", _login))
+    login.set_defaults(run=lambda args: reported("login", partial(_login, args)))
     logout = commands.add_parser(
         "logout", help="end the session `frameport login` saved, and forget it"
     )
     add_place_arguments(logout)
-    logout.set_defaults(run=partial(_run, "logout", _logout))
-
-
-def _run(command: str, work: Callable[[argparse.Namespace], str], args: argparse.Namespace) -> int:
-    """Print what `work` says, or one line saying what went wrong (exit 2 for bad input)."""
-    from .._exceptions import FrameportError
-
-    try:
-        said = work(args)
-    except CommandError as exc:
-        return fail(command, exc, exc.code)
-    except (FrameportError, OSError) as exc:
-        return fail(command, exc)
-    except (ValueError, EOFError) as exc:  # a bad endpoint; no e-mail on standard input
-        return fail(command, str(exc) or "no input", 2)
-    except KeyboardInterrupt:
-        return 130
-    print(said)
-    return 0
+    logout.set_defaults(run=lambda args: reported("logout", partial(_logout, args)))
 
 
 def _login(args: argparse.Namespace) -> str:
