@@ -11,12 +11,10 @@ from collections.abc import Sequence
 from .. import __version__
 from ._catalog import add_catalog_commands
 from ._examples import add_examples
-from ._export import add_export_command
-from ._import import add_import_command
 from ._local import add_demo_command, add_serve_command
 from ._login import add_login_commands
 from ._projects import add_project_commands
-from ._sync import add_sync_command
+from ._rows import add_row_commands
 from ._upload import add_upload_command
 
 
@@ -26,9 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_serve_command(commands)
     add_catalog_commands(commands)
-    add_export_command(commands)
-    add_import_command(commands)
-    add_sync_command(commands)
+    add_row_commands(commands)
     add_project_commands(commands)
     add_upload_command(commands)
     add_login_commands(commands)

@@ -4,16 +4,15 @@ tables, databases and buckets (only with ``--yes``)."""
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ._common import (
-    CREDENTIALS_HELP,
     CommandError,
     Connection,
-    add_client_command,
-    add_connection_arguments,
     add_system_argument,
     add_view_arguments,
+    client_command,
     positive_int,
     view_from_args,
 )
@@ -29,63 +28,53 @@ COLUMN_COLUMNS = ["key", "type", "array", "required", "size", "status", "dtype"]
 
 
 def add_catalog_commands(commands: Any) -> None:
-    ls = add_client_command(
+    with client_command(
         commands,
         "ls",
         _list,
         help="list the databases and buckets, a database's tables, or a table's columns",
         description="Without arguments, list the project's databases and buckets; with DB, "
-        f"the tables of that database; with DB TABLE, the columns of that table. "
-        f"{CREDENTIALS_HELP}",
-    )
-    ls.add_argument("db", nargs="?", default=None, help="a database ID")
-    ls.add_argument("table", nargs="?", default=None, help="a table ID of that database")
-    add_connection_arguments(ls)
+        "the tables of that database; with DB TABLE, the columns of that table.",
+    ) as ls:
+        ls.add_argument("db", nargs="?", default=None, help="a database ID")
+        ls.add_argument("table", nargs="?", default=None, help="a table ID of that database")
 
-    head = add_client_command(
+    with client_command(
         commands,
         "head",
         _head,
         help="print the first rows of a table (or of a filtered view of it)",
-        description=f"Print the first rows of a table as a table of text. {CREDENTIALS_HELP}",
-    )
-    add_view_arguments(head, columns="columns to show, e.g. name,age")
-    add_system_argument(head)
-    head.add_argument(
-        "-n", "--rows", type=positive_int, default=5, help="how many rows (default 5)"
-    )
-    add_connection_arguments(head)
+        description="Print the first rows of a table as a table of text.",
+    ) as head:
+        add_view_arguments(head, columns="columns to show, e.g. name,age")
+        add_system_argument(head)
+        head.add_argument(
+            "-n", "--rows", type=positive_int, default=5, help="how many rows (default 5)"
+        )
 
-    count = add_client_command(
+    with client_command(
         commands,
         "count",
         _count,
         help="print how many rows a table (or a filtered view of it) has",
-        description=f"Print the number of rows matching the filter. {CREDENTIALS_HELP}",
-    )
-    count.add_argument("db", help="the database ID")
-    count.add_argument("table", help="the table ID")
-    count.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
-    count.add_argument("--collection", action="store_true", help="use the legacy interface")
-    add_connection_arguments(count)
+        description="Print the number of rows matching the filter.",
+    ) as count:
+        add_view_arguments(count, columns=None)
 
-    drop = add_client_command(
+    with client_command(
         commands,
         "drop",
         _drop,
-        kept=lambda args: (
-            "the delete may or may not have reached the service; check with `frameport ls`"
-        ),
+        kept="the delete may or may not have reached the service; check with `frameport ls`",
         help="delete a table, a database or a bucket (asks for --yes)",
         description="Delete the table DB TABLE with its rows, the database DB with all its "
         "tables, or (with --bucket) a bucket with all its files. Without --yes it only says "
-        f"what would be deleted. {CREDENTIALS_HELP}",
-    )
-    drop.add_argument("db", nargs="?", default=None, help="the database ID")
-    drop.add_argument("table", nargs="?", default=None, help="the table ID of that database")
-    drop.add_argument("--bucket", default=None, metavar="BUCKET", help="a bucket ID instead")
-    drop.add_argument("--yes", action="store_true", help="delete it (without this: refuse)")
-    add_connection_arguments(drop)
+        "what would be deleted.",
+    ) as drop:
+        drop.add_argument("db", nargs="?", default=None, help="the database ID")
+        drop.add_argument("table", nargs="?", default=None, help="the table ID of that database")
+        drop.add_argument("--bucket", default=None, metavar="BUCKET", help="a bucket ID instead")
+        drop.add_argument("--yes", action="store_true", help="delete it (without this: refuse)")
 
 
 def _text(frame: pd.DataFrame, columns: list[str], empty: str) -> str:
@@ -133,10 +122,7 @@ def _drop(connection: Connection, args: argparse.Namespace) -> str:
     else:
         tables = client.tables(args.db)
         what = f"database {args.db} and its {len(tables):,} table(s)"
-
-        def delete() -> None:
-            client.drop_database(args.db)
-
+        delete = partial(client.drop_database, args.db)
     if not args.yes:
         raise CommandError(f"this deletes {what}; run it again with --yes to do it", code=2)
     delete()

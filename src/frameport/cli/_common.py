@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -56,29 +58,33 @@ def add_place_arguments(parser: argparse.ArgumentParser) -> None:
 NOTHING_CHANGED = "nothing was changed"
 
 
-def add_client_command(
+@contextmanager
+def client_command(
     commands: Any,
     name: str,
     job: Callable[[Connection, argparse.Namespace], str],
     *,
-    kept: Callable[[argparse.Namespace], str] = lambda args: NOTHING_CHANGED,
-    **options: Any,
-) -> argparse.ArgumentParser:
-    """A subcommand running `job` with a client (see `run_with_client`); `kept(args)` says
-    what an interruption leaves behind. The caller adds its own arguments, then
-    `add_connection_arguments`."""
-    parser: argparse.ArgumentParser = commands.add_parser(name, **options)
-
-    def run(args: argparse.Namespace) -> int:
-        return run_with_client(name, args, lambda c: job(c, args), kept=lambda: kept(args))
-
-    parser.set_defaults(run=run)
-    return parser
-
-
-def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--no-progress, --endpoint, --project and --key."""
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    kept: str | Callable[[argparse.Namespace], str] = NOTHING_CHANGED,
+    help: str,
+    description: str,
+) -> Iterator[argparse.ArgumentParser]:
+    """A subcommand running `job` with a client (see `run_with_client`); `kept` (or
+    `kept(args)`) says what an interruption leaves behind. The `with` block adds the
+    command's own arguments; --no-progress (``args.progress``: False or None), --endpoint,
+    --project and --key come after them."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=f"{description} {CREDENTIALS_HELP}"
+    )
+    parser.set_defaults(run=partial(run_with_client, name, job, kept))
+    yield parser
+    parser.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_const",
+        const=False,
+        default=None,
+        help="no progress bar",
+    )
     add_place_arguments(parser)
     parser.add_argument("--key", default=None, help="default: $FRAMEPORT_KEY")
 
@@ -162,12 +168,14 @@ def add_system_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_view_arguments(parser: argparse.ArgumentParser, *, columns: str) -> None:
-    """DB and TABLE, --where, --columns (what the columns do: `columns`) and --collection."""
+def add_view_arguments(parser: argparse.ArgumentParser, *, columns: str | None) -> None:
+    """DB and TABLE, --where, --columns (unless `columns`, what they do, is None) and
+    --collection."""
     parser.add_argument("db", help="the database ID")
     parser.add_argument("table", help="the table ID")
     parser.add_argument("--where", default=None, help='a filter, e.g. "age > 30"')
-    parser.add_argument("--columns", default=None, help=columns)
+    if columns is not None:
+        parser.add_argument("--columns", default=None, help=columns)
     parser.add_argument("--collection", action="store_true", help="use the legacy interface")
 
 
@@ -200,49 +208,51 @@ def _what_exists(connection: Connection, args: argparse.Namespace, error: NotFou
     return "."
 
 
-def run_with_client(
-    command: str,
-    args: argparse.Namespace,
-    job: Callable[[Connection], str],
-    *,
-    kept: Callable[[], str] = lambda: NOTHING_CHANGED,
-) -> int:
-    """Run `job` with the command's client; print what it returns, or one line saying what
-    went wrong: exit 2 for bad input (a usage mistake, a filter or a column that does not
-    fit the table), 1 for a failed operation (the service refused, the network failed), 130
-    on Ctrl-C, saying what the interruption left (`kept`)."""
-    from .._exceptions import (
-        AuthenticationError,
-        FilterError,
-        FrameportError,
-        LoadError,
-        NotFoundError,
-        PermissionDeniedError,
-    )
+def reported(command: str, work: Callable[[], str], interrupted: str | None = None) -> int:
+    """Print what `work` says, or one line saying what went wrong: exit 2 for bad input (a
+    usage mistake, a filter or a column that does not fit the table), 1 for a failed
+    operation (the service refused, the network failed), 130 on Ctrl-C, saying what the
+    interruption left (`interrupted`) when given."""
+    from .._exceptions import FilterError, FrameportError, LoadError
 
     try:
-        connection = Connection(args)
+        said = work()
     except CommandError as exc:
         return fail(command, exc, exc.code)
-    except ValueError as exc:  # e.g. an endpoint that is not a URL
+    except (FilterError, LoadError) as exc:
         return fail(command, exc, 2)
-    with connection.client:
-        try:
-            said = job(connection)
-        except (AuthenticationError, PermissionDeniedError) as exc:
-            return fail(command, connection.refused(exc))
-        except CommandError as exc:
-            return fail(command, exc, exc.code)
-        except NotFoundError as exc:
-            return fail(command, f"{str(exc).rstrip('.')}{_what_exists(connection, args, exc)}")
-        except (FilterError, LoadError) as exc:
-            return fail(command, exc, 2)
-        except (FrameportError, OSError) as exc:
-            return fail(command, exc)
-        except ValueError as exc:  # an argument the client refused
-            return fail(command, exc, 2)
-        except KeyboardInterrupt:
-            return fail(command, f"interrupted; {kept()}", 130)
+    except (FrameportError, OSError) as exc:
+        return fail(command, exc)
+    except (ValueError, EOFError) as exc:  # e.g. not a URL; no answer on standard input
+        return fail(command, str(exc) or "no input", 2)
+    except KeyboardInterrupt:
+        if interrupted is None:
+            return 130
+        return fail(command, f"interrupted; {interrupted}", 130)
     if said:
         print(said)
     return 0
+
+
+def run_with_client(
+    command: str,
+    job: Callable[[Connection, argparse.Namespace], str],
+    kept: str | Callable[[argparse.Namespace], str],
+    args: argparse.Namespace,
+) -> int:
+    """Run `job` with the command's client and `args` (see `reported`); `kept` says what an
+    interruption leaves; a refused credential or a missing table says what to check."""
+    from .._exceptions import AuthenticationError, NotFoundError, PermissionDeniedError
+
+    def work() -> str:
+        connection = Connection(args)
+        with connection.client:
+            try:
+                return job(connection, args)
+            except (AuthenticationError, PermissionDeniedError) as exc:
+                raise CommandError(connection.refused(exc)) from exc
+            except NotFoundError as exc:
+                found = _what_exists(connection, args, exc)
+                raise CommandError(f"{str(exc).rstrip('.')}{found}") from exc
+
+    return reported(command, work, kept if isinstance(kept, str) else kept(args))

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from functools import partial
 from typing import Any
 
-from ._common import CommandError, add_place_arguments, fail, place
+from ._common import CommandError, add_place_arguments, place, reported
 
 
 def add_login_commands(commands: Any) -> None:
@@ -31,38 +32,29 @@ def add_login_commands(commands: Any) -> None:
         help="read the password from the first line of standard input (for scripts)",
     )
     add_place_arguments(login)
-    login.set_defaults(run=_login)
+    login.set_defaults(run=lambda args: reported("login", partial(_login, args)))
     logout = commands.add_parser(
         "logout", help="end the session `frameport login` saved, and forget it"
     )
     add_place_arguments(logout)
-    logout.set_defaults(run=_logout)
+    logout.set_defaults(run=lambda args: reported("logout", partial(_logout, args)))
 
 
-def _login(args: argparse.Namespace) -> int:
+def _login(args: argparse.Namespace) -> str:
     from .._client import Client
-    from .._exceptions import AuthenticationError, FrameportError
+    from .._exceptions import AuthenticationError
 
-    try:
-        endpoint, project = place(args)
-        email = args.email or input("e-mail: ").strip()
-        password = _password(args.password_stdin)
-        with Client(endpoint, project) as client:
+    endpoint, project = place(args)
+    email = args.email or input("e-mail: ").strip()
+    password = _password(args.password_stdin)
+    with Client(endpoint, project) as client:
+        try:
             client.login(email, password, save=True)
             account = client.account()
-    except CommandError as exc:
-        return fail("login", exc, exc.code)
-    except AuthenticationError as exc:
-        return fail("login", f"{str(exc).rstrip('.')}; check the e-mail and password")
-    except (FrameportError, OSError) as exc:
-        return fail("login", exc)
-    except (ValueError, EOFError) as exc:  # a bad endpoint; no e-mail on standard input
-        return fail("login", str(exc) or "no input", 2)
-    except KeyboardInterrupt:
-        return 130
+        except AuthenticationError as exc:
+            raise CommandError(f"{str(exc).rstrip('.')}; check the e-mail and password") from exc
     who = account.get("name") or account.get("email") or email
-    print(f"signed in as {who}; the session is saved for project {project!r} at {endpoint}")
-    return 0
+    return f"signed in as {who}; the session is saved for project {project!r} at {endpoint}"
 
 
 def _password(from_stdin: bool) -> str:
@@ -78,27 +70,16 @@ def _password(from_stdin: bool) -> str:
     return getpass.getpass("password: ")
 
 
-def _logout(args: argparse.Namespace) -> int:
+def _logout(args: argparse.Namespace) -> str:
     from .._client import Client
     from .._core import load_session, normalized_endpoint
-    from .._exceptions import FrameportError
 
-    try:
-        endpoint, project = place(args)
-        if load_session(normalized_endpoint(endpoint), project) is None:
-            raise CommandError(
-                f"no session is saved for project {project!r} at {endpoint}; "
-                "sign in with `frameport login`"
-            )
-        with Client.from_saved(endpoint, project) as client:
-            client.logout()
-    except CommandError as exc:
-        return fail("logout", exc, exc.code)
-    except (FrameportError, OSError) as exc:
-        return fail("logout", exc)
-    except ValueError as exc:  # e.g. an endpoint that is not a URL
-        return fail("logout", exc, 2)
-    except KeyboardInterrupt:
-        return 130
-    print(f"signed out; the saved session for project {project!r} at {endpoint} is gone")
-    return 0
+    endpoint, project = place(args)
+    if load_session(normalized_endpoint(endpoint), project) is None:
+        raise CommandError(
+            f"no session is saved for project {project!r} at {endpoint}; "
+            "sign in with `frameport login`"
+        )
+    with Client.from_saved(endpoint, project) as client:
+        client.logout()
+    return f"signed out; the saved session for project {project!r} at {endpoint} is gone"

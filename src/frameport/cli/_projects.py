@@ -7,14 +7,7 @@ import argparse
 import os
 from typing import Any
 
-from ._common import (
-    CREDENTIALS_HELP,
-    CommandError,
-    Connection,
-    add_client_command,
-    add_connection_arguments,
-    fail,
-)
+from ._common import CommandError, Connection, client_command, fail
 
 TO_KEY_ENV = "FRAMEPORT_TO_KEY"
 ON_CONFLICT_HELP = (
@@ -45,7 +38,7 @@ def _add_write_choices(parser: argparse.ArgumentParser) -> None:
 
 
 def add_project_commands(commands: Any) -> None:
-    backup = add_client_command(
+    with client_command(
         commands,
         "backup",
         _backup,
@@ -56,47 +49,40 @@ def add_project_commands(commands: Any) -> None:
         help="back up the project into a folder or an fsspec URL (verified, incremental)",
         description="Write the project's databases, tables (schema and rows as Parquet), "
         "buckets, files and functions into an archive; a second run into the same archive "
-        f"stores only what changed, as a new snapshot. {CREDENTIALS_HELP}",
-    )
-    backup.add_argument("target", help="the archive: a folder, or a URL such as s3://b/crm")
-    _add_selection(backup, "back up")
-    add_connection_arguments(backup)
+        "stores only what changed, as a new snapshot.",
+    ) as backup:
+        backup.add_argument("target", help="the archive: a folder, or a URL such as s3://b/crm")
+        _add_selection(backup, "back up")
 
-    restore = add_client_command(
+    with client_command(
         commands,
         "restore",
         _restore,
-        kept=lambda args: (
-            "what was restored so far stays, and is recorded: run the command again to go on"
-        ),
+        kept="what was restored so far stays, and is recorded: run the command again to go on",
         help="restore a snapshot of an archive into the project",
         description="Verify an archive's snapshot, then create its databases, tables, "
         "columns, indexes, rows, buckets, files and functions in the project, keeping their "
-        f"IDs and permissions. {CREDENTIALS_HELP}",
-    )
-    restore.add_argument("source", help="the archive: a folder, or a URL")
-    restore.add_argument("--snapshot", default=None, help="its ID (default: the newest)")
-    _add_write_choices(restore)
-    add_connection_arguments(restore)
+        "IDs and permissions.",
+    ) as restore:
+        restore.add_argument("source", help="the archive: a folder, or a URL")
+        restore.add_argument("--snapshot", default=None, help="its ID (default: the newest)")
+        _add_write_choices(restore)
 
-    copy = add_client_command(
+    with client_command(
         commands,
         "copy",
         _copy,
-        kept=lambda args: (
-            "what was copied so far stays; run the command again with --on-conflict skip to go on"
-        ),
+        kept="what was copied so far stays; run the command again with --on-conflict skip to go on",
         help="copy the project into another project, without an archive",
         description="Stream the project's databases, tables, rows, buckets, files and "
         "functions into another project (--to-endpoint, --to-project; its key in "
-        f"{TO_KEY_ENV} or --to-key). {CREDENTIALS_HELP}",
-    )
-    copy.add_argument("--to-endpoint", required=True, help="the destination's endpoint")
-    copy.add_argument("--to-project", required=True, help="the destination's project")
-    copy.add_argument("--to-key", default=None, help=f"default: ${TO_KEY_ENV}")
-    _add_write_choices(copy)
-    _add_selection(copy, "copy")
-    add_connection_arguments(copy)
+        f"{TO_KEY_ENV} or --to-key).",
+    ) as copy:
+        copy.add_argument("--to-endpoint", required=True, help="the destination's endpoint")
+        copy.add_argument("--to-project", required=True, help="the destination's project")
+        copy.add_argument("--to-key", default=None, help=f"default: ${TO_KEY_ENV}")
+        _add_write_choices(copy)
+        _add_selection(copy, "copy")
 
     verify = commands.add_parser(
         "verify",
@@ -109,17 +95,13 @@ def add_project_commands(commands: Any) -> None:
     verify.set_defaults(run=_verify)
 
 
-def _progress(args: argparse.Namespace) -> bool | None:
-    return False if args.no_progress else None
-
-
 def _backup(connection: Connection, args: argparse.Namespace) -> str:
     return connection.client.backup(
         args.target,
         databases=_ids(args.databases),
         buckets=_ids(args.buckets),
         functions=_ids(args.functions),
-        progress=_progress(args),
+        progress=args.progress,
     ).summary()
 
 
@@ -129,7 +111,7 @@ def _restore(connection: Connection, args: argparse.Namespace) -> str:
         snapshot=args.snapshot,
         dry_run=args.dry_run,
         on_conflict=args.on_conflict,
-        progress=_progress(args),
+        progress=args.progress,
     ).summary()
 
 
@@ -149,7 +131,7 @@ def _copy(connection: Connection, args: argparse.Namespace) -> str:
             functions=_ids(args.functions),
             dry_run=args.dry_run,
             on_conflict=args.on_conflict,
-            progress=_progress(args),
+            progress=args.progress,
         ).summary()
 
 

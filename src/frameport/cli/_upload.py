@@ -6,53 +6,43 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ._common import (
-    CREDENTIALS_HELP,
-    CommandError,
-    Connection,
-    add_client_command,
-    add_connection_arguments,
-    positive_int,
-)
+from ._common import CommandError, Connection, client_command, positive_int
 
 
 def add_upload_command(commands: Any) -> None:
-    upload = add_client_command(
+    with client_command(
         commands,
         "upload",
         _send,
-        kept=lambda args: (
-            "the files reported above are uploaded, and the parts of the next "
-            "one the service acknowledged are recorded: run the command again with --resume to "
-            "send only what is missing"
-        ),
+        kept="the files reported above are uploaded, and the parts of the next one the service "
+        "acknowledged are recorded: run the command again with --resume to send only what is "
+        "missing",
         help="upload files to a bucket (in 5 MiB parts, several at a time, resumable)",
-        description=f"Upload files to a bucket and print each file's ID. {CREDENTIALS_HELP}",
-    )
-    upload.add_argument("bucket", help="the bucket ID")
-    upload.add_argument("paths", nargs="+", metavar="path", help="the files to upload")
-    upload.add_argument("--name", default=None, help="the file's name (one path only)")
-    upload.add_argument("--file-id", default=None, help="the file's ID (one path only)")
-    upload.add_argument(
-        "--permission",
-        action="append",
-        default=None,
-        metavar="PERMISSION",
-        help="a permission string, e.g. 'read(\"any\")' (repeat for several; default: the "
-        "bucket's)",
-    )
-    upload.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue an interrupted upload of the same file from its last acknowledged part",
-    )
-    upload.add_argument(
-        "--concurrency",
-        type=positive_int,
-        default=None,
-        help="parts in flight (default: chosen as the upload goes)",
-    )
-    add_connection_arguments(upload)
+        description="Upload files to a bucket and print each file's ID.",
+    ) as upload:
+        upload.add_argument("bucket", help="the bucket ID")
+        upload.add_argument("paths", nargs="+", metavar="path", help="the files to upload")
+        upload.add_argument("--name", default=None, help="the file's name (one path only)")
+        upload.add_argument("--file-id", default=None, help="the file's ID (one path only)")
+        upload.add_argument(
+            "--permission",
+            action="append",
+            default=None,
+            metavar="PERMISSION",
+            help="a permission string, e.g. 'read(\"any\")' (repeat for several; default: the "
+            "bucket's)",
+        )
+        upload.add_argument(
+            "--resume",
+            action="store_true",
+            help="continue an interrupted upload of the same file from its last acknowledged part",
+        )
+        upload.add_argument(
+            "--concurrency",
+            type=positive_int,
+            default=None,
+            help="parts in flight (default: chosen as the upload goes)",
+        )
 
 
 def _send(connection: Connection, args: argparse.Namespace) -> str:
@@ -70,7 +60,7 @@ def _send(connection: Connection, args: argparse.Namespace) -> str:
             file_id=args.file_id,
             permissions=args.permission,
             resume=args.resume,
-            progress=False if args.no_progress else None,
+            progress=args.progress,
             concurrency=args.concurrency or "auto",
         )
         print(

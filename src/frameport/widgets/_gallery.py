@@ -12,9 +12,7 @@ import pandas as pd
 
 from .._core import async_twin, run_sync
 from .._exceptions import FrameportError
-from ._display import StaticViews
-from ._html import image_html, message_html
-from ._messages import describe_failure
+from ._display import StaticViews, describe_failure, image_html, message_html
 from ._preview import PREVIEW_FORMAT, FilePreview
 
 if TYPE_CHECKING:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import os
+from functools import partial
 
 import ipywidgets as widgets
 
@@ -11,9 +12,7 @@ from .._client import Client
 from .._core import ENDPOINT_ENV, PROJECT_ENV
 from .._core._json import JsonObject
 from .._exceptions import AuthenticationError, FrameportError
-from ._display import StaticViews
-from ._html import message_html
-from ._messages import describe_failure
+from ._display import StaticViews, describe_failure, message_html
 
 _FIELD_LAYOUT = {"width": "28em"}
 
@@ -40,19 +39,12 @@ class LoginForm(StaticViews, widgets.VBox):  # type: ignore[misc]
         endpoint = endpoint or (client.endpoint if client else os.environ.get(ENDPOINT_ENV))
         project = project or (client.project if client else os.environ.get(PROJECT_ENV))
         style = {"description_width": "6em"}
-        self.endpoint_field = widgets.Text(
-            value=endpoint or "",
-            description="Endpoint",
-            placeholder="http://127.0.0.1:8080/v1",
-            style=style,
-            layout=_FIELD_LAYOUT,
+        text = partial(widgets.Text, style=style, layout=_FIELD_LAYOUT)
+        self.endpoint_field = text(
+            value=endpoint or "", description="Endpoint", placeholder="http://127.0.0.1:8080/v1"
         )
-        self.project_field = widgets.Text(
-            value=project or "", description="Project", style=style, layout=_FIELD_LAYOUT
-        )
-        self.email_field = widgets.Text(
-            description="E-mail", placeholder="you@example.org", style=style, layout=_FIELD_LAYOUT
-        )
+        self.project_field = text(value=project or "", description="Project")
+        self.email_field = text(description="E-mail", placeholder="you@example.org")
         self.password_field = widgets.Password(
             description="Password", style=style, layout=_FIELD_LAYOUT
         )

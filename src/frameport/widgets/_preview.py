@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from .._exceptions import FrameportError
-from ._display import StaticViews
-from ._first_rows import first_rows, tabular_format
-from ._html import (
+from ._display import (
+    StaticViews,
+    describe_failure,
     facts_html,
     facts_text,
     file_facts,
@@ -18,7 +18,7 @@ from ._html import (
     image_html,
     message_html,
 )
-from ._messages import describe_failure
+from ._first_rows import first_rows, tabular_format
 
 if TYPE_CHECKING:
     import pandas as pd

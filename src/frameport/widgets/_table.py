@@ -10,9 +10,7 @@ import ipywidgets as widgets
 from .._core._pages import TOTAL_CAP
 from .._exceptions import FrameportError
 from .._tables import PagePosition, TableBrowser, TablePage
-from ._display import StaticViews
-from ._html import frame_html, frame_text, message_html
-from ._messages import describe_failure
+from ._display import StaticViews, describe_failure, frame_html, frame_text, message_html
 
 if TYPE_CHECKING:
     from .._tables import TableQuery

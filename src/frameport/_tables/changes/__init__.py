@@ -3,9 +3,8 @@ next read), the rows updated since a watermark (`updated_since`) and the rows go
 probed ranges of ``$sequence`` (`gone_ids`). The Delta sync and the incremental backups
 stand on it."""
 
-from ._clock import minus_seconds, service_now, service_text
+from ._clock import minus_seconds, service_now, service_text, updated_since
 from ._gone_rows import gone_ids, gone_sequences, sorted_sequences
-from ._updated import updated_since
 
 __all__ = [
     "gone_ids",

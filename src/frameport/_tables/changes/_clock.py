@@ -1,6 +1,7 @@
 """The service's clock, read from the ``Date`` header of a small request, so that a sync's
 watermark never depends on the client's clock. The header counts whole seconds and is
-rounded down, so the time it gives is never later than the service's."""
+rounded down, so the time it gives is never later than the service's; and the rows of a read
+updated since a moment of that clock."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from ..._core._queries import limit_query, select_query
+from ..._core._queries import ServiceQuery, check_member, limit_query, render_query, select_query
 from ..._core._transport import queries_param
+from ..read import TableRead
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -43,3 +45,9 @@ def service_text(moment: datetime) -> str:
 def minus_seconds(text: str, seconds: float) -> str:
     """The service datetime `text` moved `seconds` earlier."""
     return service_text(datetime.fromisoformat(text) - timedelta(seconds=seconds))
+
+
+def updated_since(read: TableRead, since: str) -> TableRead:
+    """`read` restricted to the rows with ``$updatedAt >= since`` (service datetime text)."""
+    recent = ServiceQuery("greaterThanEqual", "$updatedAt", (since,))
+    return read.narrowed(render_query(recent, check_member(read.member)))

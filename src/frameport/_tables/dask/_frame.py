@@ -25,6 +25,7 @@ Decisions:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..._core import Requester
@@ -80,22 +81,17 @@ async def to_dask(
     ranges = ranges or [SequenceRange(0, 0)]  # no rows: one empty partition
     if not ascending:
         ranges.reverse()
-    condition = _portable(spec.condition)
-    page_size = page_size or spec.page_size
-
-    def partition(rows: SequenceRange) -> PartitionSpec:
-        return PartitionSpec(
-            reference,
-            location,
-            condition,
-            spec.columns,
-            rows,
-            ascending,
-            schema,
-            page_size,
-            dtype_backend,
-        )
-
+    partition = partial(
+        PartitionSpec,
+        reference,
+        location,
+        _portable(spec.condition),
+        spec.columns,
+        ascending=ascending,
+        schema=schema,
+        page_size=page_size or spec.page_size,
+        dtype_backend=dtype_backend,
+    )
     specs = [partition(rows) for rows in ranges]
     with dask.config.set({"dataframe.convert-string": False}):
         frame: dd.DataFrame = dd.from_map(

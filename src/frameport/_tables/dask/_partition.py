@@ -61,7 +61,9 @@ class PartitionSpec:
 def read_partition(spec: PartitionSpec, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The rows of one partition as a DataFrame with the dtypes of ``to_pandas`` (only
     `columns`, when dask asks for fewer). Runs on a dask worker."""
-    schema = spec.schema if columns is None else _projected(spec.schema, columns)
+    schema = spec.schema
+    if columns is not None:
+        schema = pa.schema([schema.field(name) for name in columns])
     within = (col(SEQUENCE) > spec.rows.after) & (col(SEQUENCE) <= spec.rows.upto)
     condition = spec.condition
     if isinstance(condition, str):
@@ -86,10 +88,6 @@ async def _read(client: ClientReference, location: TableLocation, query: QuerySp
     finally:
         await connection.aclose()
     return pa.Table.from_batches(batches, schema=schema)
-
-
-def _projected(schema: pa.Schema, columns: Sequence[str]) -> pa.Schema:
-    return pa.schema([schema.field(name) for name in columns])
 
 
 def _conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:

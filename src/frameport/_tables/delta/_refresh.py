@@ -124,7 +124,8 @@ async def sync_delta(
     if state is None or state.watermark is None or changed_columns(state.schema, output):
         return await _snapshot(read, output, target, state, view, watermark, started, progress)
     since = minus_seconds(state.watermark, lag)
-    changed = await _collect(updated_since(read, since), output, progress)
+    batches, _ = await updated_since(read, since).collect(progress)
+    changed = pa.Table.from_batches(batches, schema=output)
     gone: ArrowArray = pa.array([], pa.string())
     ids_read = 0
     if deletes == "scan":
@@ -203,11 +204,6 @@ async def _snapshot(
         full=True,
         watermark=watermark,
     )
-
-
-async def _collect(read: TableRead, output: pa.Schema, progress: bool | None) -> pa.Table:
-    batches, _ = await read.collect(progress)
-    return pa.Table.from_batches(batches, schema=output)
 
 
 async def _gone_ids(

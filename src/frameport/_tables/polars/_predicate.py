@@ -24,9 +24,11 @@ import datetime as dt
 import io
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any, TypeAlias
 
 import polars as pl
@@ -81,10 +83,7 @@ def split_predicate(predicate: pl.Expr, schema: pa.Schema) -> Pushdown:
             pushed.append(_Translator(kinds).condition(part))
         except _Untranslatable:
             local.append(str(_as_polars(part)))
-    condition = None
-    for expr in pushed:
-        condition = expr if condition is None else condition & expr
-    return Pushdown(condition, tuple(local))
+    return Pushdown(reduce(operator.and_, pushed) if pushed else None, tuple(local))
 
 
 def _conjuncts(node: _Node) -> list[_Node]:

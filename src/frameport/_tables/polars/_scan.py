@@ -95,9 +95,8 @@ class _ScanSource:
         batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
         spec, pushdown = self._pushed(with_columns, predicate, n_rows)
-        recorder = _recording()
-        if recorder is not None:
-            recorder.append(self._describe(spec, pushdown, with_columns, predicate, n_rows))
+        if _recorder is not None:
+            _recorder.append(self._describe(spec, pushdown, with_columns, predicate, n_rows))
             return
         yield from self._frames(spec, with_columns, predicate, n_rows, batch_size)
 
@@ -185,10 +184,6 @@ class _ScanSource:
 
 _record_lock = threading.Lock()
 _recorder: list[str] | None = None
-
-
-def _recording() -> list[str] | None:
-    return _recorder
 
 
 def explain_scans(frame: pl.LazyFrame) -> str:
