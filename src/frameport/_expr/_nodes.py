@@ -42,52 +42,53 @@ class ColumnRef:
 
 
 @dataclass(frozen=True, slots=True)
-class Comparison:
-    """`column <op> value`."""
+class _OnColumn:
+    """A condition on the values of one column."""
 
     column: str
+
+
+class IsNull(_OnColumn):
+    """The column holds no value (pandas `isna`)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison(_OnColumn):
+    """`column <op> value`."""
+
     op: ComparisonOp
     value: Scalar
 
 
 @dataclass(frozen=True, slots=True)
-class IsIn:
+class IsIn(_OnColumn):
     """`column in [values...]` (pandas `Series.isin`)."""
 
-    column: str
     values: tuple[Scalar, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class Between:
+class Between(_OnColumn):
     """`low <= column <= high` (pandas `Series.between`, both ends inclusive)."""
 
-    column: str
     low: Scalar
     high: Scalar
 
 
 @dataclass(frozen=True, slots=True)
-class IsNull:
-    """The column holds no value (pandas `isna`)."""
-
-    column: str
-
-
-@dataclass(frozen=True, slots=True)
-class StringPredicate:
+class StringPredicate(_OnColumn):
     """`column.str.<method>(pattern)`; `contains` is a plain substring test, `match` a regex."""
 
-    column: str
     method: StringMethod
     pattern: str
 
 
 @dataclass(frozen=True, slots=True)
-class Search:
+class Search(_OnColumn):
     """The service's fulltext search on a column that has a fulltext index."""
 
-    column: str
     text: str
 
 
@@ -99,17 +100,20 @@ class Not:
 
 
 @dataclass(frozen=True, slots=True)
-class And:
+class _Junction:
+    operands: tuple[Node, ...]
+
+
+class And(_Junction):
     """All operands hold; at least two operands, none of them an `And`."""
 
-    operands: tuple[Node, ...]
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
+class Or(_Junction):
     """At least one operand holds; at least two operands, none of them an `Or`."""
 
-    operands: tuple[Node, ...]
+    __slots__ = ()
 
 
 Leaf: TypeAlias = ColumnRef | Comparison | IsIn | Between | IsNull | StringPredicate | Search
