@@ -163,20 +163,17 @@ class Expr:
                 f"Cannot compare the condition {render(other._node)} with a value; "
                 "compare a column, e.g. col('age') > 30."
             )
-        column = self._column_for_comparison(op, other)
-        if isinstance(other, list | tuple | set | frozenset):
-            raise FilterError(
-                f"To compare {column} with several values use col({column!r}).isin([...])."
-            )
-        return Expr(Comparison(column, op, normalize_scalar(other)))
-
-    def _column_for_comparison(self, op: str, other: object) -> str:
         if not isinstance(self._node, ColumnRef):
             raise FilterError(
                 f"Cannot compare the condition {render(self._node)} {op} {other!r}; "
                 "compare a column, e.g. col('age') > 30."
             )
-        return self._node.name
+        column = self._node.name
+        if isinstance(other, list | tuple | set | frozenset):
+            raise FilterError(
+                f"To compare {column} with several values use col({column!r}).isin([...])."
+            )
+        return Expr(Comparison(column, op, normalize_scalar(other)))
 
     # last in the class body: from here on `str` names this property
     @property

@@ -164,7 +164,8 @@ def compile_filter(
         return CompiledFilter(((),), None)
     if not isinstance(expr, Expr):
         raise FilterError(f"Expected a filter expression, got {type(expr).__name__}.")
-    conjuncts = _conjuncts(nodes.push_negation(expr.node))
+    pushed = nodes.push_negation(expr.node)
+    conjuncts = list(pushed.operands) if isinstance(pushed, nodes.And) else [pushed]
     translations = [_translate(conjunct, schema) for conjunct in conjuncts]
     if any(translation.query is False for translation in translations):
         return CompiledFilter((), None)
@@ -210,10 +211,6 @@ class _Translation:
 
 
 _NO_NARROWING = _Translation(True, False)
-
-
-def _conjuncts(node: nodes.Node) -> list[nodes.Node]:
-    return list(node.operands) if isinstance(node, nodes.And) else [node]
 
 
 def _translate(node: nodes.Node, schema: Mapping[str, ColumnSpec]) -> _Translation:

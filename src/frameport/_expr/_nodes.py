@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Literal, TypeAlias
 
-from frameport._expr._values import Scalar, literal_text
+from frameport._expr._values import Scalar
 
 ComparisonOp = Literal["==", "!=", "<", "<=", ">", ">="]
 StringMethod = Literal["startswith", "endswith", "contains", "match"]
@@ -199,20 +199,20 @@ def _render_leaf(node: Node) -> str:
     if isinstance(node, ColumnRef):
         return quote_column(node.name)
     if isinstance(node, Comparison):
-        return f"{quote_column(node.column)} {node.op} {literal_text(node.value)}"
+        return f"{quote_column(node.column)} {node.op} {node.value!r}"
     if isinstance(node, IsIn):
         return f"{quote_column(node.column)} in {_list(node.values)}"
     if isinstance(node, Between):
-        low, high = literal_text(node.low), literal_text(node.high)
+        low, high = repr(node.low), repr(node.high)
         return f"{quote_column(node.column)}.between({low}, {high})"
     if isinstance(node, IsNull):
         return f"{quote_column(node.column)}.isna()"
     if isinstance(node, StringPredicate):
         plain = ", regex=False" if node.method == "contains" else ""
-        pattern = literal_text(node.pattern)
+        pattern = repr(node.pattern)
         return f"{quote_column(node.column)}.str.{node.method}({pattern}{plain})"
     if isinstance(node, Search):
-        return f"{quote_column(node.column)}.search({literal_text(node.text)})"
+        return f"{quote_column(node.column)}.search({node.text!r})"
     raise TypeError(f"not a filter node: {node!r}")
 
 
@@ -232,4 +232,4 @@ def _precedence(node: Node) -> int:
 
 
 def _list(values: tuple[Scalar, ...]) -> str:
-    return "[" + ", ".join(literal_text(value) for value in values) + "]"
+    return "[" + ", ".join(repr(value) for value in values) + "]"

@@ -74,7 +74,8 @@ class _Parser:
         self._text = text
         self._source = source
         self._scope = scope
-        self._line_starts = _line_starts(source.text)
+        line_ends = re.finditer(r"\r\n|\r|\n", source.text)
+        self._line_starts = [0, *(match.end() for match in line_ends)]
 
     def parse(self) -> nodes.Node:
         if not self._source.text.strip():
@@ -331,13 +332,6 @@ class _Parser:
         line = self._source.text[line_start:]
         column = len(line.encode("utf-8")[: max(byte_column, 0)].decode("utf-8", "ignore"))
         return self._source.origin(line_start + column, self._text)
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for match in re.finditer(r"\r\n|\r|\n", text):
-        starts.append(match.end())
-    return starts
 
 
 def _clause(exc: FilterError) -> str:
