@@ -216,7 +216,7 @@ def test_filter_error_is_a_value_error() -> None:
         "frameport._expr",
         "frameport._expr._builder",
         "frameport._expr._values",
-        "frameport._expr._render",
+        "frameport._expr._nodes",
         "frameport._expr._parser",
         "frameport._core._queries",
         "frameport._expr._evaluate",

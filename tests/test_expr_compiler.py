@@ -12,20 +12,17 @@ import pandas as pd
 import pytest
 
 from frameport import Expr, FilterError, col
-from frameport._core._queries import ServiceQuery
-from frameport._core._transport import queries_param
-from frameport._expr import (
+from frameport._core._queries import (
     MAX_QUERY_LENGTH,
-    ColumnSpec,
-    CompiledFilter,
-    compile_filter,
+    ServiceQuery,
     cursor_after_query,
     limit_query,
     offset_query,
     order_query,
-    parse,
     select_query,
 )
+from frameport._core._transport import queries_param
+from frameport._expr import ColumnSpec, CompiledFilter, compile_filter, parse
 from frameport._expr._compiler import pandas_null_value
 from frameport._expr._fitting import MAX_FILTER_URL_LENGTH, Part, fit_requests
 from frameport._expr._nodes import IsIn, Leaf, Not

@@ -15,6 +15,7 @@ from typing import NoReturn, cast
 from frameport._exceptions import FilterError
 from frameport._expr._nodes import (
     MIRRORED_OP,
+    And,
     Between,
     ColumnRef,
     Comparison,
@@ -23,13 +24,13 @@ from frameport._expr._nodes import (
     IsNull,
     Node,
     Not,
+    Or,
     Search,
     StringMethod,
     StringPredicate,
-    conjunction,
-    disjunction,
+    combine,
+    render,
 )
-from frameport._expr._render import render
 from frameport._expr._values import normalize_scalar, normalize_scalars
 
 __all__ = ["Expr", "StringMethods", "col", "string_predicate"]
@@ -98,16 +99,16 @@ class Expr:
 
     # logic -------------------------------------------------------------------------------
     def __and__(self, other: object) -> Expr:
-        return Expr(conjunction((self._node, _condition(other, "&"))))
+        return Expr(combine(And, (self._node, _condition(other, "&"))))
 
     def __rand__(self, other: object) -> Expr:
-        return Expr(conjunction((_condition(other, "&"), self._node)))
+        return Expr(combine(And, (_condition(other, "&"), self._node)))
 
     def __or__(self, other: object) -> Expr:
-        return Expr(disjunction((self._node, _condition(other, "|"))))
+        return Expr(combine(Or, (self._node, _condition(other, "|"))))
 
     def __ror__(self, other: object) -> Expr:
-        return Expr(disjunction((_condition(other, "|"), self._node)))
+        return Expr(combine(Or, (_condition(other, "|"), self._node)))
 
     def __invert__(self) -> Expr:
         return Expr(Not(self._node))
@@ -162,20 +163,17 @@ class Expr:
                 f"Cannot compare the condition {render(other._node)} with a value; "
                 "compare a column, e.g. col('age') > 30."
             )
-        column = self._column_for_comparison(op, other)
-        if isinstance(other, list | tuple | set | frozenset):
-            raise FilterError(
-                f"To compare {column} with several values use col({column!r}).isin([...])."
-            )
-        return Expr(Comparison(column, op, normalize_scalar(other)))
-
-    def _column_for_comparison(self, op: str, other: object) -> str:
         if not isinstance(self._node, ColumnRef):
             raise FilterError(
                 f"Cannot compare the condition {render(self._node)} {op} {other!r}; "
                 "compare a column, e.g. col('age') > 30."
             )
-        return self._node.name
+        column = self._node.name
+        if isinstance(other, list | tuple | set | frozenset):
+            raise FilterError(
+                f"To compare {column} with several values use col({column!r}).isin([...])."
+            )
+        return Expr(Comparison(column, op, normalize_scalar(other)))
 
     # last in the class body: from here on `str` names this property
     @property

@@ -54,7 +54,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -70,34 +70,15 @@ from frameport._core._queries import (
 )
 from frameport._core._timefmt import format_service_datetime
 from frameport._exceptions import FilterError
+from frameport._expr import _nodes as nodes
 from frameport._expr._builder import Expr
 from frameport._expr._columns import ColumnKind, ColumnSpec, column_spec
 from frameport._expr._fitting import MAX_FILTER_QUERIES, Part, fit_requests
-from frameport._expr._nodes import (
-    And,
-    Between,
-    ColumnRef,
-    Comparison,
-    ComparisonOp,
-    IsIn,
-    IsNull,
-    Leaf,
-    Node,
-    Not,
-    Or,
-    Search,
-    StringPredicate,
-    conjunction,
-    contains_search,
-    leaf_column,
-    push_negation,
-)
-from frameport._expr._render import render
 from frameport._expr._values import INT64_MAX, INT64_MIN, Scalar, parse_datetime_literal
 
 __all__ = ["CompiledFilter", "compile_filter", "pandas_null_value"]
 
-_COMPLEMENT: dict[ComparisonOp, ComparisonOp] = {
+_COMPLEMENT: dict[nodes.ComparisonOp, nodes.ComparisonOp] = {
     "==": "!=",
     "!=": "==",
     "<": ">=",
@@ -105,7 +86,7 @@ _COMPLEMENT: dict[ComparisonOp, ComparisonOp] = {
     ">": "<=",
     ">=": "<",
 }
-_ORDER_METHODS: dict[ComparisonOp, str] = {
+_ORDER_METHODS: dict[nodes.ComparisonOp, str] = {
     "<": "lessThan",
     "<=": "lessThanEqual",
     ">": "greaterThan",
@@ -183,7 +164,8 @@ def compile_filter(
         return CompiledFilter(((),), None)
     if not isinstance(expr, Expr):
         raise FilterError(f"Expected a filter expression, got {type(expr).__name__}.")
-    conjuncts = _conjuncts(push_negation(expr.node))
+    pushed = nodes.push_negation(expr.node)
+    conjuncts = list(pushed.operands) if isinstance(pushed, nodes.And) else [pushed]
     translations = [_translate(conjunct, schema) for conjunct in conjuncts]
     if any(translation.query is False for translation in translations):
         return CompiledFilter((), None)
@@ -198,22 +180,24 @@ def compile_filter(
     inexact = {index for index, t in enumerate(translations) if not t.exact} | fitted.relaxed
     residual = [conjuncts[index] for index in sorted(inexact)]
     for node in residual:
-        if contains_search(node):
+        if nodes.contains_search(node):
             raise FilterError(
-                f"The condition {render(node)} needs the client to check it, but .search() "
+                f"The condition {nodes.render(node)} needs the client to check it, but .search() "
                 "is evaluated by the service only; combine .search() with other conditions "
                 "through & (and) only."
             )
-    return CompiledFilter(fitted.requests, Expr(conjunction(residual)) if residual else None)
+    return CompiledFilter(
+        fitted.requests, Expr(nodes.combine(nodes.And, residual)) if residual else None
+    )
 
 
-def pandas_null_value(leaf: Leaf, kind: ColumnKind) -> bool | None:
+def pandas_null_value(leaf: nodes.Leaf, kind: ColumnKind) -> bool | None:
     """The value pandas gives `leaf` (not negated) on a null row: True, False or None for NA."""
-    if isinstance(leaf, IsNull):
+    if isinstance(leaf, nodes.IsNull):
         return True
     if kind in _NA_KINDS:
-        return False if isinstance(leaf, IsIn) else None
-    return isinstance(leaf, Comparison) and leaf.op == "!="
+        return False if isinstance(leaf, nodes.IsIn) else None
+    return isinstance(leaf, nodes.Comparison) and leaf.op == "!="
 
 
 # translation ---------------------------------------------------------------------------
@@ -229,18 +213,14 @@ class _Translation:
 _NO_NARROWING = _Translation(True, False)
 
 
-def _conjuncts(node: Node) -> list[Node]:
-    return list(node.operands) if isinstance(node, And) else [node]
-
-
-def _translate(node: Node, schema: Mapping[str, ColumnSpec]) -> _Translation:
-    if isinstance(node, And):
+def _translate(node: nodes.Node, schema: Mapping[str, ColumnSpec]) -> _Translation:
+    if isinstance(node, nodes.And):
         return _all_of([_translate(operand, schema) for operand in node.operands])
-    if isinstance(node, Or):
+    if isinstance(node, nodes.Or):
         return _any_of([_translate(operand, schema) for operand in node.operands])
-    if isinstance(node, Not):
-        if isinstance(node.operand, And | Or | Not):
-            return _translate(push_negation(node), schema)
+    if isinstance(node, nodes.Not):
+        if isinstance(node.operand, nodes.And | nodes.Or | nodes.Not):
+            return _translate(nodes.push_negation(node), schema)
         return _translate_leaf(node.operand, True, schema)
     return _translate_leaf(node, False, schema)
 
@@ -274,32 +254,34 @@ def _flat(queries: Sequence[ServiceQuery | bool], method: str) -> list[ServiceQu
     return flat
 
 
-def _translate_leaf(leaf: Leaf, negated: bool, schema: Mapping[str, ColumnSpec]) -> _Translation:
-    column = leaf_column(leaf)
+def _translate_leaf(
+    leaf: nodes.Leaf, negated: bool, schema: Mapping[str, ColumnSpec]
+) -> _Translation:
+    column = nodes.leaf_column(leaf)
     spec = column_spec(schema, column)
-    if isinstance(leaf, IsNull):
+    if isinstance(leaf, nodes.IsNull):
         return _Translation(ServiceQuery("isNotNull" if negated else "isNull", column), True)
     if spec.array:
         raise FilterError(
             f"{column!r} is an array column; a filter can only test it with .isna() or "
-            f".notna(), not with {render(leaf)}."
+            f".notna(), not with {nodes.render(leaf)}."
         )
-    if isinstance(leaf, Search):
+    if isinstance(leaf, nodes.Search):
         if spec.kind != "string":
             raise FilterError(f".search() needs a string column; {column!r} is {spec.kind}.")
         method = "notSearch" if negated else "search"
         return _Translation(ServiceQuery(method, column, (leaf.text,)), True)
-    if isinstance(leaf, ColumnRef):
+    if isinstance(leaf, nodes.ColumnRef):
         if spec.kind != "boolean":
             raise FilterError(
                 f"The column {column!r} on its own is not a condition (it is {spec.kind}); "
-                f"compare it with a value, e.g. {render(leaf)} > 0."
+                f"compare it with a value, e.g. {nodes.render(leaf)} > 0."
             )
         return _Translation(ServiceQuery("equal", column, (not negated,)), True)
     try:
         rows = _non_null_rows(leaf, negated, spec.kind)
     except FilterError as exc:
-        condition = render(leaf)
+        condition = nodes.render(leaf)
         raise FilterError(f"Cannot filter on {condition}: {exc}", text=condition) from None
     null_value = pandas_null_value(leaf, spec.kind)
     keeps_nulls = null_value is not None and null_value != negated
@@ -323,53 +305,57 @@ def _with_nulls(
     return rows
 
 
-def _non_null_rows(leaf: Leaf, negated: bool, kind: ColumnKind) -> _Translation:
+def _non_null_rows(leaf: nodes.Leaf, negated: bool, kind: ColumnKind) -> _Translation:
     """The condition on the rows where the column holds a value."""
-    if isinstance(leaf, StringPredicate):
+    if isinstance(leaf, nodes.StringPredicate):
         return _string_predicate(leaf, negated, kind)
     if (
         kind == "boolean"
-        and isinstance(leaf, Between | Comparison)
-        and (isinstance(leaf, Between) or leaf.op not in ("==", "!="))
+        and isinstance(leaf, nodes.Between | nodes.Comparison)
+        and (isinstance(leaf, nodes.Between) or leaf.op not in ("==", "!="))
     ):
         raise FilterError(
             "boolean columns support ==, !=, isin and isna, and are a condition on their "
             "own (flag, ~flag)."
         )
-    if kind == "integer" and isinstance(leaf, Comparison | Between):
+    if kind == "integer" and isinstance(leaf, nodes.Comparison | nodes.Between):
         leaf, negated = _integer_bounds(leaf, negated)
-    if isinstance(leaf, Comparison):
+    if isinstance(leaf, nodes.Comparison):
         op = _COMPLEMENT[leaf.op] if negated else leaf.op
         if kind == "string":
             _checked_text(leaf.value)
             if op != "==":
                 return _NO_NARROWING
             return _Translation(ServiceQuery("equal", leaf.column, (leaf.value,)), False)
-        return _Translation(_compare(op, leaf.column, leaf.value, _grid(kind)), True)
-    if isinstance(leaf, IsIn):
+        return _Translation(_compare(op, leaf.column, leaf.value, _GRIDS[kind]), True)
+    if isinstance(leaf, nodes.IsIn):
         return _membership(leaf, negated, kind)
-    if isinstance(leaf, Between):
+    if isinstance(leaf, nodes.Between):
         return _between(leaf, negated, kind)
     raise TypeError(f"not a leaf: {leaf!r}")
 
 
-def _integer_bounds(leaf: Comparison | Between, negated: bool) -> tuple[Leaf, bool]:
+def _integer_bounds(
+    leaf: nodes.Comparison | nodes.Between, negated: bool
+) -> tuple[nodes.Leaf, bool]:
     """`leaf` on an integer column with integers for the floats beyond ±2**53 (pandas compares
     in float64, where such a float stands for every integer that rounds to it)."""
-    if isinstance(leaf, Between):
+    if isinstance(leaf, nodes.Between):
         low, high = _integers_rounding_to(leaf.low), _integers_rounding_to(leaf.high)
         if low is None and high is None:
             return leaf, negated
         low_value = leaf.low if low is None else low[0]
-        return Between(leaf.column, low_value, leaf.high if high is None else high[1]), negated
+        return nodes.Between(
+            leaf.column, low_value, leaf.high if high is None else high[1]
+        ), negated
     integers = _integers_rounding_to(leaf.value)
     if integers is None:
         return leaf, negated
     lowest, highest = integers
     if leaf.op in ("==", "!="):
-        return Between(leaf.column, lowest, highest), negated != (leaf.op == "!=")
+        return nodes.Between(leaf.column, lowest, highest), negated != (leaf.op == "!=")
     bound = lowest if leaf.op in ("<", ">=") else highest
-    return Comparison(leaf.column, leaf.op, bound), negated
+    return nodes.Comparison(leaf.column, leaf.op, bound), negated
 
 
 def _integers_rounding_to(value: Scalar) -> tuple[int, int] | None:
@@ -386,7 +372,7 @@ def _integers_rounding_to(value: Scalar) -> tuple[int, int] | None:
     return lowest, highest
 
 
-def _string_predicate(leaf: StringPredicate, negated: bool, kind: ColumnKind) -> _Translation:
+def _string_predicate(leaf: nodes.StringPredicate, negated: bool, kind: ColumnKind) -> _Translation:
     if kind not in ("string", "id"):
         raise FilterError(f".str methods need a string column, and {leaf.column!r} is {kind}.")
     if negated:
@@ -399,12 +385,12 @@ def _string_predicate(leaf: StringPredicate, negated: bool, kind: ColumnKind) ->
     return _Translation(ServiceQuery(method, leaf.column, (leaf.pattern,)), False)
 
 
-def _membership(leaf: IsIn, negated: bool, kind: ColumnKind) -> _Translation:
+def _membership(leaf: nodes.IsIn, negated: bool, kind: ColumnKind) -> _Translation:
     values: list[JsonScalar]
     if kind == "string":
         values = [_checked_text(value) for value in leaf.values]
     else:
-        grid = _grid(kind)
+        grid = _GRIDS[kind]
         members = leaf.values
         if kind == "integer" and np.asarray(members).dtype.kind == "f":
             # pandas' isin takes the list as numpy does, here as float64: 2**53 + 1 is 2**53
@@ -433,12 +419,12 @@ def _equal_chunks(column: str, values: Sequence[JsonScalar]) -> ServiceQuery:
     return or_query(chunks)
 
 
-def _between(leaf: Between, negated: bool, kind: ColumnKind) -> _Translation:
+def _between(leaf: nodes.Between, negated: bool, kind: ColumnKind) -> _Translation:
     if kind == "string":
         _checked_text(leaf.low)
         _checked_text(leaf.high)
         return _NO_NARROWING
-    grid = _grid(kind)
+    grid = _GRIDS[kind]
     low, high = grid.ceil(grid.point_of(leaf.low)), grid.floor(grid.point_of(leaf.high))
     if low > high or grid.above_range(low) or grid.below_range(high):
         return _Translation(negated, True)
@@ -448,7 +434,9 @@ def _between(leaf: Between, negated: bool, kind: ColumnKind) -> _Translation:
     return _Translation(query, True)
 
 
-def _compare(op: ComparisonOp, column: str, value: Scalar, grid: _Grid) -> ServiceQuery | bool:
+def _compare(
+    op: nodes.ComparisonOp, column: str, value: Scalar, grid: _Grid
+) -> ServiceQuery | bool:
     """`column <op> value` on the values the column can hold, exactly."""
     point = grid.point_of(value)
     if op in ("==", "!="):
@@ -470,26 +458,42 @@ def _compare(op: ComparisonOp, column: str, value: Scalar, grid: _Grid) -> Servi
 
 
 # the values a column can hold ----------------------------------------------------------
-class _Grid(Protocol):
-    """The values a column kind holds: integers, floats or millisecond instants."""
+class _Grid:
+    """The values a column kind holds. This base holds every value of its types as it is
+    (`$id`, boolean and float columns); integers and millisecond instants refine it."""
 
-    def point_of(self, value: Scalar) -> Any: ...
-    def on_grid(self, point: Any) -> bool: ...
-    def floor(self, point: Any) -> Any: ...
-    def ceil(self, point: Any) -> Any: ...
-    def above_range(self, point: Any) -> bool: ...
-    def below_range(self, point: Any) -> bool: ...
-    def clamp(self, point: Any) -> Any: ...
-    def holds(self, point: Any) -> bool: ...
-    def wire(self, point: Any) -> JsonScalar: ...
+    def __init__(self, kind: ColumnKind, expected: str, *types: type) -> None:
+        self._kind = kind
+        self._expected = expected
+        self._types = types
 
-
-class _IntegerGrid:
-    def point_of(self, value: Scalar) -> int | float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _wrong_type(value, "integer", "a number")
+    def point_of(self, value: Scalar) -> Any:
+        if type(value) not in self._types:
+            raise _wrong_type(value, self._kind, self._expected)
         return value
 
+    def on_grid(self, point: Any) -> bool:
+        return True
+
+    def floor(self, point: Any) -> Any:
+        return point
+
+    ceil = floor
+    clamp = floor
+
+    def above_range(self, point: Any) -> bool:
+        return False
+
+    below_range = above_range
+
+    def holds(self, point: Any) -> bool:
+        return self.on_grid(point)
+
+    def wire(self, point: Any) -> JsonScalar:
+        return point  # type: ignore[no-any-return]
+
+
+class _IntegerGrid(_Grid):
     def on_grid(self, point: int | float) -> bool:
         return isinstance(point, int) or point.is_integer()
 
@@ -515,43 +519,19 @@ class _IntegerGrid:
         return int(point)
 
 
-class _FloatGrid:
+class _FloatGrid(_Grid):
     def point_of(self, value: Scalar) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _wrong_type(value, "float", "a number")
         try:
-            return float(value)
+            return float(super().point_of(value))
         except OverflowError as exc:
             raise FilterError(f"{value!r} is too large for a float column.") from exc
 
-    def on_grid(self, point: float) -> bool:
-        return True
 
-    def floor(self, point: float) -> float:
-        return point
-
-    ceil = floor
-    clamp = floor
-
-    def above_range(self, point: float) -> bool:
-        return False
-
-    below_range = above_range
-
-    def holds(self, point: float) -> bool:
-        return True
-
-    def wire(self, point: float) -> JsonScalar:
-        return point
-
-
-class _InstantGrid:
+class _InstantGrid(_Grid):
     """Date-time columns hold milliseconds."""
 
     def point_of(self, value: Scalar) -> pd.Timestamp:
-        if not isinstance(value, str):
-            raise _wrong_type(value, "datetime", "a date-time or ISO-8601 text")
-        return parse_datetime_literal(value)
+        return parse_datetime_literal(super().point_of(value))
 
     def on_grid(self, point: pd.Timestamp) -> bool:
         return bool(point == point.floor("ms"))
@@ -562,66 +542,17 @@ class _InstantGrid:
     def ceil(self, point: pd.Timestamp) -> pd.Timestamp:
         return point.ceil("ms")
 
-    def above_range(self, point: pd.Timestamp) -> bool:
-        return False
-
-    below_range = above_range
-
-    def clamp(self, point: pd.Timestamp) -> pd.Timestamp:
-        return point
-
-    def holds(self, point: pd.Timestamp) -> bool:
-        return self.on_grid(point)
-
     def wire(self, point: pd.Timestamp) -> JsonScalar:
         return format_service_datetime(point)
 
 
-class _ExactGrid:
-    """`$id` and boolean columns: values compare as they are."""
-
-    def __init__(self, kind: ColumnKind, python_type: type) -> None:
-        self._kind = kind
-        self._type = python_type
-
-    def point_of(self, value: Scalar) -> Scalar:
-        if type(value) is not self._type:
-            expected = "True or False" if self._type is bool else "a string"
-            raise _wrong_type(value, self._kind, expected)
-        return value
-
-    def on_grid(self, point: Scalar) -> bool:
-        return True
-
-    def floor(self, point: Scalar) -> Scalar:
-        return point
-
-    ceil = floor
-    clamp = floor
-
-    def above_range(self, point: Scalar) -> bool:
-        return False
-
-    below_range = above_range
-
-    def holds(self, point: Scalar) -> bool:
-        return True
-
-    def wire(self, point: Scalar) -> JsonScalar:
-        return point
-
-
 _GRIDS: dict[ColumnKind, _Grid] = {
-    "integer": _IntegerGrid(),
-    "float": _FloatGrid(),
-    "datetime": _InstantGrid(),
-    "boolean": _ExactGrid("boolean", bool),
-    "id": _ExactGrid("id", str),
+    "integer": _IntegerGrid("integer", "a number", int, float),
+    "float": _FloatGrid("float", "a number", int, float),
+    "datetime": _InstantGrid("datetime", "a date-time or ISO-8601 text", str),
+    "boolean": _Grid("boolean", "True or False", bool),
+    "id": _Grid("id", "a string", str),
 }
-
-
-def _grid(kind: ColumnKind) -> _Grid:
-    return _GRIDS[kind]
 
 
 def _checked_text(value: Scalar) -> str:

@@ -15,6 +15,7 @@ matches a date-time.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -30,13 +31,14 @@ from frameport._expr._nodes import (
     Comparison,
     IsIn,
     IsNull,
+    Leaf,
     Node,
     Not,
     Or,
     Search,
-    StringPredicate,
+    leaf_column,
+    render,
 )
-from frameport._expr._render import render
 from frameport._expr._values import Scalar, parse_datetime_literal
 
 __all__ = ["evaluate"]
@@ -64,16 +66,9 @@ def evaluate(expr: Expr | Node, frame: pd.DataFrame) -> pd.Series:
 
 
 def _mask(node: Node, frame: pd.DataFrame) -> pd.Series:
-    if isinstance(node, And):
-        result = _mask(node.operands[0], frame)
-        for operand in node.operands[1:]:
-            result = result & _mask(operand, frame)
-        return result
-    if isinstance(node, Or):
-        result = _mask(node.operands[0], frame)
-        for operand in node.operands[1:]:
-            result = result | _mask(operand, frame)
-        return result
+    if isinstance(node, And | Or):
+        masks = (_mask(operand, frame) for operand in node.operands)
+        return functools.reduce(operator.and_ if isinstance(node, And) else operator.or_, masks)
     if isinstance(node, Not):
         return ~_mask(node.operand, frame)
     try:
@@ -84,9 +79,13 @@ def _mask(node: Node, frame: pd.DataFrame) -> pd.Series:
         raise FilterError(f"pandas cannot evaluate {render(node)}: {exc}") from exc
 
 
-def _leaf_mask(node: Node, frame: pd.DataFrame) -> pd.Series:
+def _leaf_mask(node: Leaf, frame: pd.DataFrame) -> pd.Series:
+    if isinstance(node, Search):
+        raise FilterError(
+            f"{render(node)} is a fulltext search, which only the service can evaluate."
+        )
+    series = _column(frame, leaf_column(node))
     if isinstance(node, ColumnRef):
-        series = _column(frame, node.name)
         if not (pd.api.types.is_bool_dtype(series.dtype)):
             raise FilterError(
                 f"The column {node.name!r} is {series.dtype}, not boolean, so it is not a "
@@ -94,34 +93,16 @@ def _leaf_mask(node: Node, frame: pd.DataFrame) -> pd.Series:
             )
         return series
     if isinstance(node, Comparison):
-        series = _column(frame, node.column)
         return _OPERATORS[node.op](series, _operand(node.value, series))
     if isinstance(node, IsIn):
-        series = _column(frame, node.column)
         return series.isin([_operand(value, series) for value in node.values])
     if isinstance(node, Between):
-        series = _column(frame, node.column)
         return series.between(_operand(node.low, series), _operand(node.high, series))
     if isinstance(node, IsNull):
-        return _column(frame, node.column).isna()
-    if isinstance(node, StringPredicate):
-        return _string_mask(node, _column(frame, node.column))
-    if isinstance(node, Search):
-        raise FilterError(
-            f"{render(node)} is a fulltext search, which only the service can evaluate."
-        )
-    raise TypeError(f"not a filter node: {node!r}")
-
-
-def _string_mask(node: StringPredicate, series: pd.Series) -> pd.Series:
-    strings = series.str
-    if node.method == "startswith":
-        return strings.startswith(node.pattern)
-    if node.method == "endswith":
-        return strings.endswith(node.pattern)
+        return series.isna()
     if node.method == "contains":
-        return strings.contains(node.pattern, regex=False)
-    return strings.match(node.pattern)
+        return series.str.contains(node.pattern, regex=False)
+    return getattr(series.str, node.method)(node.pattern)  # type: ignore[no-any-return]
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:

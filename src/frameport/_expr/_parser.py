@@ -18,32 +18,17 @@ import sys
 import warnings
 from collections import ChainMap
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from frameport._exceptions import FilterError
+from frameport._expr import _nodes as nodes
 from frameport._expr._builder import Expr, string_predicate
-from frameport._expr._nodes import (
-    MIRRORED_OP,
-    Between,
-    ColumnRef,
-    Comparison,
-    ComparisonOp,
-    IsIn,
-    IsNull,
-    Node,
-    Not,
-    Search,
-    StringMethod,
-    conjunction,
-    disjunction,
-)
 from frameport._expr._source import PreparedSource, prepare
 from frameport._expr._values import Scalar, normalize_scalar, normalize_scalars
 
 __all__ = ["parse"]
 
-_COMPARISON_OPS: dict[type[ast.cmpop], ComparisonOp] = {
+_COMPARISON_OPS: dict[type[ast.cmpop], nodes.ComparisonOp] = {
     ast.Eq: "==",
     ast.NotEq: "!=",
     ast.Lt: "<",
@@ -51,8 +36,9 @@ _COMPARISON_OPS: dict[type[ast.cmpop], ComparisonOp] = {
     ast.Gt: ">",
     ast.GtE: ">=",
 }
-_STRING_METHODS: tuple[StringMethod, ...] = ("startswith", "endswith", "contains", "match")
+_STRING_METHODS: tuple[nodes.StringMethod, ...] = ("startswith", "endswith", "contains", "match")
 _REGEX_METACHARACTERS = re.compile(r"[.^$*+?{}\[\]\\|()]")
+_T = TypeVar("_T")
 _GRAMMAR_HINT = "write conditions like \"age > 30 and city in ['Oslo', 'Bergen']\""
 
 
@@ -79,22 +65,8 @@ def parse(text: str, *, local_dict: Mapping[str, object] | None = None, level: i
     return Expr(_Parser(text, source, scope).parse())
 
 
-@dataclass(frozen=True)
-class _Column:
-    name: str
-
-
-@dataclass(frozen=True)
-class _Value:
-    value: Scalar
-
-
-@dataclass(frozen=True)
-class _Values:
-    values: tuple[Scalar, ...]
-
-
-_Operand = _Column | _Value | _Values
+_Operand = nodes.ColumnRef | Scalar | tuple[Scalar, ...]
+"""A column, a value or a list of values."""
 
 
 class _Parser:
@@ -102,9 +74,10 @@ class _Parser:
         self._text = text
         self._source = source
         self._scope = scope
-        self._line_starts = _line_starts(source.text)
+        line_ends = re.finditer(r"\r\n|\r|\n", source.text)
+        self._line_starts = [0, *(match.end() for match in line_ends)]
 
-    def parse(self) -> Node:
+    def parse(self) -> nodes.Node:
         if not self._source.text.strip():
             raise FilterError("The filter is empty; " + _GRAMMAR_HINT + ".", text="", offset=0)
         try:
@@ -129,67 +102,63 @@ class _Parser:
             ) from None
 
     # conditions ------------------------------------------------------------------------
-    def _condition(self, node: ast.expr) -> Node:
+    def _condition(self, node: ast.expr) -> nodes.Node:
         if isinstance(node, ast.BoolOp):
             operands = [self._condition(value) for value in node.values]
-            if isinstance(node.op, ast.And):
-                return conjunction(operands)
-            return disjunction(operands)
+            return nodes.combine(nodes.And if isinstance(node.op, ast.And) else nodes.Or, operands)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.Invert):
-            return Not(self._condition(node.operand))
+            return nodes.Not(self._condition(node.operand))
         if isinstance(node, ast.Compare):
             return self._comparison(node)
         if isinstance(node, ast.Call):
             return self._call(node)
         operand = self._operand(node)
-        if isinstance(operand, _Column):
-            return ColumnRef(operand.name)
+        if isinstance(operand, nodes.ColumnRef):
+            return operand
         self._fail(
             node, "{text} is a value, not a condition; compare it with a column, e.g. age > 30"
         )
 
-    def _comparison(self, node: ast.Compare) -> Node:
+    def _comparison(self, node: ast.Compare) -> nodes.Node:
         operands = [node.left, *node.comparators]
-        return conjunction(
-            self._comparison_pair(op, operands[index], operands[index + 1])
-            for index, op in enumerate(node.ops)
-        )
+        pairs = zip(node.ops, operands, operands[1:], strict=False)
+        return nodes.combine(nodes.And, [self._comparison_pair(*pair) for pair in pairs])
 
-    def _comparison_pair(self, op: ast.cmpop, left: ast.expr, right: ast.expr) -> Node:
+    def _comparison_pair(self, op: ast.cmpop, left: ast.expr, right: ast.expr) -> nodes.Node:
         first, second = self._operand(left), self._operand(right)
         if isinstance(op, ast.In | ast.NotIn):
-            if not isinstance(first, _Column) or not isinstance(second, _Values):
+            if not isinstance(first, nodes.ColumnRef) or not isinstance(second, tuple):
                 self._fail_span(
                     left,
                     right,
                     "{text}: 'in' needs a column on the left and a list on the right, "
                     "e.g. city in ['Oslo', 'Bergen']",
                 )
-            membership = IsIn(first.name, second.values)
-            return Not(membership) if isinstance(op, ast.NotIn) else membership
+            membership = nodes.IsIn(first.name, second)
+            return nodes.Not(membership) if isinstance(op, ast.NotIn) else membership
         symbol = _COMPARISON_OPS.get(type(op))
         if symbol is None:
             self._fail_span(left, right, "{text}: use ==, !=, <, <=, >, >=, in or not in")
-        if isinstance(first, _Column) and isinstance(second, _Column):
+        if isinstance(first, nodes.ColumnRef) and isinstance(second, nodes.ColumnRef):
             self._fail_span(
                 left,
                 right,
                 "{text} compares two columns, which the service cannot do; "
                 "compare a column with a value",
             )
-        if isinstance(second, _Column):
-            first, second, symbol = second, first, MIRRORED_OP[symbol]
-        if not isinstance(first, _Column):
+        if isinstance(second, nodes.ColumnRef):
+            first, second, symbol = second, first, nodes.MIRRORED_OP[symbol]
+        if not isinstance(first, nodes.ColumnRef):
             self._fail_span(left, right, "{text} compares two values; one side must be a column")
-        if isinstance(second, _Values):
+        if isinstance(second, tuple):
             if symbol not in ("==", "!="):
                 self._fail_span(left, right, "{text}: only ==, != and in compare with a list")
-            membership = IsIn(first.name, second.values)
-            return membership if symbol == "==" else Not(membership)
-        assert isinstance(second, _Value)
-        return Comparison(first.name, symbol, second.value)
+            membership = nodes.IsIn(first.name, second)
+            return membership if symbol == "==" else nodes.Not(membership)
+        assert not isinstance(second, nodes.ColumnRef)  # two columns were refused above
+        return nodes.Comparison(first.name, symbol, second)
 
-    def _call(self, node: ast.Call) -> Node:
+    def _call(self, node: ast.Call) -> nodes.Node:
         function = node.func
         if not isinstance(function, ast.Attribute):
             self._fail(node, "{text}: only column methods can be called, e.g. city.isna()")
@@ -199,24 +168,25 @@ class _Parser:
         column = self._column_of(receiver)
         if method in ("isna", "isnull", "notna", "notnull"):
             self._arguments(node, 0)
-            missing = IsNull(column)
-            return missing if method in ("isna", "isnull") else Not(missing)
+            missing = nodes.IsNull(column)
+            return missing if method in ("isna", "isnull") else nodes.Not(missing)
         if method == "isin":
             (values,) = self._arguments(node, 1)
-            return IsIn(column, self._values(values))
+            message = "{text}: expected a list of values, e.g. ['Oslo', 'Bergen']"
+            return nodes.IsIn(column, self._expect(values, tuple, message))
         if method == "between":
             low, high = self._arguments(node, 2)
-            return Between(column, self._scalar(low), self._scalar(high))
+            return nodes.Between(column, self._scalar(low), self._scalar(high))
         if method == "search":
             (text,) = self._arguments(node, 1)
-            return Search(column, self._text_value(text))
+            return nodes.Search(column, self._text_value(text))
         self._fail(
             node,
             "{text}: the supported column methods are isna(), notna(), isin([...]), "
             "between(low, high), search(text) and str.startswith/endswith/contains/match",
         )
 
-    def _string_call(self, node: ast.Call, column: str, method: str) -> Node:
+    def _string_call(self, node: ast.Call, column: str, method: str) -> nodes.Node:
         if method not in _STRING_METHODS:
             self._fail(
                 node,
@@ -261,12 +231,12 @@ class _Parser:
     def _operand(self, node: ast.expr) -> _Operand:
         if isinstance(node, ast.Name):
             if node.id in self._source.columns:
-                return _Column(self._source.columns[node.id])
+                return nodes.ColumnRef(self._source.columns[node.id])
             if node.id in self._source.variables:
                 return self._variable(node)
-            return _Column(node.id)
+            return nodes.ColumnRef(node.id)
         if isinstance(node, ast.Constant):
-            return _Value(self._constant(node))
+            return self._constant(node)
         if (
             isinstance(node, ast.UnaryOp)
             and isinstance(node.op, ast.USub | ast.UAdd)
@@ -275,28 +245,26 @@ class _Parser:
             and not isinstance(node.operand.value, bool)
         ):
             number = node.operand.value
-            return _Value(self._literal(node, -number if isinstance(node.op, ast.USub) else number))
+            return self._literal(node, -number if isinstance(node.op, ast.USub) else number)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
-            return _Values(tuple(self._scalar(element) for element in node.elts))
+            return tuple(self._scalar(element) for element in node.elts)
         self._fail(node, "{text} is not supported here; " + _GRAMMAR_HINT)
 
     def _column_of(self, node: ast.expr) -> str:
-        operand = self._operand(node)
-        if not isinstance(operand, _Column):
-            self._fail(node, "{text} is not a column; methods apply to columns, e.g. city.isna()")
-        return operand.name
+        message = "{text} is not a column; methods apply to columns, e.g. city.isna()"
+        return self._expect(node, nodes.ColumnRef, message).name
 
     def _scalar(self, node: ast.expr) -> Scalar:
         operand = self._operand(node)
-        if not isinstance(operand, _Value):
+        if isinstance(operand, nodes.ColumnRef | tuple):
             self._fail(node, "{text}: expected a single value (a string, number or boolean)")
-        return operand.value
+        return operand
 
-    def _values(self, node: ast.expr) -> tuple[Scalar, ...]:
+    def _expect(self, node: ast.expr, kind: type[_T], template: str) -> _T:
         operand = self._operand(node)
-        if not isinstance(operand, _Values):
-            self._fail(node, "{text}: expected a list of values, e.g. ['Oslo', 'Bergen']")
-        return operand.values
+        if not isinstance(operand, kind):
+            self._fail(node, template)
+        return operand
 
     def _text_value(self, node: ast.expr) -> str:
         value = self._scalar(node)
@@ -317,15 +285,15 @@ class _Parser:
         except FilterError as exc:
             self._fail(node, "{text}: " + _clause(exc))
 
-    def _variable(self, node: ast.Name) -> _Value | _Values:
+    def _variable(self, node: ast.Name) -> _Operand:
         name = self._source.variables[node.id]
         if name not in self._scope:
             self._fail(node, "{text} is not a defined variable")
         value = self._scope[name]
         try:
             if isinstance(value, str | bytes) or not hasattr(value, "__iter__"):
-                return _Value(normalize_scalar(value))
-            return _Values(normalize_scalars(value))
+                return normalize_scalar(value)
+            return normalize_scalars(value)
         except FilterError as exc:
             self._fail(node, "{text}: " + _clause(exc))
 
@@ -364,13 +332,6 @@ class _Parser:
         line = self._source.text[line_start:]
         column = len(line.encode("utf-8")[: max(byte_column, 0)].decode("utf-8", "ignore"))
         return self._source.origin(line_start + column, self._text)
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for match in re.finditer(r"\r\n|\r|\n", text):
-        starts.append(match.end())
-    return starts
 
 
 def _clause(exc: FilterError) -> str:

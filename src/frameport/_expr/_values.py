@@ -76,11 +76,6 @@ def normalize_scalars(values: object) -> tuple[Scalar, ...]:
     return tuple(normalize_scalar(item) for item in items)
 
 
-def literal_text(value: Scalar) -> str:
-    """The Python/pandas literal for `value`, as the query-string form writes it."""
-    return repr(value)
-
-
 def format_datetime_literal(stamp: pd.Timestamp) -> str:
     """ISO-8601 text in UTC: milliseconds as the service writes them, finer digits when present.
 

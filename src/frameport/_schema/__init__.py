@@ -21,24 +21,26 @@ from .._exceptions import RowDecodeError
 from ._inference import InferredSchema, infer_batch
 from ._reading import (
     DTYPE_TABLE,
-    SPATIAL_COLUMN_TYPES,
     STR_DTYPE,
     SYSTEM_SCHEMA,
     TIMESTAMP,
     ArrowArray,
     DtypeBackend,
     DtypeMapping,
+    UnmappedColumnWarning,
     arrow_schema,
     batches_to_pandas,
     column_arrow_type,
     column_type_name,
     dtype_table_markdown,
+    is_json_text,
+    json_text_columns,
     system_fields_markdown,
     to_pandas,
     type_reads_markdown,
+    warn_unmapped,
 )
-from ._unmapped import UnmappedColumnWarning, is_json_text, json_text_columns, warn_unmapped
-from ._validation import REJECTED_SCHEMA, CheckedBatch, ColumnRules, validate_batch
+from ._validation import ColumnRules, validate_batch
 from ._writing import (
     SERVICE_FIELDS,
     NewColumn,
@@ -55,14 +57,11 @@ from ._writing import (
 
 __all__ = [
     "DTYPE_TABLE",
-    "REJECTED_SCHEMA",
     "SERVICE_FIELDS",
-    "SPATIAL_COLUMN_TYPES",
     "STR_DTYPE",
     "SYSTEM_SCHEMA",
     "TIMESTAMP",
     "ArrowArray",
-    "CheckedBatch",
     "ColumnRules",
     "DtypeBackend",
     "DtypeMapping",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import logging
 import re
+import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -19,7 +20,6 @@ from pandas.api.extensions import ExtensionDtype
 
 from .._core._memory import release_free_memory
 from .._exceptions import unknown_column
-from ._unmapped import json_text_field
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,51 @@ MAX_ENUM_ELEMENT_LENGTH = 255
 
 WIRE_DATETIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$")
 WIRE_DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"  # Arrow's %S carries the milliseconds
+
+
+# ---------------------------------------------------------------------------------------------
+# Columns of types frameport does not map (relationships, and any type the service adds): read
+# as their JSON text, never dropped, with one warning per read naming them. Such a column's
+# field is a string field marked with `JSON_TEXT_METADATA`; page decoding writes each value as
+# ``json.dumps(value)`` (an ID as ``'"abc"'``, a list as ``'["a"]'``).
+
+JSON_TEXT_METADATA = {b"frameport.json_text": b"1"}
+
+
+class UnmappedColumnWarning(UserWarning):
+    """A table has columns of types frameport does not map; they are read as JSON text."""
+
+
+def json_text_field(key: str) -> pa.Field[pa.DataType]:
+    """
+    >>> field = json_text_field("author")
+    >>> is_json_text(field), field.type
+    (True, DataType(string))
+    """
+    return pa.field(key, pa.string(), metadata=JSON_TEXT_METADATA)
+
+
+def is_json_text(field: pa.Field[pa.DataType]) -> bool:
+    metadata = field.metadata or {}
+    return metadata.get(b"frameport.json_text") == b"1"
+
+
+def json_text_columns(schema: pa.Schema) -> list[str]:
+    """The names of the fields read as JSON text."""
+    return [field.name for field in schema if is_json_text(field)]
+
+
+def warn_unmapped(schema: pa.Schema, types: dict[str, str]) -> None:
+    """One warning naming every JSON-text column of `schema` and its service type."""
+    names = json_text_columns(schema)
+    if names:
+        listed = ", ".join(f"{name!r} ({types.get(name, 'unknown')})" for name in names)
+        warnings.warn(
+            f"columns read as JSON text, since frameport does not map their types: {listed}. "
+            "Parse them with json.loads, or leave them out with select().",
+            UnmappedColumnWarning,
+            stacklevel=2,
+        )
 
 
 # ---------------------------------------------------------------------------------------------

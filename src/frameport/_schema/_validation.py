@@ -59,8 +59,10 @@ _TEXT_TYPES = frozenset({"string", "varchar", *TEXT_SIZES})
 _KIND_BY_TYPE = {"double": "float", "float": "float", "bigint": "integer"}
 _INTEGER_TEXT = r"^\s*[+-]?\d{1,18}\s*$"
 _FLOAT_TEXT = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
-_EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
-_URL = r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\s]+\S*$"
+_FORMATS = {  # format: the pattern its text matches, what a text that does not is
+    "email": (r"^[^@\s]+@[^@\s]+\.[^@\s]+$", "not an e-mail address"),
+    "url": (r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/?#\s]+\S*$", "not a URL (scheme://host...)"),
+}
 _ISO_DATE = r"^\d{4}-\d{2}-\d{2}"
 _TEXT: pa.DataType = pa.string()
 REJECTED_SCHEMA = pa.schema(
@@ -215,9 +217,8 @@ def _checked_column(values: ArrowValues, column: ColumnRules, findings: _Finding
         _check_geometries(values, column, findings)
         return values
     if not column.array:
-        converted, wrong = _converted(values, column)
-        findings.add(wrong, column.key, "type", _TYPE_MESSAGES[column.kind])
-        for mask, rule, message in _constraints(converted, column):
+        converted, found = _checked_values(values, column)
+        for mask, rule, message in found:
             findings.add(mask, column.key, rule, message)
         return converted
     if pa.types.is_null(values.type):
@@ -226,12 +227,9 @@ def _checked_column(values: ArrowValues, column: ColumnRules, findings: _Finding
         findings.add(values.is_valid(), column.key, "type", "the column holds lists")
         return _nulls(len(values), column.arrow_type())
     lists = cast("pa.ListArray[Any]", values)
-    flat = lists.flatten()
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-    converted, wrong = _converted(flat, column)
-    element_findings = [(wrong, "type", _TYPE_MESSAGES[column.kind])]
-    element_findings += list(_constraints(converted, column))
-    for mask, rule, message in element_findings:
+    converted, found = _checked_values(lists.flatten(), column)
+    for mask, rule, message in found:
         per_row = np.zeros(len(values), dtype=bool)
         per_row[parents[_as_numpy_mask(mask)]] = True
         findings.add(per_row, column.key, rule, f"an element: {message}")
@@ -248,23 +246,22 @@ _TYPE_MESSAGES = {
 }
 
 
-def _converted(values: ArrowValues, column: ColumnRules) -> tuple[ArrowValues, ArrowValues]:
-    """`values` as the column's scalar type, and the mask of values that could not be."""
-    target = _ARROW_KIND[column.kind]
-    kind = values.type
-    if pa.types.is_null(kind):
-        return _nulls(len(values), target), pa.nulls(len(values), pa.bool_())
-    if pa.types.is_large_string(kind):
-        values, kind = values.cast(pa.string()), pa.string()
-    converter = _CONVERTERS[column.kind]
-    converted = converter(values)
+def _checked_values(
+    values: ArrowValues, column: ColumnRules
+) -> tuple[ArrowValues, list[tuple[ArrowValues, str, str]]]:
+    """`values` as the column's scalar type, and the masks of the values that break a rule
+    (first those that could not be converted), with the rule's name and message."""
+    if pa.types.is_large_string(values.type):
+        values = values.cast(pa.string())
+    converted = None if pa.types.is_null(values.type) else _CONVERTERS[column.kind](values)
     if converted is None:
-        return _nulls(len(values), target), values.is_valid()
+        converted = _nulls(len(values), _ARROW_KIND[column.kind]), values.is_valid()
     result, wrong = converted
-    return result, wrong
+    return result, [(wrong, "type", _TYPE_MESSAGES[column.kind]), *_constraints(result, column)]
 
 
 def _nulls(count: int, kind: Any) -> ArrowValues:
+    """`pa.nulls`, whose stubs take no plain `DataType`."""
     return pa.nulls(count, kind)
 
 
@@ -385,61 +382,27 @@ def _constraints(values: ArrowValues, column: ColumnRules) -> list[tuple[ArrowVa
     """The masks of converted `values` that break the column's size, range, element and
     format rules, with the rule's name and message."""
     found: list[tuple[ArrowValues, str, str]] = []
-    if column.kind == "string":
-        if column.size:
-            found.append(
-                (
-                    pc.greater(pc.utf8_length(values), pa.scalar(column.size)),
-                    "size",
-                    f"longer than {column.size:,} characters",
-                )
-            )
-        if column.format == "enum":
-            found.append(
-                (
-                    pc.and_(
-                        values.is_valid(),
-                        pc.invert(pc.is_in(values, pa.array(column.elements, pa.string()))),
-                    ),
-                    "enum",
-                    f"not one of ({', '.join(column.elements)})",
-                )
-            )
-        elif column.format == "email":
-            found.append(
-                (
-                    pc.invert(pc.match_substring_regex(values, _EMAIL)),
-                    "email",
-                    "not an e-mail address",
-                )
-            )
-        elif column.format == "url":
-            found.append(
-                (
-                    pc.invert(pc.match_substring_regex(values, _URL)),
-                    "url",
-                    "not a URL (scheme://host...)",
-                )
-            )
-        elif column.format == "ip":
-            found.append((_not_ip(values), "ip", "not an IPv4 or IPv6 address"))
-    elif column.kind in ("integer", "float"):
+    if column.kind in ("integer", "float"):
         if column.minimum is not None:
-            found.append(
-                (
-                    pc.less(values, pa.scalar(column.minimum)),
-                    "min",
-                    f"below the minimum, {column.minimum:,}",
-                )
-            )
+            below = pc.less(values, pa.scalar(column.minimum))
+            found.append((below, "min", f"below the minimum, {column.minimum:,}"))
         if column.maximum is not None:
-            found.append(
-                (
-                    pc.greater(values, pa.scalar(column.maximum)),
-                    "max",
-                    f"above the maximum, {column.maximum:,}",
-                )
-            )
+            above = pc.greater(values, pa.scalar(column.maximum))
+            found.append((above, "max", f"above the maximum, {column.maximum:,}"))
+    if column.kind != "string":
+        return found
+    if column.size:
+        too_long = pc.greater(pc.utf8_length(values), pa.scalar(column.size))
+        found.append((too_long, "size", f"longer than {column.size:,} characters"))
+    if column.format == "enum":
+        unlisted = pc.invert(pc.is_in(values, pa.array(column.elements, pa.string())))
+        message = f"not one of ({', '.join(column.elements)})"
+        found.append((pc.and_(values.is_valid(), unlisted), "enum", message))
+    elif column.format in _FORMATS:
+        pattern, message = _FORMATS[column.format]
+        found.append((pc.invert(pc.match_substring_regex(values, pattern)), column.format, message))
+    elif column.format == "ip":
+        found.append((_not_ip(values), "ip", "not an IPv4 or IPv6 address"))
     return found
 
 
