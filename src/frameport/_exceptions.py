@@ -34,24 +34,40 @@ Usage mistakes (wrong argument types or combinations) raise plain `TypeError` / 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
+# Each error's fields are dataclass fields: the message (positional), then keyword-only ones.
 
+
+@dataclass(eq=False, repr=False)
 class FrameportError(Exception):
     """Root of every error frameport raises."""
 
+    message: str
 
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt without __init__ (its fields are keyword-only): the state restores them.
+        return (_bare_error, (type(self), self.args), self.__dict__)
+
+
+def _bare_error(cls: type[FrameportError], args: tuple[object, ...]) -> FrameportError:
+    return cls.__new__(cls, *args)
+
+
+@dataclass(eq=False, repr=False, kw_only=True)
 class FilterError(FrameportError, ValueError):
     """A filter expression or query string cannot be parsed or sent to the service.
 
     `text` is the offending text and `offset` its position in the query string, when known.
     """
 
-    def __init__(self, message: str, *, text: str | None = None, offset: int | None = None):
-        super().__init__(message)
-        self.text = text
-        self.offset = offset
+    text: str | None = None
+    offset: int | None = None
 
 
 class SQLError(FrameportError, ValueError):
@@ -59,6 +75,7 @@ class SQLError(FrameportError, ValueError):
     error, or a table or column the statement names but was not given."""
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class TransportError(FrameportError):
     """Raised when a request got no HTTP answer: the connection failed, was dropped, or timed out.
 
@@ -68,24 +85,16 @@ class TransportError(FrameportError):
     (part of ``str(error)``) says what to check when the service could not be reached.
     """
 
-    def __init__(
-        self, message: str, *, method: str, url: str, attempts: int = 1, hint: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.method = method
-        self.url = url
-        self.attempts = attempts
-        self.hint = hint
+    method: str
+    url: str
+    attempts: int = 1
+    hint: str | None = None
 
     def __str__(self) -> str:
-        return self.message if self.hint is None else f"{self.message} {self.hint}"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        fields = {"method": self.method, "url": self.url, "attempts": self.attempts}
-        return (_rebuild_error, (type(self), self.message, {**fields, "hint": self.hint}))
+        return _with_hint(self.message, self.hint)
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class APIError(FrameportError):
     """Raised when the service answers with an error status that has no narrower class here.
 
@@ -94,27 +103,15 @@ class APIError(FrameportError):
     and `hint` (frameport's advice on the likely cause, or None; part of ``str(error)``).
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        type: str,
-        method: str,
-        url: str,
-        hint: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.type = type
-        self.message = message
-        self.method = method
-        self.url = url
-        self.hint = hint
+    status: int
+    type: str
+    method: str
+    url: str
+    hint: str | None = None
 
     def __str__(self) -> str:
         text = f"{self.status} {self.type}: {self.message} ({self.method} {self.url})"
-        return text if self.hint is None else f"{text} {self.hint}"
+        return _with_hint(text, self.hint)
 
     def __repr__(self) -> str:
         hint = "" if self.hint is None else f", hint={self.hint!r}"
@@ -122,18 +119,6 @@ class APIError(FrameportError):
             f"{type(self).__name__}(status={self.status}, type={self.type!r}, "
             f"message={self.message!r}, method={self.method!r}, url={self.url!r}{hint})"
         )
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), self.message, self._fields()))
-
-    def _fields(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "type": self.type,
-            "method": self.method,
-            "url": self.url,
-            "hint": self.hint,
-        }
 
 
 class BadRequestError(APIError):
@@ -159,28 +144,14 @@ class ConflictError(APIError):
     """Raised on 409: the resource already exists, or a write conflicts with another one."""
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class RateLimitError(APIError):
     """Raised on 429 once the retries are used up: the route's rate limit is exhausted.
 
     `retry_after` is the number of seconds the service asked to wait, when it said so.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        type: str,
-        method: str,
-        url: str,
-        retry_after: float | None = None,
-        hint: str | None = None,
-    ) -> None:
-        super().__init__(message, status=status, type=type, method=method, url=url, hint=hint)
-        self.retry_after = retry_after
-
-    def _fields(self) -> dict[str, Any]:
-        return {**super()._fields(), "retry_after": self.retry_after}
+    retry_after: float | None = None
 
 
 class ServerError(APIError):
@@ -227,9 +198,8 @@ def jwt_hint(*, refused_as_guest: bool) -> str:
     )
 
 
-def _rebuild_error(cls: type[Exception], message: str, fields: dict[str, Any]) -> Exception:
-    """Unpickle an error whose constructor takes keyword-only fields."""
-    return cls(message, **fields)
+def _with_hint(text: str, hint: str | None) -> str:
+    return text if hint is None else f"{text} {hint}"
 
 
 _CLASS_BY_STATUS: dict[int, type[APIError]] = {
@@ -244,11 +214,10 @@ _CLASS_BY_STATUS: dict[int, type[APIError]] = {
 
 def api_error_class(status: int) -> type[APIError]:
     """The exception class for an HTTP error status."""
-    if status >= 500:
-        return ServerError
-    return _CLASS_BY_STATUS.get(status, APIError)
+    return _CLASS_BY_STATUS.get(status, ServerError if status >= 500 else APIError)
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class RowDecodeError(FrameportError, ValueError):
     """Raised when rows cannot be turned into Arrow: the page body is not JSON, or a column's
     values do not fit its type (or, for an inferred schema, contradict each other).
@@ -256,9 +225,7 @@ class RowDecodeError(FrameportError, ValueError):
     `column` names the offending column when there is one.
     """
 
-    def __init__(self, message: str, *, column: str | None = None) -> None:
-        super().__init__(message)
-        self.column = column
+    column: str | None = None
 
 
 class ResumeError(FrameportError, ValueError):
@@ -268,19 +235,14 @@ class ResumeError(FrameportError, ValueError):
     (named in the message) to start over, or export to another file."""
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class SchemaChangeError(FrameportError, ValueError):
     """Raised when a synced table's column changed type at the service: `column` names it,
     `synced` and `current` are the two Arrow types. Sync into a new target to start over."""
 
-    def __init__(self, message: str, *, column: str, synced: str, current: str) -> None:
-        super().__init__(message)
-        self.column = column
-        self.synced = synced
-        self.current = current
-
-    def __reduce__(self) -> tuple[object, ...]:
-        fields = {"column": self.column, "synced": self.synced, "current": self.current}
-        return (_rebuild_error, (type(self), str(self), fields))
+    column: str
+    synced: str
+    current: str
 
 
 class LoadError(FrameportError, ValueError):
@@ -290,6 +252,7 @@ class LoadError(FrameportError, ValueError):
     atomic write cannot fit one transaction (the message gives the numbers)."""
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class RowsRejectedError(FrameportError, ValueError):
     """Raised when rows of a write that must be whole were rejected, and nothing of it was
     kept: an ``atomic=True`` load (its transaction rolled back), or `insert` / `upsert`,
@@ -297,41 +260,28 @@ class RowsRejectedError(FrameportError, ValueError):
     says which rows break which rule; fix them, or `load` without ``atomic=True`` to write
     the others."""
 
-    def __init__(self, message: str, *, report: Any) -> None:
-        super().__init__(message)
-        self.report = report
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), str(self), {"report": self.report}))
+    report: Any
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class FileFormatError(FrameportError, ValueError):
     """Raised when a file in a bucket cannot be read in the format asked for, e.g.
     `read_parquet` on a file that is not Parquet. `file_id` names the file."""
 
-    def __init__(self, message: str, *, file_id: str) -> None:
-        super().__init__(message)
-        self.file_id = file_id
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), str(self), {"file_id": self.file_id}))
+    file_id: str
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class DeploymentError(FrameportError):
     """A function deployment ended `failed` or `canceled`; `deployment_id`, `status` and
     `build_logs` (the service's build log) say which and why."""
 
-    def __init__(self, message: str, *, deployment_id: str, status: str, build_logs: str):
-        super().__init__(message)
-        self.deployment_id = deployment_id
-        self.status = status
-        self.build_logs = build_logs
-
-    def __reduce__(self) -> tuple[object, ...]:
-        fields = {"deployment_id": self.deployment_id, "status": self.status}
-        return (_rebuild_error, (type(self), str(self), {**fields, "build_logs": self.build_logs}))
+    deployment_id: str
+    status: str
+    build_logs: str
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class VerificationError(FrameportError):
     """Raised when a transferred file differs from its source.
 
@@ -339,12 +289,10 @@ class VerificationError(FrameportError):
     `expected` and `actual` its two sides, `file_id` the file concerned.
     """
 
-    def __init__(self, message: str, *, check: str, expected: object, actual: object, file_id: str):
-        super().__init__(message)
-        self.check = check
-        self.expected = expected
-        self.actual = actual
-        self.file_id = file_id
+    check: str
+    expected: object
+    actual: object
+    file_id: str
 
 
 class UploadVerificationError(VerificationError):
@@ -358,17 +306,13 @@ class DownloadVerificationError(VerificationError):
     The partial download has been removed; download again."""
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class ArchiveError(FrameportError, ValueError):
     """Raised when a backup archive cannot be used as asked: no snapshot there (or not the
     one named), a file of the snapshot missing or altered (`problems` names each file and
     what is wrong with it), or an unfinished backup there started with other choices."""
 
-    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.problems = list(problems)
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), str(self), {"problems": self.problems}))
+    problems: list[str] = field(default_factory=list)
 
 
 class FrameportWarning(UserWarning):
