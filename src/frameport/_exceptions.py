@@ -34,21 +34,12 @@ Usage mistakes (wrong argument types or combinations) raise plain `TypeError` / 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-# Each error's fields are dataclass fields: the message (positional), then keyword-only ones.
 
-
-@dataclass(eq=False, repr=False)
 class FrameportError(Exception):
     """Root of every error frameport raises."""
-
-    message: str
-
-    def __post_init__(self) -> None:
-        super().__init__(self.message)
 
     def __reduce__(self) -> tuple[object, ...]:
         # Rebuilt without __init__ (its fields are keyword-only): the state restores them.
@@ -59,15 +50,16 @@ def _bare_error(cls: type[FrameportError], args: tuple[object, ...]) -> Framepor
     return cls.__new__(cls, *args)
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class FilterError(FrameportError, ValueError):
     """A filter expression or query string cannot be parsed or sent to the service.
 
     `text` is the offending text and `offset` its position in the query string, when known.
     """
 
-    text: str | None = None
-    offset: int | None = None
+    def __init__(self, message: str, *, text: str | None = None, offset: int | None = None):
+        super().__init__(message)
+        self.text = text
+        self.offset = offset
 
 
 class SQLError(FrameportError, ValueError):
@@ -75,7 +67,6 @@ class SQLError(FrameportError, ValueError):
     error, or a table or column the statement names but was not given."""
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class TransportError(FrameportError):
     """Raised when a request got no HTTP answer: the connection failed, was dropped, or timed out.
 
@@ -85,16 +76,20 @@ class TransportError(FrameportError):
     (part of ``str(error)``) says what to check when the service could not be reached.
     """
 
-    method: str
-    url: str
-    attempts: int = 1
-    hint: str | None = None
+    def __init__(
+        self, message: str, *, method: str, url: str, attempts: int = 1, hint: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.method = method
+        self.url = url
+        self.attempts = attempts
+        self.hint = hint
 
     def __str__(self) -> str:
         return _with_hint(self.message, self.hint)
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class APIError(FrameportError):
     """Raised when the service answers with an error status that has no narrower class here.
 
@@ -103,11 +98,23 @@ class APIError(FrameportError):
     and `hint` (frameport's advice on the likely cause, or None; part of ``str(error)``).
     """
 
-    status: int
-    type: str
-    method: str
-    url: str
-    hint: str | None = None
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        type: str,
+        method: str,
+        url: str,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type
+        self.message = message
+        self.method = method
+        self.url = url
+        self.hint = hint
 
     def __str__(self) -> str:
         text = f"{self.status} {self.type}: {self.message} ({self.method} {self.url})"
@@ -144,14 +151,25 @@ class ConflictError(APIError):
     """Raised on 409: the resource already exists, or a write conflicts with another one."""
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class RateLimitError(APIError):
     """Raised on 429 once the retries are used up: the route's rate limit is exhausted.
 
     `retry_after` is the number of seconds the service asked to wait, when it said so.
     """
 
-    retry_after: float | None = None
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        type: str,
+        method: str,
+        url: str,
+        retry_after: float | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, status=status, type=type, method=method, url=url, hint=hint)
+        self.retry_after = retry_after
 
 
 class ServerError(APIError):
@@ -217,7 +235,6 @@ def api_error_class(status: int) -> type[APIError]:
     return _CLASS_BY_STATUS.get(status, ServerError if status >= 500 else APIError)
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class RowDecodeError(FrameportError, ValueError):
     """Raised when rows cannot be turned into Arrow: the page body is not JSON, or a column's
     values do not fit its type (or, for an inferred schema, contradict each other).
@@ -225,7 +242,9 @@ class RowDecodeError(FrameportError, ValueError):
     `column` names the offending column when there is one.
     """
 
-    column: str | None = None
+    def __init__(self, message: str, *, column: str | None = None) -> None:
+        super().__init__(message)
+        self.column = column
 
 
 class ResumeError(FrameportError, ValueError):
@@ -235,14 +254,15 @@ class ResumeError(FrameportError, ValueError):
     (named in the message) to start over, or export to another file."""
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class SchemaChangeError(FrameportError, ValueError):
     """Raised when a synced table's column changed type at the service: `column` names it,
     `synced` and `current` are the two Arrow types. Sync into a new target to start over."""
 
-    column: str
-    synced: str
-    current: str
+    def __init__(self, message: str, *, column: str, synced: str, current: str) -> None:
+        super().__init__(message)
+        self.column = column
+        self.synced = synced
+        self.current = current
 
 
 class LoadError(FrameportError, ValueError):
@@ -252,7 +272,6 @@ class LoadError(FrameportError, ValueError):
     atomic write cannot fit one transaction (the message gives the numbers)."""
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class RowsRejectedError(FrameportError, ValueError):
     """Raised when rows of a write that must be whole were rejected, and nothing of it was
     kept: an ``atomic=True`` load (its transaction rolled back), or `insert` / `upsert`,
@@ -260,28 +279,31 @@ class RowsRejectedError(FrameportError, ValueError):
     says which rows break which rule; fix them, or `load` without ``atomic=True`` to write
     the others."""
 
-    report: Any
+    def __init__(self, message: str, *, report: Any) -> None:
+        super().__init__(message)
+        self.report = report
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class FileFormatError(FrameportError, ValueError):
     """Raised when a file in a bucket cannot be read in the format asked for, e.g.
     `read_parquet` on a file that is not Parquet. `file_id` names the file."""
 
-    file_id: str
+    def __init__(self, message: str, *, file_id: str) -> None:
+        super().__init__(message)
+        self.file_id = file_id
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class DeploymentError(FrameportError):
     """A function deployment ended `failed` or `canceled`; `deployment_id`, `status` and
     `build_logs` (the service's build log) say which and why."""
 
-    deployment_id: str
-    status: str
-    build_logs: str
+    def __init__(self, message: str, *, deployment_id: str, status: str, build_logs: str):
+        super().__init__(message)
+        self.deployment_id = deployment_id
+        self.status = status
+        self.build_logs = build_logs
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class VerificationError(FrameportError):
     """Raised when a transferred file differs from its source.
 
@@ -289,10 +311,12 @@ class VerificationError(FrameportError):
     `expected` and `actual` its two sides, `file_id` the file concerned.
     """
 
-    check: str
-    expected: object
-    actual: object
-    file_id: str
+    def __init__(self, message: str, *, check: str, expected: object, actual: object, file_id: str):
+        super().__init__(message)
+        self.check = check
+        self.expected = expected
+        self.actual = actual
+        self.file_id = file_id
 
 
 class UploadVerificationError(VerificationError):
@@ -306,13 +330,14 @@ class DownloadVerificationError(VerificationError):
     The partial download has been removed; download again."""
 
 
-@dataclass(eq=False, repr=False, kw_only=True)
 class ArchiveError(FrameportError, ValueError):
     """Raised when a backup archive cannot be used as asked: no snapshot there (or not the
     one named), a file of the snapshot missing or altered (`problems` names each file and
     what is wrong with it), or an unfinished backup there started with other choices."""
 
-    problems: list[str] = field(default_factory=list)
+    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems)
 
 
 class FrameportWarning(UserWarning):

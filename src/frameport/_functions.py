@@ -120,19 +120,9 @@ class AsyncFunction(AsyncResource):
     """One function of the project; every I/O method is a coroutine. Get it with
     ``client.function(function_id)`` or ``await client.create_function(...)``."""
 
-    collection = "/functions"
-    items = "deployments"
-    exists_error = "function_already_exists"
-
-    @property
-    def id(self) -> str:
-        """The function's ID."""
-        return self._id
-
-    async def info(self) -> JsonObject:
-        """The function's record (name, runtime, entrypoint, ...)."""
-        record: JsonObject = await self._requester.request_json("GET", self._path)
-        return record
+    _collection = "/functions"
+    _items = "deployments"
+    _exists_error = "function_already_exists"
 
     async def deploy(
         self,

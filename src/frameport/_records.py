@@ -116,15 +116,26 @@ class AsyncResource:
     """What a bucket and a function share: the resource at ``<collection>/<ID>``, its items
     (files, deployments) at ``<collection>/<ID>/<items>/<item ID>``."""
 
-    collection: ClassVar[str]
-    items: ClassVar[str]
-    exists_error: ClassVar[str]  # the service's error type for a create whose ID is taken
+    _collection: ClassVar[str]
+    _items: ClassVar[str]
+    _exists_error: ClassVar[str]  # the service's error type for a create whose ID is taken
 
     def __init__(self, requester: Requester, resource_id: str) -> None:
         self._requester = requester
         self._id = ID.custom(resource_id)
-        self._path = f"{self.collection}/{self._id}"
-        self._items_path = f"{self._path}/{self.items}"
+        self._path = f"{self._collection}/{self._id}"
+        self._items_path = f"{self._path}/{self._items}"
+
+    @property
+    def id(self) -> str:
+        """The bucket's or function's ID."""
+        return self._id
+
+    async def info(self) -> JsonObject:
+        """The service's record of the bucket (name, permissions, maximumFileSize, ...) or of
+        the function (name, runtime, entrypoint, ...)."""
+        record: JsonObject = await self._requester.request_json("GET", self._path)
+        return record
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self._id!r})"
@@ -146,17 +157,17 @@ class AsyncResource:
         `ConflictError`.
         """
         chosen = resource_id != "unique()"
-        own_path = f"{cls.collection}/{resource_id}"
+        own_path = f"{cls._collection}/{resource_id}"
         try:
             record: JsonObject = await requester.request_json(
                 "POST",
-                cls.collection,
+                cls._collection,
                 json=body,
                 idempotent=chosen,
                 read_back=own_path if chosen else None,
             )
         except ConflictError as exc:
-            if not exist_ok or exc.type != cls.exists_error:
+            if not exist_ok or exc.type != cls._exists_error:
                 raise
             record = await requester.request_json("GET", own_path)
         return cls(requester, str(record["$id"]))

@@ -174,19 +174,9 @@ class AsyncBucket(AsyncResource):
     """One bucket of the project; every I/O method is a coroutine. Get it with
     ``client.bucket(bucket_id)`` or ``await client.create_bucket(...)``."""
 
-    collection = "/storage/buckets"
-    items = "files"
-    exists_error = "storage_bucket_already_exists"
-
-    @property
-    def id(self) -> str:
-        """The bucket's ID."""
-        return self._id
-
-    async def info(self) -> JsonObject:
-        """The bucket's record (name, permissions, maximumFileSize, ...)."""
-        record: JsonObject = await self._requester.request_json("GET", self._path)
-        return record
+    _collection = "/storage/buckets"
+    _items = "files"
+    _exists_error = "storage_bucket_already_exists"
 
     # -- uploads ---------------------------------------------------------------------------
 
