@@ -20,13 +20,15 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar, Unpack
 
 import httpx
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._backup import BackupReport, Selection
 from ._backup import backup as backup_project
 from ._backup import restore as restore_project
-from ._catalog import list_buckets, list_databases, list_tables
 from ._core import (
     ENDPOINT_ENV,
+    ID,
     PROJECT_ENV,
     Credentials,
     Requester,
@@ -51,6 +53,8 @@ from ._exceptions import (
     NotFoundError,
 )
 from ._functions import AsyncFunction, Function, create_function
+from ._records import BUCKET_SCHEMA, DATABASE_SCHEMA, TABLE_SCHEMA, list_frame, list_table
+from ._schema import to_pandas
 from ._storage import AsyncBucket, Bucket, create_bucket
 from ._tables import AsyncTable, Table, create_database, create_table, drop_database
 
@@ -340,7 +344,7 @@ class AsyncClient:
         >>> client.databases()["$id"].tolist()                          # doctest: +SKIP
         ['crm']
         """
-        return await list_databases(self._connection)
+        return await list_frame(self._connection, "/tablesdb", "databases", DATABASE_SCHEMA)
 
     async def tables(self, database_id: str) -> pd.DataFrame:
         """Every table of database `database_id`, one row each: ``$id``, ``name``,
@@ -350,14 +354,18 @@ class AsyncClient:
         >>> client.tables("crm")[["$id", "columns"]].to_dict("records")
         [{'$id': 'people', 'columns': 3}]
         """
-        return await list_tables(self._connection, database_id)
+        path = f"/tablesdb/{ID.custom(database_id)}/tables"
+        tables = await list_table(self._connection, path, "tables", TABLE_SCHEMA)
+        counts = pc.list_value_length(tables["columns"]).cast(pa.int64())
+        index = tables.schema.get_field_index("columns")
+        return to_pandas(tables.set_column(index, "columns", counts))
 
     async def buckets(self) -> pd.DataFrame:
         """Every bucket of the project, one row each: ``$id``, ``name``, ``enabled``,
         ``fileSecurity``, ``maximumFileSize``, ``compression``, ``encryption``,
         ``antivirus``, ``transformations``, ``totalSize`` (bytes), ``$createdAt``,
         ``$updatedAt``, ``$permissions``."""
-        return await list_buckets(self._connection)
+        return await list_frame(self._connection, "/storage/buckets", "buckets", BUCKET_SCHEMA)
 
     async def create_database(
         self, database_id: str, name: str | None = None, *, exist_ok: bool = False
@@ -367,9 +375,7 @@ class AsyncClient:
         already exists is returned as it is instead of raising `ConflictError`."""
         return await create_database(self._connection, database_id, name, exist_ok=exist_ok)
 
-    async def drop_database(self, database_id: str) -> None:
-        """Delete the database `database_id` with every table in it and their rows."""
-        await drop_database(self._connection, database_id)
+    drop_database = _with_connection(drop_database)
 
     # -- buckets and functions -------------------------------------------------------------------
 

@@ -41,6 +41,14 @@ from typing import Any
 class FrameportError(Exception):
     """Root of every error frameport raises."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt without __init__ (its fields are keyword-only): the state restores them.
+        return (_bare_error, (type(self), self.args), self.__dict__)
+
+
+def _bare_error(cls: type[FrameportError], args: tuple[object, ...]) -> FrameportError:
+    return cls.__new__(cls, *args)
+
 
 class FilterError(FrameportError, ValueError):
     """A filter expression or query string cannot be parsed or sent to the service.
@@ -79,11 +87,7 @@ class TransportError(FrameportError):
         self.hint = hint
 
     def __str__(self) -> str:
-        return self.message if self.hint is None else f"{self.message} {self.hint}"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        fields = {"method": self.method, "url": self.url, "attempts": self.attempts}
-        return (_rebuild_error, (type(self), self.message, {**fields, "hint": self.hint}))
+        return _with_hint(self.message, self.hint)
 
 
 class APIError(FrameportError):
@@ -114,7 +118,7 @@ class APIError(FrameportError):
 
     def __str__(self) -> str:
         text = f"{self.status} {self.type}: {self.message} ({self.method} {self.url})"
-        return text if self.hint is None else f"{text} {self.hint}"
+        return _with_hint(text, self.hint)
 
     def __repr__(self) -> str:
         hint = "" if self.hint is None else f", hint={self.hint!r}"
@@ -122,18 +126,6 @@ class APIError(FrameportError):
             f"{type(self).__name__}(status={self.status}, type={self.type!r}, "
             f"message={self.message!r}, method={self.method!r}, url={self.url!r}{hint})"
         )
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), self.message, self._fields()))
-
-    def _fields(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "type": self.type,
-            "method": self.method,
-            "url": self.url,
-            "hint": self.hint,
-        }
 
 
 class BadRequestError(APIError):
@@ -178,9 +170,6 @@ class RateLimitError(APIError):
     ) -> None:
         super().__init__(message, status=status, type=type, method=method, url=url, hint=hint)
         self.retry_after = retry_after
-
-    def _fields(self) -> dict[str, Any]:
-        return {**super()._fields(), "retry_after": self.retry_after}
 
 
 class ServerError(APIError):
@@ -227,9 +216,8 @@ def jwt_hint(*, refused_as_guest: bool) -> str:
     )
 
 
-def _rebuild_error(cls: type[Exception], message: str, fields: dict[str, Any]) -> Exception:
-    """Unpickle an error whose constructor takes keyword-only fields."""
-    return cls(message, **fields)
+def _with_hint(text: str, hint: str | None) -> str:
+    return text if hint is None else f"{text} {hint}"
 
 
 _CLASS_BY_STATUS: dict[int, type[APIError]] = {
@@ -244,9 +232,7 @@ _CLASS_BY_STATUS: dict[int, type[APIError]] = {
 
 def api_error_class(status: int) -> type[APIError]:
     """The exception class for an HTTP error status."""
-    if status >= 500:
-        return ServerError
-    return _CLASS_BY_STATUS.get(status, APIError)
+    return _CLASS_BY_STATUS.get(status, ServerError if status >= 500 else APIError)
 
 
 class RowDecodeError(FrameportError, ValueError):
@@ -278,10 +264,6 @@ class SchemaChangeError(FrameportError, ValueError):
         self.synced = synced
         self.current = current
 
-    def __reduce__(self) -> tuple[object, ...]:
-        fields = {"column": self.column, "synced": self.synced, "current": self.current}
-        return (_rebuild_error, (type(self), str(self), fields))
-
 
 class LoadError(FrameportError, ValueError):
     """Raised when a load (`Table.load`, `insert`, `upsert`, ``frameport import``) cannot
@@ -301,9 +283,6 @@ class RowsRejectedError(FrameportError, ValueError):
         super().__init__(message)
         self.report = report
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), str(self), {"report": self.report}))
-
 
 class FileFormatError(FrameportError, ValueError):
     """Raised when a file in a bucket cannot be read in the format asked for, e.g.
@@ -312,9 +291,6 @@ class FileFormatError(FrameportError, ValueError):
     def __init__(self, message: str, *, file_id: str) -> None:
         super().__init__(message)
         self.file_id = file_id
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), str(self), {"file_id": self.file_id}))
 
 
 class DeploymentError(FrameportError):
@@ -326,10 +302,6 @@ class DeploymentError(FrameportError):
         self.deployment_id = deployment_id
         self.status = status
         self.build_logs = build_logs
-
-    def __reduce__(self) -> tuple[object, ...]:
-        fields = {"deployment_id": self.deployment_id, "status": self.status}
-        return (_rebuild_error, (type(self), str(self), {**fields, "build_logs": self.build_logs}))
 
 
 class VerificationError(FrameportError):
@@ -366,9 +338,6 @@ class ArchiveError(FrameportError, ValueError):
     def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.problems = list(problems)
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_error, (type(self), str(self), {"problems": self.problems}))
 
 
 class FrameportWarning(UserWarning):

@@ -42,7 +42,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -185,12 +185,8 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
     def _find(self, bucket_id: str, name: str) -> list[JsonObject]:
         """The complete files named exactly `name`, newest first; else the file with ID `name`."""
         member = self.client.query_member_for(f"/storage/buckets/{bucket_id}/files")
-        queries = [equal_query("name", [name], member)]
-        try:
-            records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files", queries)
-        except NotFoundError:
-            raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
-        named = [r for r in records if r.get("name") == name and _complete(r)]
+        files = self._bucket_files(bucket_id, equal_query("name", [name], member))
+        named = [record for record in files if record.get("name") == name]
         if named or not is_valid_id(name):
             return named
         try:
@@ -199,13 +195,13 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             return []
         return [record] if _complete(record) else []
 
-    def _bucket_files(self, bucket_id: str) -> Iterator[JsonObject]:
-        """The complete files of a bucket, newest first."""
+    def _bucket_files(self, bucket_id: str, *filters: str) -> list[JsonObject]:
+        """The complete files of a bucket under `filters`, newest first."""
         try:
-            records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files")
+            records = self._records(f"/storage/buckets/{ID.custom(bucket_id)}/files", filters)
         except NotFoundError:
             raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
-        return (record for record in records if _complete(record))
+        return [record for record in records if _complete(record)]
 
     def _records(self, path: str, filters: Sequence[str] = ()) -> list[JsonObject]:
         """Every record of the list at `path` under `filters`, newest first (by cursor)."""
@@ -301,12 +297,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
 
     def rm_file(self, path: str) -> None:
         """Delete the file(s) named `path`."""
-        bucket_id, name = self._split(self._strip_protocol(path))
-        found = self._find(bucket_id, name) if name else []
-        if not found:
-            raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}/{name}")
-        for record in found:
-            self._bucket(bucket_id).delete(record["$id"])
+        self._delete(self._strip_protocol(path), folder_ok=False)
 
     def rm(
         self, path: str | list[str], recursive: bool = False, maxdepth: int | None = None
@@ -314,18 +305,17 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         """Delete files; with `recursive`, every file under a folder or bucket (buckets stay).
         A path that names neither a file nor a folder raises FileNotFoundError."""
         for expanded in self.expand_path(path, recursive=recursive, maxdepth=maxdepth):
-            bucket_id, name = self._split(expanded)
-            found = self._find(bucket_id, name) if name else []
-            if not found and not self.isdir(expanded):
-                raise FileNotFoundError(f"{PROTOCOL}://{expanded}")
-            for record in found:
-                self._bucket(bucket_id).delete(record["$id"])
+            self._delete(expanded, folder_ok=True)
 
-    def mkdir(self, path: str, create_parents: bool = True, **kwargs: object) -> None:
-        """Nothing to create: folders are virtual (see the module docstring)."""
-
-    def makedirs(self, path: str, exist_ok: bool = False) -> None:
-        """Nothing to create: folders are virtual (see the module docstring)."""
+    def _delete(self, path: str, *, folder_ok: bool) -> None:
+        """Delete the files named `path` (stripped); FileNotFoundError when there is none,
+        unless `folder_ok` and `path` is a folder."""
+        bucket_id, name = self._split(path)
+        found = self._find(bucket_id, name) if name else []
+        if not found and not (folder_ok and self.isdir(path)):
+            raise FileNotFoundError(f"{PROTOCOL}://{path}")
+        for record in found:
+            self._bucket(bucket_id).delete(record["$id"])
 
     def created(self, path: str) -> datetime:
         created: datetime = self.info(path)["created"]

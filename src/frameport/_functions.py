@@ -29,7 +29,7 @@ from ._core._json import JsonObject
 from ._core._polling import poll_until
 from ._core._sync import SyncFacade, delegate, forward_property
 from ._exceptions import DeploymentError
-from ._records import DEPLOYMENT_SCHEMA, create_record, list_frame, parse_time
+from ._records import DEPLOYMENT_SCHEMA, AsyncResource, list_frame, parse_time
 from ._transfer._download import ResumableDownload
 from ._transfer._progress import ProgressCallback
 from ._transfer._upload import ChunkedUpload, UploadTarget
@@ -116,31 +116,13 @@ class Deployment:
         )
 
 
-class AsyncFunction:
+class AsyncFunction(AsyncResource):
     """One function of the project; every I/O method is a coroutine. Get it with
     ``client.function(function_id)`` or ``await client.create_function(...)``."""
 
-    def __init__(self, requester: Requester, function_id: str) -> None:
-        self._requester = requester
-        self._id = ID.custom(function_id)
-        self._path = f"/functions/{self._id}"
-
-    @property
-    def id(self) -> str:
-        """The function's ID."""
-        return self._id
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(id={self._id!r})"
-
-    def _deployment_path(self, deployment_id: str, action: str = "") -> str:
-        suffix = f"/{action}" if action else ""
-        return f"{self._path}/deployments/{ID.custom(deployment_id)}{suffix}"
-
-    async def info(self) -> JsonObject:
-        """The function's record (name, runtime, entrypoint, ...)."""
-        record: JsonObject = await self._requester.request_json("GET", self._path)
-        return record
+    _collection = "/functions"
+    _items = "deployments"
+    _exists_error = "function_already_exists"
 
     async def deploy(
         self,
@@ -166,8 +148,7 @@ class AsyncFunction:
         if commands is not None:
             fields["commands"] = commands
         target = UploadTarget(
-            create_path=f"{self._path}/deployments",
-            record_path=f"{self._path}/deployments",
+            path=self._items_path,
             part_field="code",
             part_name=ARCHIVE_NAME,
             fields=fields,
@@ -208,13 +189,11 @@ class AsyncFunction:
     async def deployments(self) -> pd.DataFrame:
         """Every deployment of the function, one row each, oldest first (columns named as the
         service names them: ``$id``, ``status``, ``sourceSize``, ``$createdAt``, ...)."""
-        return await list_frame(
-            self._requester, f"{self._path}/deployments", "deployments", DEPLOYMENT_SCHEMA
-        )
+        return await list_frame(self._requester, self._items_path, "deployments", DEPLOYMENT_SCHEMA)
 
     async def deployment(self, deployment_id: str) -> Deployment:
         """The service's record of one deployment."""
-        record = await self._requester.request_json("GET", self._deployment_path(deployment_id))
+        record = await self._requester.request_json("GET", self._item_path(deployment_id))
         return Deployment.from_record(record)
 
     async def wait(
@@ -267,7 +246,7 @@ class AsyncFunction:
         deployment = await self.deployment(deployment_id)
         download = ResumableDownload(
             self._requester,
-            self._deployment_path(deployment_id, "download"),
+            self._item_path(deployment_id, "download"),
             Path(path),
             size=deployment.source_size,
             md5=None,
@@ -296,9 +275,7 @@ async def create_function(
         body["entrypoint"] = entrypoint
     if commands is not None:
         body["commands"] = commands
-    existing = "function_already_exists" if exist_ok else None
-    record = await create_record(requester, "/functions", body, function_id, existing=existing)
-    return AsyncFunction(requester, str(record["$id"]))
+    return await AsyncFunction._create(requester, function_id, body, exist_ok=exist_ok)
 
 
 class Function(SyncFacade[AsyncFunction], wraps=AsyncFunction):

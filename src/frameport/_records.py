@@ -1,5 +1,6 @@
 """Records of the service's catalog, storage and function areas: lists as typed DataFrames,
-creates with a client-chosen ID, and the service's datetimes.
+buckets and functions (`AsyncResource`, created with a client-chosen ID), and the service's
+datetimes.
 
 `list_table` reads every page of a list (databases, tables, buckets, files, deployments) by
 cursor (``cursorAfter`` the last ID of the previous page) and decodes it with Arrow against a
@@ -14,11 +15,12 @@ times ``datetime64[ms, UTC]``, text ``str``, flags ``boolean``, lists ``object``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Self
 
 import pandas as pd
 import pyarrow as pa
 
+from ._core._ids import ID
 from ._core._json import JsonObject
 from ._core._pages import iter_pages
 from ._exceptions import ConflictError
@@ -31,7 +33,12 @@ if TYPE_CHECKING:
 #: Records asked for per page.
 PAGE_SIZE = 100
 
-_FILE_FIELDS: list[tuple[str, pa.DataType]] = [
+Fields = list[tuple[str, pa.DataType]]
+_TIMES: Fields = [("$createdAt", TIMESTAMP), ("$updatedAt", TIMESTAMP)]
+_PERMISSIONS: Fields = [("$permissions", pa.list_(pa.string()))]
+_ID_NAME_ENABLED: Fields = [("$id", pa.string()), ("name", pa.string()), ("enabled", pa.bool_())]
+
+_FILE_FIELDS: Fields = [
     ("$id", pa.string()),
     ("bucketId", pa.string()),
     ("name", pa.string()),
@@ -43,14 +50,13 @@ _FILE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("chunksUploaded", pa.int64()),
     ("compression", pa.string()),
     ("encryption", pa.bool_()),
-    ("$permissions", pa.list_(pa.string())),
-    ("$createdAt", TIMESTAMP),
-    ("$updatedAt", TIMESTAMP),
+    *_PERMISSIONS,
+    *_TIMES,
 ]
 FILE_SCHEMA = pa.schema(_FILE_FIELDS)
 """The columns of `Bucket.list_files`: the File model's fields, named as the service names them."""
 
-_DEPLOYMENT_FIELDS: list[tuple[str, pa.DataType]] = [
+_DEPLOYMENT_FIELDS: Fields = [
     ("$id", pa.string()),
     ("resourceId", pa.string()),
     ("type", pa.string()),
@@ -61,51 +67,39 @@ _DEPLOYMENT_FIELDS: list[tuple[str, pa.DataType]] = [
     ("buildSize", pa.int64()),
     ("totalSize", pa.int64()),
     ("buildDuration", pa.int64()),
-    ("$createdAt", TIMESTAMP),
-    ("$updatedAt", TIMESTAMP),
+    *_TIMES,
 ]
 DEPLOYMENT_SCHEMA = pa.schema(_DEPLOYMENT_FIELDS)
 """The columns of `Function.deployments`."""
 
-_TIMES: list[tuple[str, pa.DataType]] = [("$createdAt", TIMESTAMP), ("$updatedAt", TIMESTAMP)]
-_PERMISSIONS: list[tuple[str, pa.DataType]] = [("$permissions", pa.list_(pa.string()))]
-
-_DATABASE_FIELDS: list[tuple[str, pa.DataType]] = [
-    ("$id", pa.string()),
-    ("name", pa.string()),
-    ("enabled", pa.bool_()),
-    *_TIMES,
-]
-DATABASE_SCHEMA = pa.schema(_DATABASE_FIELDS)
+DATABASE_SCHEMA = pa.schema([*_ID_NAME_ENABLED, *_TIMES])
 """The columns of `Client.databases`."""
 
-_TABLE_FIELDS: list[tuple[str, pa.DataType]] = [
-    ("$id", pa.string()),
-    ("name", pa.string()),
-    ("enabled", pa.bool_()),
-    ("rowSecurity", pa.bool_()),
-    ("columns", pa.list_(pa.struct([("key", pa.string())]))),
-    *_TIMES,
-    *_PERMISSIONS,
-]
-TABLE_SCHEMA = pa.schema(_TABLE_FIELDS)
+TABLE_SCHEMA = pa.schema(
+    [
+        *_ID_NAME_ENABLED,
+        ("rowSecurity", pa.bool_()),
+        ("columns", pa.list_(pa.struct([("key", pa.string())]))),
+        *_TIMES,
+        *_PERMISSIONS,
+    ]
+)
 """What `Client.tables` reads of each table model (`columns`: their keys)."""
 
-_BUCKET_FIELDS: list[tuple[str, pa.DataType]] = [
-    ("$id", pa.string()),
-    ("name", pa.string()),
-    ("enabled", pa.bool_()),
-    ("fileSecurity", pa.bool_()),
-    ("maximumFileSize", pa.int64()),
-    ("compression", pa.string()),
-    ("encryption", pa.bool_()),
-    ("antivirus", pa.bool_()),
-    ("transformations", pa.bool_()),
-    ("totalSize", pa.int64()),
-    *_TIMES,
-    *_PERMISSIONS,
-]
-BUCKET_SCHEMA = pa.schema(_BUCKET_FIELDS)
+BUCKET_SCHEMA = pa.schema(
+    [
+        *_ID_NAME_ENABLED,
+        ("fileSecurity", pa.bool_()),
+        ("maximumFileSize", pa.int64()),
+        ("compression", pa.string()),
+        ("encryption", pa.bool_()),
+        ("antivirus", pa.bool_()),
+        ("transformations", pa.bool_()),
+        ("totalSize", pa.int64()),
+        *_TIMES,
+        *_PERMISSIONS,
+    ]
+)
 """The columns of `Client.buckets`."""
 
 
@@ -118,37 +112,65 @@ def parse_time(text: object) -> datetime | None:
     return datetime.fromisoformat(text) if isinstance(text, str) and text else None
 
 
-async def create_record(
-    requester: Requester,
-    path: str,
-    body: JsonObject,
-    resource_id: str,
-    *,
-    existing: str | None = None,
-) -> JsonObject:
-    """POST `body` to the collection at `path`, creating the resource `resource_id`.
+class AsyncResource:
+    """What a bucket and a function share: the resource at ``<collection>/<ID>``, its items
+    (files, deployments) at ``<collection>/<ID>/<items>/<item ID>``."""
 
-    With a chosen ID (not ``"unique()"``) the create is idempotent: it is retried after a
-    failure, and an "already exists" caused by an earlier attempt reads the resource back.
-    With `existing` (the error type the service gives a resource that exists, e.g.
-    ``"storage_bucket_already_exists"``), a resource that existed before is read back too
-    instead of raising `ConflictError` (``exist_ok``).
-    """
-    chosen = resource_id != "unique()"
-    own_path = f"{path}/{resource_id}"
-    try:
-        record: JsonObject = await requester.request_json(
-            "POST",
-            path,
-            json=body,
-            idempotent=chosen,
-            read_back=own_path if chosen else None,
-        )
-    except ConflictError as exc:
-        if existing is None or exc.type != existing:
-            raise
-        record = await requester.request_json("GET", own_path)
-    return record
+    _collection: ClassVar[str]
+    _items: ClassVar[str]
+    _exists_error: ClassVar[str]  # the service's error type for a create whose ID is taken
+
+    def __init__(self, requester: Requester, resource_id: str) -> None:
+        self._requester = requester
+        self._id = ID.custom(resource_id)
+        self._path = f"{self._collection}/{self._id}"
+        self._items_path = f"{self._path}/{self._items}"
+
+    @property
+    def id(self) -> str:
+        """The bucket's or function's ID."""
+        return self._id
+
+    async def info(self) -> JsonObject:
+        """The service's record of the bucket (name, permissions, maximumFileSize, ...) or of
+        the function (name, runtime, entrypoint, ...)."""
+        record: JsonObject = await self._requester.request_json("GET", self._path)
+        return record
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self._id!r})"
+
+    def _item_path(self, item_id: str, action: str = "") -> str:
+        """The path of one item, or of an `action` on it (``download``, ``preview``)."""
+        suffix = f"/{action}" if action else ""
+        return f"{self._items_path}/{ID.custom(item_id)}{suffix}"
+
+    @classmethod
+    async def _create(
+        cls, requester: Requester, resource_id: str, body: JsonObject, *, exist_ok: bool
+    ) -> Self:
+        """POST `body` to the collection, creating the resource `resource_id`.
+
+        With a chosen ID (not ``"unique()"``) the create is idempotent: it is retried after a
+        failure, and an "already exists" caused by an earlier attempt reads the resource back.
+        With `exist_ok`, a resource that existed before is read back too instead of raising
+        `ConflictError`.
+        """
+        chosen = resource_id != "unique()"
+        own_path = f"{cls._collection}/{resource_id}"
+        try:
+            record: JsonObject = await requester.request_json(
+                "POST",
+                cls._collection,
+                json=body,
+                idempotent=chosen,
+                read_back=own_path if chosen else None,
+            )
+        except ConflictError as exc:
+            if not exist_ok or exc.type != cls._exists_error:
+                raise
+            record = await requester.request_json("GET", own_path)
+        return cls(requester, str(record["$id"]))
 
 
 async def list_table(

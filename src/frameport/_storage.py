@@ -18,7 +18,7 @@ import io
 import os
 import re
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,7 +39,7 @@ from ._exceptions import (
     NotFoundError,
     UploadVerificationError,
 )
-from ._records import FILE_SCHEMA, create_record, list_frame, parse_time
+from ._records import FILE_SCHEMA, AsyncResource, list_frame, parse_time
 from ._transfer._checkpoint import CheckpointStore, UploadCheckpoint
 from ._transfer._download import RANGE_SPAN, ResumableDownload
 from ._transfer._progress import ProgressCallback
@@ -170,30 +170,13 @@ def _write_frame(frame: pd.DataFrame, path: Path, format: str, options: dict[str
         frame.to_feather(path, **options)
 
 
-class AsyncBucket:
+class AsyncBucket(AsyncResource):
     """One bucket of the project; every I/O method is a coroutine. Get it with
     ``client.bucket(bucket_id)`` or ``await client.create_bucket(...)``."""
 
-    def __init__(self, requester: Requester, bucket_id: str) -> None:
-        self._requester = requester
-        self._id = ID.custom(bucket_id)
-        self._path = f"/storage/buckets/{self._id}"
-
-    @property
-    def id(self) -> str:
-        """The bucket's ID."""
-        return self._id
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(id={self._id!r})"
-
-    def _file_path(self, file_id: str, action: str = "") -> str:
-        return f"{self._path}/files/{ID.custom(file_id)}{'/' + action if action else ''}"
-
-    async def info(self) -> JsonObject:
-        """The bucket's record (name, permissions, maximumFileSize, ...)."""
-        record: JsonObject = await self._requester.request_json("GET", self._path)
-        return record
+    _collection = "/storage/buckets"
+    _items = "files"
+    _exists_error = "storage_bucket_already_exists"
 
     # -- uploads ---------------------------------------------------------------------------
 
@@ -245,7 +228,7 @@ class AsyncBucket:
                     name,
                     checkpoint.upload_id,
                     options,
-                    acknowledged=set(checkpoint.parts),
+                    acknowledged=checkpoint.parts,
                     record_exists=record_exists,
                     on_acknowledged=lambda parts: store.save(checkpoint.with_parts(parts)),
                 )
@@ -321,7 +304,7 @@ class AsyncBucket:
         file_id: str | None,
         options: _Options,
         *,
-        acknowledged: set[int] | None = None,
+        acknowledged: Iterable[int] = (),
         record_exists: bool = False,
         on_acknowledged: Callable[[frozenset[int]], None] | None = None,
     ) -> File:
@@ -330,8 +313,7 @@ class AsyncBucket:
         if options.permissions:
             fields["permissions[]"] = [str(permission) for permission in options.permissions]
         target = UploadTarget(
-            create_path=f"{self._path}/files",
-            record_path=f"{self._path}/files",
+            path=self._items_path,
             part_field="file",
             part_name=name,
             fields=fields,
@@ -348,7 +330,7 @@ class AsyncBucket:
             progress=options.progress,
             on_progress=options.on_progress,
             concurrency=options.concurrency,
-            acknowledged=acknowledged,
+            acknowledged=set(acknowledged),
             record_exists=record_exists,
             on_acknowledged=on_acknowledged,
         )
@@ -398,7 +380,7 @@ class AsyncBucket:
 
     async def _record_or_none(self, file_id: str) -> JsonObject | None:
         try:
-            record: JsonObject = await self._requester.request_json("GET", self._file_path(file_id))
+            record: JsonObject = await self._requester.request_json("GET", self._item_path(file_id))
         except NotFoundError:
             return None
         return record
@@ -408,7 +390,7 @@ class AsyncBucket:
         try:
             record = await self._record_or_none(file_id)
             if record is not None and record.get("chunksUploaded") != record.get("chunksTotal"):
-                await self._requester.request("DELETE", self._file_path(file_id))
+                await self._requester.request("DELETE", self._item_path(file_id))
         except FrameportError:
             pass  # the new upload does not depend on it
 
@@ -423,11 +405,11 @@ class AsyncBucket:
         ``$permissions`` (tuples of strings), ``$createdAt``, ``$updatedAt``
         (``datetime64[ms, UTC]``).
         """
-        return await list_frame(self._requester, f"{self._path}/files", "files", FILE_SCHEMA)
+        return await list_frame(self._requester, self._items_path, "files", FILE_SCHEMA)
 
     async def get(self, file_id: str) -> File:
         """The service's record of one file."""
-        return File.from_record(await self._requester.request_json("GET", self._file_path(file_id)))
+        return File.from_record(await self._requester.request_json("GET", self._item_path(file_id)))
 
     async def download(
         self,
@@ -452,7 +434,7 @@ class AsyncBucket:
             destination = destination / Path(record.name or record.id).name
         download = ResumableDownload(
             self._requester,
-            self._file_path(file_id, "download"),
+            self._item_path(file_id, "download"),
             destination,
             size=record.size,
             md5=record.signature or None,
@@ -463,7 +445,7 @@ class AsyncBucket:
         return await download.run()
 
     async def _bytes(self, file_id: str) -> bytes:
-        return await self._requester.request_bytes("GET", self._file_path(file_id, "download"))
+        return await self._requester.request_bytes("GET", self._item_path(file_id, "download"))
 
     async def read_range(
         self, file_id: str, start: int, end: int, *, size: int | None = None
@@ -498,7 +480,7 @@ class AsyncBucket:
             return (await self._bytes(file_id))[start:stop]
         headers = {"Range": f"bytes={first}-{last}"}
         response = await self._requester.request(
-            "GET", self._file_path(file_id, "download"), headers=headers
+            "GET", self._item_path(file_id, "download"), headers=headers
         )
         body = response.content
         if response.status_code != 206:  # the whole file
@@ -539,7 +521,7 @@ class AsyncBucket:
         >>> png = bucket.preview(f.id, width=256, output="png")
         """
         return await self._requester.request_bytes(
-            "GET", self._file_path(file_id, "preview"), params=_preview_params(params)
+            "GET", self._item_path(file_id, "preview"), params=_preview_params(params)
         )
 
     def preview_url(self, /, file_id: str, **params: Any) -> str:
@@ -547,12 +529,12 @@ class AsyncBucket:
         string and never a credential: the file must be readable without one (or pass a
         resource ``token``)."""
         return self._requester.browser_url(
-            self._file_path(file_id, "preview"), _preview_params(params)
+            self._item_path(file_id, "preview"), _preview_params(params)
         )
 
     async def delete(self, file_id: str) -> None:
         """Delete a file (also an unfinished upload)."""
-        await self._requester.request("DELETE", self._file_path(file_id))
+        await self._requester.request("DELETE", self._item_path(file_id))
 
     async def drop(self) -> None:
         """Delete the bucket with every file in it."""
@@ -594,9 +576,7 @@ async def create_bucket(
         body["maximumFileSize"] = maximum_file_size
     if allowed_file_extensions is not None:
         body["allowedFileExtensions"] = list(allowed_file_extensions)
-    existing = "storage_bucket_already_exists" if exist_ok else None
-    record = await create_record(requester, "/storage/buckets", body, bucket_id, existing=existing)
-    return AsyncBucket(requester, str(record["$id"]))
+    return await AsyncBucket._create(requester, bucket_id, body, exist_ok=exist_ok)
 
 
 class Bucket(SyncFacade[AsyncBucket], wraps=AsyncBucket):

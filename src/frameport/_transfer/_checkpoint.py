@@ -21,7 +21,6 @@ source path, size, modification time, upload ID, name and acknowledged part numb
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -98,8 +97,7 @@ class CheckpointStore:
 
     def remove(self, checkpoint: UploadCheckpoint) -> None:
         """Forget `checkpoint` (nothing happens if it is already gone)."""
-        with contextlib.suppress(FileNotFoundError):
-            self._path(checkpoint).unlink()
+        self._path(checkpoint).unlink(missing_ok=True)
 
     def _path(self, checkpoint: UploadCheckpoint) -> Path:
         return self.path_of(

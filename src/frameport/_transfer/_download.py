@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -50,6 +51,7 @@ def _md5_of(path: Path, length: int) -> hashlib._Hash:
     return digest
 
 
+@dataclass(eq=False, repr=False)
 class ResumableDownload:
     """Download `path` (relative to the endpoint) to `destination`.
 
@@ -57,42 +59,33 @@ class ResumableDownload:
     ``.part`` file left by an earlier attempt is continued, and the result is checked.
     """
 
-    def __init__(
-        self,
-        requester: Requester,
-        path: str,
-        destination: Path,
-        *,
-        size: int,
-        md5: str | None,
-        label: str,
-        progress: bool | None,
-        on_progress: ProgressCallback | None = None,
-    ) -> None:
-        self._requester = requester
-        self._path = path
-        self.destination = destination
-        self._partial = partial_path(destination)
-        self._size = size
-        self._md5 = md5
-        self._label = label
-        self._progress = progress
-        self._on_progress = on_progress
+    requester: Requester
+    path: str
+    destination: Path
+    _: KW_ONLY
+    size: int
+    md5: str | None
+    label: str
+    progress: bool | None
+    on_progress: ProgressCallback | None = None
+
+    def __post_init__(self) -> None:
+        self._partial = partial_path(self.destination)
 
     async def run(self) -> Path:
         """Download, check and rename; returns the destination."""
         self._partial.parent.mkdir(parents=True, exist_ok=True)
         offset = self._partial.stat().st_size if self._partial.exists() else 0
-        if offset > self._size:
+        if offset > self.size:
             offset = 0
         digest = await asyncio.to_thread(_md5_of, self._partial, offset)
         with (
             self._partial.open("r+b" if offset else "wb") as out,
             TransferProgress(
-                self._size,
-                desc=self._label,
-                progress=self._progress,
-                on_progress=self._on_progress,
+                self.size,
+                desc=self.label,
+                progress=self.progress,
+                on_progress=self.on_progress,
                 done=offset,
             ) as progress,
         ):
@@ -107,20 +100,20 @@ class ResumableDownload:
         self, out: BinaryIO, offset: int, digest: hashlib._Hash, progress: TransferProgress
     ) -> None:
         """Request ranges until every byte is on disk, resuming responses cut short."""
-        policy = self._requester.retry
+        policy = self.requester.retry
         stalled = 0
-        answered = 0 < offset == self._size  # a complete .part needs no request
-        while not answered or offset < self._size:
+        answered = 0 < offset == self.size  # a complete .part needs no request
+        while not answered or offset < self.size:
             before = offset
             offset, failure = await self._fetch(out, offset, digest, progress)
             answered = True
             stalled = 0 if offset > before else stalled + 1
             if stalled > policy.retries:
                 raise TransportError(
-                    f"Download of {self._label!r} stopped at byte {offset} "
+                    f"Download of {self.label!r} stopped at byte {offset} "
                     f"({failure or 'no bytes came'}); call download() again to continue.",
                     method="GET",
-                    url=self._requester.endpoint + self._path,
+                    url=self.requester.endpoint + self.path,
                 ) from failure
             if failure is not None:
                 await asyncio.sleep(policy.backoff_delay(stalled))
@@ -134,14 +127,14 @@ class ResumableDownload:
         headers: dict[str, str] = {}
         start = max(0, offset - 1)  # a range covers at least two bytes
         if offset:
-            end = min(start + RANGE_SPAN, self._size) - 1
+            end = min(start + RANGE_SPAN, self.size) - 1
             headers["Range"] = f"bytes={start}-{end}"
-        async with self._requester.stream("GET", self._path, headers=headers) as response:
+        async with self.requester.stream("GET", self.path, headers=headers) as response:
             if response.status_code == 206:
                 sent_range = response.headers.get("content-range", "")
                 if not sent_range.startswith(f"bytes {start}-"):
                     raise FrameportError(
-                        f"Asked for bytes from {start} of {self._label!r}, the service sent "
+                        f"Asked for bytes from {start} of {self.label!r}, the service sent "
                         f"{sent_range!r}."
                     )
                 skip = offset - start
@@ -164,16 +157,16 @@ class ResumableDownload:
 
     def _check(self, md5: str) -> None:
         received = self._partial.stat().st_size
-        checks = [("size", self._size, received), ("signature", self._md5, md5)]
+        checks = [("size", self.size, received), ("signature", self.md5, md5)]
         for check, expected, actual in checks:
             if expected is not None and expected != actual:
                 with contextlib.suppress(OSError):
                     self._partial.unlink()
                 raise DownloadVerificationError(
-                    f"Download of {self._label!r} failed the {check} check: received "
+                    f"Download of {self.label!r} failed the {check} check: received "
                     f"{actual!r}, the service's record says {expected!r}.",
                     check=check,
                     expected=expected,
                     actual=actual,
-                    file_id=self._label,
+                    file_id=self.label,
                 )

@@ -10,8 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import TracebackType
-from typing import Self
+from contextlib import ExitStack
 
 from .._core._progress import progress_bar
 
@@ -19,9 +18,10 @@ from .._core._progress import progress_bar
 ProgressCallback = Callable[[int, int], object]
 
 
-class TransferProgress:
+class TransferProgress(ExitStack[bool | None]):
     """Bytes moved so far, shown as a tqdm bar (unless `progress` is off) and reported to
-    `on_progress`. `done` counts bytes moved before this call (a resumed transfer)."""
+    `on_progress`. `done` counts bytes moved before this call (a resumed transfer). Closing
+    it (or leaving its ``with`` block) closes the bar."""
 
     def __init__(
         self,
@@ -32,10 +32,12 @@ class TransferProgress:
         on_progress: ProgressCallback | None,
         done: int = 0,
     ) -> None:
+        super().__init__()
         self.total = total
         self.done = done
         self._on_progress = on_progress
-        self._bar = progress_bar(total=total, unit="B", desc=desc, enabled=progress, initial=done)
+        bar = progress_bar(total=total, unit="B", desc=desc, enabled=progress, initial=done)
+        self._bar = self.enter_context(bar)
 
     def advance(self, amount: int) -> None:
         """Count `amount` more bytes as moved."""
@@ -43,17 +45,3 @@ class TransferProgress:
         self._bar.update(amount)
         if self._on_progress is not None:
             self._on_progress(self.done, self.total)
-
-    def close(self) -> None:
-        self._bar.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

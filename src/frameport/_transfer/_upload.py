@@ -8,7 +8,7 @@ creates the record once, then the others with at most `concurrency` requests und
 By default (``concurrency="auto"``) that number follows the upload (`_adaptive`): each part
 reports how long it waited on the network and how long reading and hashing it took, so more
 parts are in flight when they wait on a distant service, fewer when requests queue at the
-service; within a cap and a memory budget (`upload_concurrency`).
+service; within a cap and a memory budget (`PARTS_CAP`, `PARTS_BUDGET`).
 The service stores a part it already holds only once, so every part is idempotent: the
 transport retries it after a failure, and a resumed upload may send a part a second time.
 The part that completes the file can be any of them; its answer carries the finished record.
@@ -33,7 +33,7 @@ import io
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
 import httpx
@@ -62,11 +62,6 @@ PARTS_CAP = 12
 
 PARTS_BUDGET = 48 * 2**20
 """Bytes of parts ``concurrency="auto"`` keeps in flight at most."""
-
-
-def upload_concurrency() -> AdaptiveConcurrency:
-    """The controller of one ``concurrency="auto"`` upload (parts after the first)."""
-    return AdaptiveConcurrency(cap=PARTS_CAP, budget=PARTS_BUDGET, start=2)
 
 
 def _read_timed(reader: HashingReader, concurrency: AdaptiveConcurrency, part: Part) -> bytes:
@@ -107,13 +102,13 @@ def plan_parts(size: int) -> list[Part]:
 class UploadTarget:
     """Where the parts of an upload go and what each form carries besides the bytes.
 
+    `path` is the collection the parts are posted to, the record being ``<path>/<upload ID>``;
     `fields` are the other form fields (``permissions[]``, ``activate``, ...); `id_field`
     names the form field repeating the upload ID (None: only the header carries it). When
     `verified`, answers are File models, checked against the source.
     """
 
-    create_path: str
-    record_path: str
+    path: str
     part_field: str
     part_name: str
     fields: Mapping[str, str | list[str]]
@@ -122,7 +117,7 @@ class UploadTarget:
 
     def record_of(self, upload_id: str) -> str:
         """The path of the uploaded record."""
-        return f"{self.record_path}/{upload_id}"
+        return f"{self.path}/{upload_id}"
 
     def form(self, upload_id: str) -> dict[str, str | list[str]]:
         form = dict(self.fields)
@@ -198,6 +193,7 @@ def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return group.exceptions[0]
 
 
+@dataclass(eq=False, repr=False)
 class ChunkedUpload:
     """One upload of `size` bytes from `source` to `target` under the ID `upload_id`.
 
@@ -212,56 +208,43 @@ class ChunkedUpload:
     >>> record = await upload.run()                               # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        requester: Requester,
-        target: UploadTarget,
-        source: BinaryIO,
-        size: int,
-        upload_id: str,
-        *,
-        label: str,
-        progress: bool | None = None,
-        on_progress: ProgressCallback | None = None,
-        concurrency: int | Auto = AUTO,
-        acknowledged: set[int] | None = None,
-        record_exists: bool = False,
-        on_acknowledged: Callable[[frozenset[int]], None] | None = None,
-    ) -> None:
-        check_concurrency(concurrency)
-        self._requester = requester
-        self._target = target
-        self._source = source
-        self._size = size
-        self.upload_id = upload_id
-        self._label = label
-        self._show_progress = progress
-        self._on_progress = on_progress
-        self._concurrency = concurrency
-        self.acknowledged = set(acknowledged or ())
-        self._record_exists = record_exists
-        self._on_acknowledged = on_acknowledged
-        self._progress: TransferProgress  # made by run()
-        self._final: JsonObject | None = None
-        self._adaptive: AdaptiveConcurrency | None = None  # made by run() for "auto"
+    requester: Requester
+    target: UploadTarget
+    source: BinaryIO
+    size: int
+    upload_id: str
+    _: KW_ONLY
+    label: str
+    progress: bool | None = None
+    on_progress: ProgressCallback | None = None
+    concurrency: int | Auto = AUTO
+    acknowledged: set[int] = field(default_factory=set)
+    record_exists: bool = False
+    on_acknowledged: Callable[[frozenset[int]], None] | None = None
+    _final: JsonObject | None = field(default=None, init=False)
+    _adaptive: AdaptiveConcurrency | None = field(default=None, init=False)  # for "auto"
+
+    def __post_init__(self) -> None:
+        check_concurrency(self.concurrency)
+        self._moved: TransferProgress  # made by run()
 
     async def run(self) -> JsonObject:
         """Send the parts not yet acknowledged; return the final record (checked for files).
 
         A file failing the check is deleted and `UploadVerificationError` raised.
         """
-        reader = HashingReader(self._source)
-        parts = plan_parts(self._size)
+        reader = HashingReader(self.source)
+        parts = plan_parts(self.size)
         done = sum(part.size for part in parts if part.index in self.acknowledged)
-        self._progress = TransferProgress(
-            self._size,
-            desc=self._label,
-            progress=self._show_progress,
-            on_progress=self._on_progress,
+        self._moved = TransferProgress(
+            self.size,
+            desc=self.label,
+            progress=self.progress,
+            on_progress=self.on_progress,
             done=done,
         )
-        with self._progress:
-            if self._size <= CHUNK_SIZE:
+        with self._moved:
+            if self.size <= CHUNK_SIZE:
                 data = await asyncio.to_thread(reader.read, parts[0])
                 await self._send(parts[0], data, ranged=False)
             else:
@@ -271,23 +254,21 @@ class ChunkedUpload:
                     raise _unwrap(group) from None
         record = self._final
         if record is None:
-            record = await self._requester.request_json(
-                "GET", self._target.record_of(self.upload_id)
-            )
-        if self._target.verified:
+            record = await self.requester.request_json("GET", self.target.record_of(self.upload_id))
+        if self.target.verified:
             await self._verify(record, reader.hexdigest())
         return dict(record)
 
     async def _send_parts(self, reader: HashingReader, parts: list[Part]) -> None:
         slots: asyncio.Semaphore | AdaptiveSlots
         read: Callable[[Part], bytes] = reader.read
-        if isinstance(self._concurrency, int):
-            slots = asyncio.Semaphore(self._concurrency)
+        if isinstance(self.concurrency, int):
+            slots = asyncio.Semaphore(self.concurrency)
         else:
-            self._adaptive = upload_concurrency()
+            self._adaptive = AdaptiveConcurrency(cap=PARTS_CAP, budget=PARTS_BUDGET, start=2)
             slots = AdaptiveSlots(self._adaptive)
             read = functools.partial(_read_timed, reader, self._adaptive)
-        alone = not self._record_exists
+        alone = not self.record_exists
         async with asyncio.TaskGroup() as group:
             for part in parts:
                 # Read (and hash) the next part while `concurrency` others are under way.
@@ -312,22 +293,22 @@ class ChunkedUpload:
         first: bool = False,
         slots: asyncio.Semaphore | AdaptiveSlots | None = None,
     ) -> None:
-        headers = {self._requester.header("ID"): self.upload_id}
+        headers = {self.requester.header("ID"): self.upload_id}
         if ranged:
-            headers["Content-Range"] = part.content_range(self._size)
+            headers["Content-Range"] = part.content_range(self.size)
         body = PartBody(data)
         del data
         started = time.perf_counter()
         try:
-            response = await self._requester.request(
+            response = await self.requester.request(
                 "POST",
-                self._target.create_path,
-                data=self._target.form(self.upload_id),
-                files={self._target.part_field: (self._target.part_name, body, _OCTETS)},
+                self.target.path,
+                data=self.target.form(self.upload_id),
+                files={self.target.part_field: (self.target.part_name, body, _OCTETS)},
                 headers=headers,
                 idempotent=True,
                 # Only a whole-file create answers 409 when an earlier attempt created it.
-                read_back=None if ranged else self._target.record_of(self.upload_id),
+                read_back=None if ranged else self.target.record_of(self.upload_id),
             )
         finally:
             body.close()
@@ -339,7 +320,7 @@ class ChunkedUpload:
 
     def _accept(self, part: Part, response: httpx.Response, *, first: bool) -> None:
         record: JsonObject = response.json()
-        if self._target.verified:
+        if self.target.verified:
             if first and response.status_code == 200:
                 raise ConflictError(
                     f"A complete file with the ID {self.upload_id!r} is already in the bucket; "
@@ -347,24 +328,24 @@ class ChunkedUpload:
                     status=409,
                     type="storage_file_already_exists",
                     method="POST",
-                    url=self._requester.endpoint + self._target.create_path,
+                    url=self.requester.endpoint + self.target.path,
                 )
             if record.get("chunksUploaded") == record.get("chunksTotal"):
                 self._final = record
         else:
             self._final = record
         self.acknowledged.add(part.index)
-        if self._on_acknowledged is not None:
-            self._on_acknowledged(frozenset(self.acknowledged))
-        self._progress.advance(part.size)
+        if self.on_acknowledged is not None:
+            self.on_acknowledged(frozenset(self.acknowledged))
+        self._moved.advance(part.size)
 
     async def _verify(self, record: JsonObject, md5: str) -> None:
         try:
-            verify_file_record(record, self._size, md5)
+            verify_file_record(record, self.size, md5)
         except UploadVerificationError:
             log.warning("deleting file %r: it does not match its source", self.upload_id)
             with contextlib.suppress(FrameportError):
-                await self._requester.request("DELETE", self._target.record_of(self.upload_id))
+                await self.requester.request("DELETE", self.target.record_of(self.upload_id))
             raise
 
 
