@@ -25,10 +25,9 @@ from ._config import (
     user_agent,
 )
 from ._connect import connect, with_saved_session
-from ._connection import Connection
+from ._connection import Connection, Requester
 from ._ids import ID, is_valid_id
 from ._queries import equal_query, order_query
-from ._requester import Requester
 from ._sync import SyncFacade, async_twin, delegate, forward_property, run_sync
 from ._transport import KeyThrottle, RetryPolicy, Transport, queries_param
 from ._wire_encoding import Compression, WireEncoding, check_compression

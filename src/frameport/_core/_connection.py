@@ -1,8 +1,8 @@
 """The request layer: one project's endpoint, headers and credentials, sent through the transport.
 
-`Connection` is the one implementation of `Requester`: every engine (tables, storage,
-functions, transfers) receives it and nothing else. The client assembles it; the transport
-below it retries and maps errors.
+`Connection` (named `Requester` where engines type against it) is what every engine (tables,
+storage, functions, transfers) receives, and nothing else: never the client, which assembles
+it. The transport below it retries and maps errors.
 
 >>> body = await connection.request_json("GET", "/account")            # doctest: +SKIP
 """
@@ -62,14 +62,16 @@ class Connection:
         response_format: str,
         query_member: str | None = None,
     ) -> None:
-        self._endpoint = endpoint
-        self._project = project
-        self._prefix = header_prefix
-        self._query_member = query_member
-        self._base_headers = {
-            f"{header_prefix}Project": project,
-            f"{header_prefix}Response-Format": response_format,
-        }
+        self.endpoint = endpoint
+        """The service URL, ending in the version prefix (``http://host:port/v1``)."""
+        self.project = project
+        """The project ID sent with every request."""
+        self.header_prefix = header_prefix
+        """The prefix of the service's headers (``"X-Service-"``)."""
+        self.response_format = response_format
+        """The service version whose answer format every request asks for."""
+        self.query_member = query_member
+        """The member name forced for query objects, or None for each path's default."""
         self.transport = transport
         self.credentials = credentials
         self.owns_transport = True
@@ -84,31 +86,6 @@ class Connection:
         return clone
 
     @property
-    def endpoint(self) -> str:
-        """The service URL, ending in the version prefix (``http://host:port/v1``)."""
-        return self._endpoint
-
-    @property
-    def project(self) -> str:
-        """The project ID sent with every request."""
-        return self._project
-
-    @property
-    def header_prefix(self) -> str:
-        """The prefix of the service's headers (``"X-Service-"``)."""
-        return self._prefix
-
-    @property
-    def response_format(self) -> str:
-        """The service version whose answer format every request asks for."""
-        return self._base_headers[f"{self._prefix}Response-Format"]
-
-    @property
-    def query_member(self) -> str | None:
-        """The member name forced for query objects, or None for each path's default."""
-        return self._query_member
-
-    @property
     def retry(self) -> RetryPolicy:
         """The retry policy of the transport (also followed by downloads that resume)."""
         return self.transport.retry
@@ -119,14 +96,14 @@ class Connection:
 
     def header(self, name: str) -> str:
         """The full name of a service header: ``header("ID")`` → ``"X-Service-ID"``."""
-        return f"{self._prefix}{name}"
+        return f"{self.header_prefix}{name}"
 
     def query_member_for(self, path: str) -> str:
         """The member naming the field in query objects sent to `path`: the `query_member`
         setting if given, else ``"attribute"`` on ``/databases/...`` paths and ``"column"``
         elsewhere (``/tablesdb/...``)."""
-        if self._query_member is not None:
-            return self._query_member
+        if self.query_member is not None:
+            return self.query_member
         relative = path.removeprefix("/v1")
         return "attribute" if relative.startswith("/databases") else "column"
 
@@ -142,8 +119,8 @@ class Connection:
             raise ValueError(
                 f"path starts with '/' and is relative to the endpoint (got {path!r})."
             )
-        query = httpx.QueryParams({"project": self._project, **extra})
-        return f"{self._endpoint}{path}?{query}"
+        query = httpx.QueryParams({"project": self.project, **extra})
+        return f"{self.endpoint}{path}?{query}"
 
     async def request(
         self,
@@ -188,11 +165,14 @@ class Connection:
         method = method.upper()
         if idempotent is None:
             idempotent = method in IDEMPOTENT_METHODS
-        request_headers = dict(self._base_headers)
+        request_headers = {
+            self.header("Project"): self.project,
+            self.header("Response-Format"): self.response_format,
+        }
         if files is None and data is None and content is None:
             request_headers["Content-Type"] = "application/json"
         if authenticate:
-            request_headers.update(self.credentials.headers(self._prefix))
+            request_headers.update(self.credentials.headers(self.header_prefix))
         request_headers.update(headers or {})
         read_back_call: ReadBack | None
         if isinstance(read_back, str):
@@ -229,7 +209,7 @@ class Connection:
             response.stream = httpx.ByteStream(b"")
         self.credentials = replace(
             self.credentials,
-            session=updated_session(self.credentials.session, response, self._project),
+            session=updated_session(self.credentials.session, response, self.project),
         )
         return response
 
@@ -238,10 +218,10 @@ class Connection:
         endpoint without /v1, an API key the service does not know, or a JWT that expired or
         whose session ended."""
         if error.type == "general_route_not_found":
-            if not httpx.URL(self._endpoint).path.endswith("/v1"):
-                return endpoint_version_hint(self._endpoint)
+            if not httpx.URL(self.endpoint).path.endswith("/v1"):
+                return endpoint_version_hint(self.endpoint)
         elif authenticated and self.credentials.key is not None and _refused_as_guest(error):
-            return unknown_key_hint(self._project)
+            return unknown_key_hint(self.project)
         elif authenticated and self.credentials.jwt is not None:
             if error.type == "user_jwt_invalid":
                 return jwt_hint(refused_as_guest=False)
@@ -277,3 +257,7 @@ class Connection:
         """Close the transport's connections, if this connection owns them."""
         if self.owns_transport:
             await self.transport.aclose()
+
+
+Requester = Connection
+"""What the engines (tables, storage, functions, transfers) need to talk to the service."""

@@ -24,7 +24,7 @@ from ._queries import cursor_after_query, limit_query, offset_query
 from ._transport import queries_param
 
 if TYPE_CHECKING:
-    from ._requester import Requester
+    from ._connection import Requester
 
 TOTAL_CAP = 5000
 """The service counts matching rows up to this number: a `total` of 5000 means "5000 or more"."""
