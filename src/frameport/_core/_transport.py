@@ -103,15 +103,8 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def install_log_redaction() -> None:
-    """Attach `RedactingFilter` to the loggers httpx and httpcore write to (once)."""
-    for name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
-        target = logging.getLogger(name)
-        if not any(isinstance(f, RedactingFilter) for f in target.filters):
-            target.addFilter(RedactingFilter())
-
-
-install_log_redaction()
+for _name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
+    logging.getLogger(_name).addFilter(RedactingFilter())
 
 
 def queries_param(queries: Iterable[str | Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -238,48 +231,24 @@ class KeyThrottle(RateLimitThrottle):
 
 
 def _ssl_context(endpoint: str) -> ssl.SSLContext:
-    """The SSL context of a client of `endpoint`. For HTTPS, httpx's default (certificates
-    from ``SSL_CERT_FILE``, ``SSL_CERT_DIR`` or certifi), made once per process and setting:
-    loading the certificates takes tens of milliseconds, which every new client would pay
-    again.
-    A plain-HTTP endpoint opens no TLS connection (requests go to its paths, redirects are
-    not followed), so it loads none: its context verifies against no certificate at all."""
-    if not endpoint.lower().startswith("https:"):
-        return _unused_ssl_context()
-    return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    """The SSL context of a client of `endpoint`, made once per process and setting: loading
+    the certificates takes tens of milliseconds, which every new client would pay again."""
+    https = endpoint.lower().startswith("https:")
+    return _cached_ssl_context(
+        https, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    )
 
 
 @functools.cache
-def _unused_ssl_context() -> ssl.SSLContext:
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifying, and trusting nothing
-
-
-@functools.cache
-def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    return httpx.create_ssl_context()  # reads the two variables itself
+def _cached_ssl_context(https: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    if not https:  # no TLS connection is opened (redirects are not followed): trust nothing
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return httpx.create_ssl_context()  # reads SSL_CERT_FILE and SSL_CERT_DIR (or certifi)
 
 
 def _no_cookie_jar() -> CookieJar:
     # Session cookies are kept by the client's credentials, not by httpx.
     return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-
-
-def _request_log_fields(
-    request: httpx.Request, response: httpx.Response | None, elapsed: float, attempt: int
-) -> JsonObject:
-    return {
-        "http_method": request.method,
-        "http_path": redact_url(request.url, origin=False),
-        "http_status": None if response is None else response.status_code,
-        "elapsed": elapsed,
-        "attempt": attempt,
-        "rate_limit_remaining": None
-        if response is None
-        else _header_float(response, "x-ratelimit-remaining"),
-        "rate_limit_reset": None
-        if response is None
-        else _header_float(response, "x-ratelimit-reset"),
-    }
 
 
 def _describe(exc: httpx.HTTPError) -> str:
@@ -310,10 +279,6 @@ def unreachable_hint(endpoint: str, *, refused: bool) -> str:
         option = "" if port == LOCAL_SERVICE_PORT else f" --port {port}"
         return f"{advice} Start a local one with `frameport serve{option}`."
     return f"{advice} Check the endpoint and the network."
-
-
-def _attempts(count: int) -> str:
-    return f"{count} attempt{'' if count == 1 else 's'}"
 
 
 # Failures that happen before the request leaves: retrying cannot apply a change twice.
@@ -410,10 +375,6 @@ class Transport:
         if http is not None and self._loop is asyncio.get_running_loop():
             await http.aclose()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     def wire_encoding(self) -> WireEncoding:
         """The encoding answers are asked for now, and why."""
         return choose_wire_encoding(self.compression, self.round_trip)
@@ -423,23 +384,21 @@ class Transport:
         method: str,
         path: str,
         *,
-        params: Any = None,
         headers: Mapping[str, str] | None = None,
-        json: object = None,
-        data: Mapping[str, Any] | None = None,
-        files: Any = None,
-        content: bytes | None = None,
         timeout: httpx.Timeout | None = None,
         idempotent: bool,
         read_back: ReadBack | None = None,
         settle: Settle | None = None,
         stream: bool = False,
+        **body: Any,
     ) -> httpx.Response:
         """Send a request, retrying as the policy allows, and return a successful response.
 
-        `path` is relative to the endpoint (``"/account"``). With ``stream=True`` the body of the
-        returned response is not read: the caller must close it. Raises `APIError` (a subclass
-        by status) or `TransportError`; see `Connection.request` for the retry rules.
+        `path` is relative to the endpoint (``"/account"``); `body` holds the `params`, `json`,
+        `data`, `files` or `content` of ``httpx.AsyncClient.build_request``. With
+        ``stream=True`` the body of the returned response is not read: the caller must close
+        it. Raises `APIError` (a subclass by status) or `TransportError`; see
+        `Connection.request` for the retry rules.
         """
         http = self._client()
         retry = 0
@@ -457,13 +416,9 @@ class Transport:
             request = http.build_request(
                 method,
                 path.lstrip("/"),
-                params=params,
                 headers=headers,
-                json=json,
-                data=data,
-                files=files,
-                content=content,
                 timeout=timeout if timeout is not None else self.timeout,
+                **body,
             )
             route = f"{method} {request.url.path}"
             await self._wait_for_route(route, request)
@@ -483,8 +438,9 @@ class Transport:
                     continue
                 redacted = redact_url(request.url)
                 connecting = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+                attempts = f"{retry + 1} attempt{'s' if retry else ''}"
                 raise TransportError(
-                    f"{method} {redacted} failed after {_attempts(retry + 1)}: {failure}.",
+                    f"{method} {redacted} failed after {attempts}: {failure}.",
                     method=method,
                     url=redacted,
                     attempts=retry + 1,
@@ -592,16 +548,21 @@ class Transport:
     ) -> None:
         if not logger.isEnabledFor(logging.DEBUG):
             return
-        fields = _request_log_fields(request, response, elapsed, attempt)
+        path = redact_url(request.url, origin=False)
+        fields: JsonObject = {
+            "http_method": request.method,
+            "http_path": path,
+            "http_status": None if response is None else response.status_code,
+            "elapsed": elapsed,
+            "attempt": attempt,
+            "rate_limit_remaining": None,
+            "rate_limit_reset": None,
+        }
+        if response is not None:
+            for name in ("remaining", "reset"):
+                fields[f"rate_limit_{name}"] = _header_float(response, f"x-ratelimit-{name}")
         outcome = failure if response is None else str(response.status_code)
-        logger.debug(
-            "%s %s -> %s (%.3f s)",
-            fields["http_method"],
-            fields["http_path"],
-            outcome,
-            elapsed,
-            extra=fields,
-        )
+        logger.debug("%s %s -> %s (%.3f s)", request.method, path, outcome, elapsed, extra=fields)
 
 
 def api_error(response: httpx.Response) -> APIError:
