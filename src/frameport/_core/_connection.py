@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import Any
 
 import httpx
@@ -43,47 +43,32 @@ def _scope_refused_to_guest(error: APIError) -> bool:
     return error.type == "general_unauthorized_scope" and "(role: guests)" in error.message
 
 
+@dataclass(eq=False, repr=False)
 class Connection:
     """Requests to one project of the service with one set of credentials.
 
     Sends the project and response-format headers and the credentials with every request,
     keeps the session cookie the service sets, and adds advice (`APIError.hint`) to errors
-    this connection's settings explain.
+    this connection's settings explain. `endpoint` ends in the version prefix
+    (``http://host:port/v1``); `response_format` is the service version whose answer format
+    every request asks for; `query_member` forces the member name of query objects (None:
+    each path's default). A connection closes its transport only if it `owns_transport`.
     """
 
-    def __init__(
-        self,
-        endpoint: str,
-        project: str,
-        *,
-        transport: Transport,
-        credentials: Credentials,
-        header_prefix: str,
-        response_format: str,
-        query_member: str | None = None,
-    ) -> None:
-        self.endpoint = endpoint
-        """The service URL, ending in the version prefix (``http://host:port/v1``)."""
-        self.project = project
-        """The project ID sent with every request."""
-        self.header_prefix = header_prefix
-        """The prefix of the service's headers (``"X-Service-"``)."""
-        self.response_format = response_format
-        """The service version whose answer format every request asks for."""
-        self.query_member = query_member
-        """The member name forced for query objects, or None for each path's default."""
-        self.transport = transport
-        self.credentials = credentials
-        self.owns_transport = True
+    endpoint: str
+    project: str
+    _: KW_ONLY
+    transport: Transport
+    credentials: Credentials
+    header_prefix: str
+    response_format: str
+    query_member: str | None = None
+    owns_transport: bool = True
 
     def share(self, credentials: Credentials) -> Connection:
         """A connection with other `credentials` over the same transport (which this one
         keeps: closing the new one leaves it open)."""
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone.credentials = credentials
-        clone.owns_transport = False
-        return clone
+        return replace(self, credentials=credentials, owns_transport=False)
 
     @property
     def retry(self) -> RetryPolicy:

@@ -17,7 +17,7 @@ import functools
 from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ._together import cancel_and_wait
 
@@ -51,27 +51,13 @@ Source = tuple[Slot, AsyncGenerator[T, None]]
 
 
 @dataclass(frozen=True)
-class _Item:
+class _Event:
+    """What a source did: made an item (`value`), ended, released its slot, or failed (its
+    error the `value`)."""
+
+    kind: Literal["item", "done", "released", "failed"]
     source: int
-    value: Any
-
-
-@dataclass(frozen=True)
-class _Done:
-    source: int
-
-
-@dataclass(frozen=True)
-class _Released:
-    source: int
-
-
-@dataclass(frozen=True)
-class _Failed:
-    error: BaseException
-
-
-_Event = _Item | _Done | _Failed | _Released
+    value: Any = None
 
 
 async def in_order(
@@ -117,7 +103,7 @@ async def in_order(
                 return
             slot, items = source
             waiting[started] = collections.deque()
-            slot._give_up = functools.partial(events.put_nowait, _Released(started))
+            slot._give_up = functools.partial(events.put_nowait, _Event("released", started))
             limit = None if keep_all else asyncio.Semaphore(ITEMS_AHEAD)
             if limit is not None:
                 room[started] = limit
@@ -146,11 +132,11 @@ async def in_order(
                 current += 1
                 continue
             event = await events.get()
-            if isinstance(event, _Failed):
-                raise event.error
-            if isinstance(event, _Done):
+            if event.kind == "failed":
+                raise event.value
+            if event.kind == "done":
                 finished.add(event.source)
-            elif isinstance(event, _Released):
+            elif event.kind == "released":
                 if event.source in running:
                     released.add(event.source)
             else:
@@ -170,8 +156,8 @@ async def _run_source(
             async for item in items:
                 if room is not None:
                     await room.acquire()
-                events.put_nowait(_Item(index, item))
+                events.put_nowait(_Event("item", index, item))
     except Exception as exc:  # raised by the reader, in the caller's task
-        events.put_nowait(_Failed(exc))
+        events.put_nowait(_Event("failed", index, exc))
         return
-    events.put_nowait(_Done(index))
+    events.put_nowait(_Event("done", index))
