@@ -17,13 +17,13 @@ import httpx
 from ._auth import Credentials, Secret, load_session
 from ._config import (
     DEFAULT_HEADER_PREFIX,
-    QUERY_MEMBERS,
     RESPONSE_FORMAT,
     checked_timeout,
     normalized_endpoint,
     user_agent,
 )
 from ._connection import Connection
+from ._queries import QUERY_MEMBERS
 from ._transport import KeyThrottle, RetryPolicy, Transport
 from ._wire_encoding import Compression, check_compression
 

@@ -1,13 +1,6 @@
 """The cursor loop of every list of the service (table rows, files, deployments, backups'
-lists), beside the requester it pages through, as an HTTP client keeps its pagination.
-
-* Each page asks for `page_size` rows and the next starts after the previous page's last
-  ``$id`` (``cursorAfter``), read from the raw body (`last_row_id`) before anything decodes
-  it: decoding stays with the callers above.
-* A list ends with a page shorter than the limit (counted on the raw body), never at a row
-  count: nothing is cut off; or, read up ``$sequence`` to a known last row, with the page
-  that ends with that row. A cursor the service refuses (its row has null in a sort column,
-  ``database_query_order_null``) is replaced by ``offset`` for that page.
+lists), beside the requester it pages through, as an HTTP client keeps its pagination. It
+reads the cursor from the raw body (`last_row_id`), so decoding stays with the callers above.
 
 >>> async for body in iter_pages(requester, "/storage/buckets/b/files", (), 100):
 ...     ...                                                       # doctest: +SKIP

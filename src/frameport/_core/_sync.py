@@ -196,8 +196,7 @@ def sync_name(text: str) -> str:
 
 def sync_signature(method: Callable[..., Any]) -> inspect.Signature:
     """The signature of `method`'s sync face: the same parameters, and the return type a
-    sync caller gets (a coroutine's result; ``Iterator`` for ``AsyncIterator``; the face of an
-    async object)."""
+    sync caller gets."""
     signature = inspect.signature(method)
     returned = signature.return_annotation
     if isinstance(returned, str):
@@ -232,15 +231,10 @@ def delegate(
 def delegate(
     method: Callable[..., Any], face: type[Any] | Callable[[], type[Any]] | None = None
 ) -> Callable[..., Any]:
-    """A sync method forwarding to the async method of the same name on ``self._async``.
-
-    The sync method declares its own signature and docstring, generated from `method`'s
-    (`sync_signature`, `sync_docstring`), and checks every call against that signature
-    before forwarding it. Coroutines are run with `run_sync`, async iterators become
-    iterators, and async objects with a registered face are wrapped in it. For a method
-    returning an async object, name its face so type checkers see it:
-    ``table = delegate(AsyncClient.table, Table)``; inside the face's own class body, name it
-    lazily: ``where = delegate(AsyncTableQuery.where, lambda: TableQuery)``.
+    """A sync method forwarding to the async method of the same name on ``self._async``
+    (see the module). For a method returning an async object, name its face so type checkers
+    see it: ``table = delegate(AsyncClient.table, Table)``, or lazily inside the face's own
+    class body: ``where = delegate(AsyncTableQuery.where, lambda: TableQuery)``.
     """
     name = method.__name__
     signature = sync_signature(method)
