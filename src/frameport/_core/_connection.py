@@ -9,6 +9,7 @@ it. The transport below it retries and maps errors.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import KW_ONLY, dataclass, replace
@@ -28,14 +29,6 @@ from ._transport import (
     is_secret_param,
 )
 from ._wire_encoding import WireEncoding
-
-
-def _refused_as_guest(error: APIError) -> bool:
-    """Whether `error` is the service refusing a guest (a guest's scopes, or a permission check
-    that only callers without a valid key go through)."""
-    if error.status != 401:
-        return False
-    return error.type == "user_unauthorized" or _scope_refused_to_guest(error)
 
 
 def _scope_refused_to_guest(error: APIError) -> bool:
@@ -159,15 +152,8 @@ class Connection:
         if authenticate:
             request_headers.update(self.credentials.headers(self.header_prefix))
         request_headers.update(headers or {})
-        read_back_call: ReadBack | None
         if isinstance(read_back, str):
-            read_back_path = read_back
-
-            async def read_back_call() -> httpx.Response:
-                return await self.request("GET", read_back_path)
-
-        else:
-            read_back_call = read_back
+            read_back = functools.partial(self.request, "GET", read_back)
         try:
             response = await self.transport.send(
                 method,
@@ -180,7 +166,7 @@ class Connection:
                 content=content,
                 timeout=None if timeout is None else checked_timeout(timeout),
                 idempotent=idempotent,
-                read_back=read_back_call,
+                read_back=read_back,
                 settle=settle,
                 stream=stream,
             )
@@ -205,8 +191,11 @@ class Connection:
         if error.type == "general_route_not_found":
             if not httpx.URL(self.endpoint).path.endswith("/v1"):
                 return endpoint_version_hint(self.endpoint)
-        elif authenticated and self.credentials.key is not None and _refused_as_guest(error):
-            return unknown_key_hint(self.project)
+        elif authenticated and self.credentials.key is not None and error.status == 401:
+            # The key was taken for a guest's: refused a guest's scope, or a permission check
+            # that only callers without a valid key go through.
+            if error.type == "user_unauthorized" or _scope_refused_to_guest(error):
+                return unknown_key_hint(self.project)
         elif authenticated and self.credentials.jwt is not None:
             if error.type == "user_jwt_invalid":
                 return jwt_hint(refused_as_guest=False)

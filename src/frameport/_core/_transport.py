@@ -17,6 +17,7 @@ secret query values and the values of ``Set-Cookie`` and ``X-Fallback-Cookies``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
 import json
@@ -152,11 +153,8 @@ class RetryPolicy:
 
 
 def _header_float(response: httpx.Response, name: str) -> float | None:
-    value = response.headers.get(name)
-    if value is None:
-        return None
     try:
-        return float(value)
+        return float(response.headers.get(name, ""))
     except ValueError:
         return None
 
@@ -166,15 +164,12 @@ def service_wait(response: httpx.Response) -> float | None:
     None when it did not say."""
     waits: list[float] = []
     retry_after = response.headers.get("retry-after")
-    if retry_after is not None:
-        seconds = _header_float(response, "retry-after")
-        if seconds is None:
-            try:
-                seconds = email.utils.parsedate_to_datetime(retry_after).timestamp() - time.time()
-            except (TypeError, ValueError):
-                seconds = None
-        if seconds is not None:
-            waits.append(seconds)
+    seconds = _header_float(response, "retry-after")
+    if retry_after is not None and seconds is None:
+        with contextlib.suppress(TypeError, ValueError):
+            seconds = email.utils.parsedate_to_datetime(retry_after).timestamp() - time.time()
+    if seconds is not None:
+        waits.append(seconds)
     reset = _header_float(response, "x-ratelimit-reset")
     if response.status_code == 429 and reset is not None:
         waits.append(reset - time.time())
