@@ -24,7 +24,7 @@ from ._config import (
 )
 from ._connection import Connection
 from ._queries import QUERY_MEMBERS
-from ._transport import KeyThrottle, RetryPolicy, Transport
+from ._transport import RateLimitThrottle, RetryPolicy, Transport
 from ._wire_encoding import Compression, check_compression
 
 
@@ -75,7 +75,7 @@ def connect(endpoint: str, project: str, **options: Unpack[ClientOptions]) -> Co
         compression=check_compression(options.get("compression", "auto")),
     )
     if key is not None:
-        transport.throttle = KeyThrottle()
+        transport.throttle = RateLimitThrottle(for_key=True)
     return Connection(
         endpoint,
         project,

@@ -24,11 +24,10 @@ from ._together import cancel_and_wait
 T = TypeVar("T")
 
 ITEMS_AHEAD = 2
-"""Items a source may have waiting for the consumer (unless `keep_all`) before it pauses: a
-paused source holds those and the one it made next (and a range read, the page it fetched
-for it), so memory holds a few items per source running. Two, so that a range of several
-pages fetches its next page while the consumer takes the one before: a stream keeps the pace
-of a collecting read."""
+"""Items a source may have waiting for the consumer (unless `keep_all`) before it pauses, so
+memory holds a few items per running source. Two, so that a range of several pages fetches
+its next page while the consumer takes the one before: a stream keeps a collecting read's
+pace."""
 
 
 class Slot:

@@ -107,12 +107,6 @@ def progress_enabled(progress: bool | None) -> bool:
     return os.environ.get("FRAMEPORT_PROGRESS", "1").strip().lower() not in ("0", "false", "no")
 
 
-def _writes_to_a_terminal(options: dict[str, Any]) -> bool:
-    stream = options.get("file") or sys.stderr
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty is not None and isatty())
-
-
 def progress_bar(
     *, total: float | None, unit: str, desc: str, enabled: bool | None, **options: Any
 ) -> tqdm[Any]:
@@ -123,7 +117,8 @@ def progress_bar(
         options.setdefault("unit_scale", True)
         options.setdefault("unit_divisor", 1024)
     bar = DelayedBar
-    if not _IN_NOTEBOOK and not _writes_to_a_terminal(options):
+    isatty = getattr(options.get("file") or sys.stderr, "isatty", None)
+    if not _IN_NOTEBOOK and not (isatty is not None and isatty()):
         bar = LineBar
         options.setdefault("mininterval", LINE_INTERVAL)
     return bar(

@@ -80,7 +80,15 @@ def run_sync(awaitable: Awaitable[T]) -> T:
             "await the async API (AsyncClient) there instead."
         )
     started, finished = threading.Event(), threading.Event()
-    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable, started, finished), loop)
+
+    async def watched() -> T:
+        started.set()
+        try:
+            return await awaitable
+        finally:
+            finished.set()
+
+    future = asyncio.run_coroutine_threadsafe(watched(), loop)
     try:
         return future.result()
     except BaseException:
@@ -99,16 +107,6 @@ def on_loop_thread() -> bool:
 
 CANCEL_GRACE = 5.0
 """Seconds an interrupted call waits for its cancelled coroutine to clean up."""
-
-
-async def _as_coroutine(
-    awaitable: Awaitable[T], started: threading.Event, finished: threading.Event
-) -> T:
-    started.set()
-    try:
-        return await awaitable
-    finally:
-        finished.set()
 
 
 def iterate_sync(iterator: AsyncIterator[T]) -> Iterator[T]:

@@ -182,13 +182,16 @@ class RateLimitThrottle:
     Routes are keyed by method and path. After an answer with ``X-RateLimit-Remaining: 0``
     (or a 429), the next request to the route waits until ``X-RateLimit-Reset``. Concurrent
     requests already under way are not counted: the throttle avoids 429s for sequential use.
+    An API key's throttle (`for_key`) heeds only 429s: the service sends rate-limit headers to
+    keys too but does not enforce them (service interface, "Rate limits").
     """
 
     #: Seconds added to the reset time, so a request never lands just before the window ends.
     MARGIN = 0.05
 
-    def __init__(self) -> None:
+    def __init__(self, *, for_key: bool = False) -> None:
         self._resume_at: dict[str, float] = {}
+        self._for_key = for_key
 
     def wait_seconds(self, route: str) -> float:
         """How long a request to `route` must wait now (0 when it may go)."""
@@ -209,20 +212,12 @@ class RateLimitThrottle:
             wait = service_wait(response)
             if wait is not None:
                 self._resume_at[route] = time.time() + wait + self.MARGIN
+        elif self._for_key:
+            return
         elif remaining is not None and remaining <= 0 and reset is not None:
             self._resume_at[route] = reset + self.MARGIN
         elif remaining is not None:
             self._resume_at.pop(route, None)
-
-
-class KeyThrottle(RateLimitThrottle):
-    """The throttle of an API-key client: the service sends rate-limit headers to keys too but
-    does not enforce the limits for them (service interface, "Rate limits"), so only a 429
-    holds a route back."""
-
-    def observe(self, route: str, response: httpx.Response) -> None:
-        if response.status_code == 429:
-            super().observe(route, response)
 
 
 def _ssl_context(endpoint: str) -> ssl.SSLContext:
