@@ -126,15 +126,13 @@ class Connection:
         `params` may hold lists (repeated names); use `queries_param` for ``queries[]``.
 
         Retries (`RetryPolicy`): an idempotent request (GET, HEAD, PUT, DELETE, or
-        ``idempotent=True`` — e.g. a create with a client-chosen ID) is retried on network
-        failures, timeouts and 500/502/503/504; any request is retried on 429 (waiting as the
-        service asks) and on failures to connect. When a retried create answers 409 "already
-        exists" after an attempt whose outcome was unknown, `read_back` (a path to GET, or an
-        async callable returning a response) fetches the resource and its response is
-        returned; a retried DELETE answering 404 in that situation returns the 404 response.
-        A request that is not safe to send twice can be retried with a `settle` probe: run
-        before each resend that follows an attempt with a lost answer, it returns the
-        response to use when that attempt took effect, or None to send the request again.
+        ``idempotent=True``, e.g. a create with a client-chosen ID) is retried on network
+        failures, timeouts and 500/502/503/504; any request on 429 (waiting as the service
+        asks) and on failures to connect. After an attempt whose outcome was unknown, a create
+        answering 409 "already exists" returns what `read_back` (a path to GET, or an async
+        callable) fetches, and a DELETE answering 404 returns that response. A request not
+        safe to send twice is retried with a `settle` probe, run before each resend after a
+        lost answer: the response to use if that attempt took effect, or None to resend.
 
         Raises an `APIError` subclass for error statuses and `TransportError` when no answer
         came. With ``stream=True`` the body is not read and the caller must ``aclose()`` the

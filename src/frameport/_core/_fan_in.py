@@ -1,8 +1,7 @@
 """Fan-in in order: several sources running at once, their items handed on source by source.
 
-`in_order` drives the async iterators it is handed (it knows nothing of what they read) and
-asks the window it is given (a number, or an `AdaptiveConcurrency`) how many may run at
-once. A source that has no more requests to make but items still coming gives up its place
+`in_order` drives the async iterators it is handed, as many at once as its window says (a
+number, or an `AdaptiveConcurrency`); a source whose requests are done gives up its place
 early through its `Slot`.
 
 >>> slots_and_reads = [(Slot(), read(part)) for part in parts]    # doctest: +SKIP
@@ -65,15 +64,13 @@ async def in_order(
     *,
     keep_all: bool = False,
 ) -> AsyncGenerator[T, None]:
-    """Every item of every source, source after source; up to `window` sources run at once (a
-    number, or asked again whenever a source could start), and the items of sources ahead of the
-    current one wait in memory. Sources start within `window` of the current one, and each
-    pauses with `ITEMS_AHEAD` items waiting, which bounds what waits; with `keep_all` (the
-    caller keeps every item anyway) a source starts whenever fewer than `window` run and never
-    pauses, so that one slow source holds none of the others back, and a source whose slot was
-    released (its requests are done, its items still coming) no longer counts as running.
-    `sources` is drawn from as sources start. A failure in any running source is raised at once;
-    leaving early cancels the sources still running.
+    """Every item of every source, source after source; the items of sources ahead of the
+    current one wait in memory. Sources start within `window` (asked again whenever one could
+    start) of the current one, each pausing with `ITEMS_AHEAD` items waiting. With `keep_all`
+    (the caller keeps every item anyway) a source starts whenever fewer than `window` run
+    (released slots not counted) and never pauses, so one slow source holds no other back.
+    `sources` is drawn from as they start. A failure in a running source is raised at once;
+    leaving early cancels those running.
     """
     events: asyncio.Queue[_Event] = asyncio.Queue()
     waiting: dict[int, collections.deque[T]] = {}

@@ -46,16 +46,14 @@ async def iter_pages(
     first_page: Awaitable[bytes] | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Every page body of one list request (`queries`: everything but limit and cursor), in
-    the service's order: the one cursor loop of the package.
+    the service's order.
 
-    Each page asks for `page_size` rows after the previous page's last ``$id``; the loop ends
-    with a page shorter than asked (counted on the raw body), never at a row count, so nothing
-    is cut off. With `row_limit`, the pages ask for no more rows than that in all. Only the
-    first page asks the service to count the rows (`with_total`). A read that continues an
-    earlier one starts after the row `after`, `skipped` rows into the request. A request up
-    ``$sequence`` whose rows end at `last_sequence` ends with the page that ends there: an
-    empty page after it would say so a round trip later. `first_page` is the first page's
-    body when it was asked for already, with the same queries, limit and count.
+    Each page asks for `page_size` rows (`row_limit` in all) after the previous page's last
+    ``$id``; the loop ends with a page shorter than asked (counted on the raw body), never at
+    a row count, so nothing is cut off; or, up ``$sequence`` to `last_sequence`, with the page
+    that ends there, a round trip before an empty page would. Only the first page is counted
+    (`with_total`). A read that continues an earlier one starts after the row `after`,
+    `skipped` rows in. `first_page` is the first page's body, when it was asked for already.
     """
     last = None if last_sequence is None else str(last_sequence)
     delivered = 0

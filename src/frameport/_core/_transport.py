@@ -1,17 +1,14 @@
 """HTTP exchange with the service: timeouts, retries with backoff, rate-limit throttling, logging,
-and the one place where httpx errors and error statuses become frameport exceptions.
-
-`Transport.send` is used by `Connection.request`; nothing else talks to httpx directly.
+and the one place where httpx errors and error statuses become frameport exceptions. Only
+`Connection.request` calls `Transport.send`; nothing else talks to httpx.
 
 Every attempt is logged at DEBUG on the ``frameport`` logger as
-``"<METHOD> <redacted path> -> <status> (<seconds> s)"``; the record also carries the attributes
-`http_method`, `http_path`, `http_status` (None when no answer came), `elapsed`, `attempt`,
-`rate_limit_remaining` and `rate_limit_reset`. Retries and rate-limit waits are logged at INFO.
-No secret (key, JWT, cookie, password, token) is ever part of a record or of an exception.
-
-httpx and httpcore log on their own loggers (``httpx`` at INFO with the full URL, ``httpcore.*``
-at DEBUG with response headers). A filter installed on those loggers masks what they would leak:
-secret query values and the values of ``Set-Cookie`` and ``X-Fallback-Cookies``.
+``"<METHOD> <redacted path> -> <status> (<seconds> s)"``, the record carrying `http_method`,
+`http_path`, `http_status` (None when no answer came), `elapsed`, `attempt`,
+`rate_limit_remaining` and `rate_limit_reset`; retries and rate-limit waits at INFO. No secret
+(key, JWT, cookie, password, token) is ever part of a record or of an exception: a filter on
+httpx's and httpcore's loggers masks secret query values and ``Set-Cookie`` and
+``X-Fallback-Cookies`` values in what they log.
 """
 
 from __future__ import annotations
@@ -242,8 +239,7 @@ def _no_cookie_jar() -> CookieJar:
 
 
 def _describe(exc: httpx.HTTPError) -> str:
-    detail = str(exc) or "no detail"
-    return f"{type(exc).__name__}: {detail}"
+    return f"{type(exc).__name__}: {str(exc) or 'no detail'}"
 
 
 def _refused(exc: BaseException) -> bool:
@@ -571,13 +567,7 @@ def api_error(response: httpx.Response) -> APIError:
     if not message:
         message = response.reason_phrase or "error"
     cls = api_error_class(status)
+    extra: dict[str, Any] = {}
     if issubclass(cls, RateLimitError):
-        return cls(
-            message,
-            status=status,
-            type=error_type,
-            method=method,
-            url=url,
-            retry_after=service_wait(response),
-        )
-    return cls(message, status=status, type=error_type, method=method, url=url)
+        extra["retry_after"] = service_wait(response)
+    return cls(message, status=status, type=error_type, method=method, url=url, **extra)
