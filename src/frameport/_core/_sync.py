@@ -131,10 +131,7 @@ _faces: dict[type, type[SyncFacade[Any]]] = {}
 
 
 class SyncFacade(Generic[A]):
-    """Base class of a synchronous face; the async object it forwards to is ``self._async``.
-
-    Declare the pair with ``class Client(SyncFacade["AsyncClient"], wraps=AsyncClient)``.
-    """
+    """Base class of a synchronous face; the async object it forwards to is ``self._async``."""
 
     _async: A
     _async_type: ClassVar[type | None] = None

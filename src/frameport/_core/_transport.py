@@ -192,12 +192,9 @@ class RateLimitThrottle:
 
     def wait_seconds(self, route: str) -> float:
         """How long a request to `route` must wait now (0 when it may go)."""
-        resume_at = self._resume_at.get(route)
-        if resume_at is None:
-            return 0.0
-        wait = resume_at - time.time()
+        wait = self._resume_at.get(route, 0.0) - time.time()
         if wait <= 0:
-            del self._resume_at[route]
+            self._resume_at.pop(route, None)
             return 0.0
         return wait
 
@@ -231,11 +228,6 @@ def _cached_ssl_context(https: bool, cert_file: str | None, cert_dir: str | None
     if not https:  # no TLS connection is opened (redirects are not followed): trust nothing
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     return httpx.create_ssl_context()  # reads SSL_CERT_FILE and SSL_CERT_DIR (or certifi)
-
-
-def _no_cookie_jar() -> CookieJar:
-    # Session cookies are kept by the client's credentials, not by httpx.
-    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 
 
 def _describe(exc: httpx.HTTPError) -> str:
@@ -299,11 +291,10 @@ class TranslatedStream(httpx.AsyncByteStream):
 class Transport:
     """Sends requests to one service endpoint with retries, throttling and error translation.
 
-    The httpx client (keep-alive pool, finite timeouts) is created on first use, inside the
-    event loop that uses it; if that loop has ended (a second ``asyncio.run``) or the process
-    has forked since, a new one replaces it. A request that sets no ``Accept-Encoding`` (nor
-    do the client's `headers`) gets the one `wire_encoding` chooses for `compression` and the
-    fastest answer so far (`round_trip`); httpx inflates the answer.
+    The httpx client (keep-alive pool, finite timeouts) is made on first use, in the event
+    loop that uses it, and again once that loop has ended (a second ``asyncio.run``) or the
+    process has forked. A request without ``Accept-Encoding`` gets `wire_encoding`'s choice
+    for `compression` and the fastest answer so far (`round_trip`).
     """
 
     def __init__(
@@ -347,7 +338,8 @@ class Transport:
                 base_url=self.endpoint + "/",
                 timeout=self.timeout,
                 headers=self._headers,
-                cookies=_no_cookie_jar(),
+                # Session cookies are kept by the client's credentials, not by httpx.
+                cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
                 follow_redirects=False,
                 verify=_ssl_context(self.endpoint),
             )
