@@ -1,11 +1,10 @@
 """The request layer, below everything else: settings and environment names, credentials,
-the transport (retries, throttling, the one place errors are mapped), `Connection` (the one
+the transport (retries, throttling, the one place errors are mapped), `Connection` (typed as
 `Requester`) and its construction from a client's options (`connect`), the sync loop thread,
 the wire-format query JSON, IDs, time formats, polling and progress bars."""
 
 from ._auth import (
     Credentials,
-    Secret,
     forget_session,
     impersonation_target,
     load_session,
@@ -17,21 +16,15 @@ from ._config import (
     JWT_ENV,
     KEY_ENV,
     PROJECT_ENV,
-    QUERY_MEMBERS,
-    RESPONSE_FORMAT,
-    checked_timeout,
     credentials_from_env,
     normalized_endpoint,
-    user_agent,
 )
 from ._connect import connect, with_saved_session
-from ._connection import Connection
+from ._connection import Connection, Requester
 from ._ids import ID, is_valid_id
 from ._queries import equal_query, order_query
-from ._requester import Requester
 from ._sync import SyncFacade, async_twin, delegate, forward_property, run_sync
-from ._transport import KeyThrottle, RetryPolicy, Transport, queries_param
-from ._wire_encoding import Compression, WireEncoding, check_compression
+from ._transport import RetryPolicy, queries_param
 
 __all__ = [
     "DEFAULT_HEADER_PREFIX",
@@ -40,21 +33,12 @@ __all__ = [
     "JWT_ENV",
     "KEY_ENV",
     "PROJECT_ENV",
-    "QUERY_MEMBERS",
-    "RESPONSE_FORMAT",
-    "Compression",
     "Connection",
     "Credentials",
-    "KeyThrottle",
     "Requester",
     "RetryPolicy",
-    "Secret",
     "SyncFacade",
-    "Transport",
-    "WireEncoding",
     "async_twin",
-    "check_compression",
-    "checked_timeout",
     "connect",
     "credentials_from_env",
     "delegate",
@@ -69,6 +53,5 @@ __all__ = [
     "queries_param",
     "run_sync",
     "save_session",
-    "user_agent",
     "with_saved_session",
 ]

@@ -7,19 +7,17 @@ spends on it (decoding, reading and hashing). One unit in flight keeps the CPU b
 the wait is no longer than the work; a service far away needs about ``wait / work`` of them.
 `AdaptiveConcurrency` keeps that estimate:
 
-* **target** — ``ceil(HEADROOM × fastest wait / typical work)``: the fastest wait seen is the
+* **target** — ``ceil(HEADROOM × fastest wait / typical work)``: the fastest wait is the
   round trip without queueing (the distance), the typical work a moving average;
-* **queueing** — the units waiting at the service are estimated as ``limit × (1 − fastest
-  wait / recent wait)`` (as TCP Vegas does); when more than `QUEUED` wait there, the service
-  (or the CPU serving it) is the limit and more in flight only queues: the ceiling drops by
-  one, at most once per window of units (the waits that follow still show the queue that
-  was); after `RECOVERY` waits without queueing it rises by one again;
-* **bounds** — never above `cap`, and never more units in flight than `budget` bytes hold
-  (``budget // (largest unit × units_per_slot)``), never below 1.
+* **queueing** — ``limit × (1 − fastest wait / recent wait)`` units wait at the service (as
+  TCP Vegas estimates); more than `QUEUED` means the service is the limit and more in flight
+  only queues: the ceiling drops by one, at most once per window of units (the waits that
+  follow still show the queue that was), and rises by one after `RECOVERY` calm waits;
+* **bounds** — at most `cap`, at most what `budget` bytes hold (``budget // (largest unit ×
+  units_per_slot)``), at least 1.
 
-Reads use it for their number of concurrent ``$sequence`` ranges (`_parallel`), uploads
-for their number of parts in flight (`_upload`); each sets its own cap and budget. A fixed
-number is the controller `pinned` at it.
+Reads use it for their concurrent ``$sequence`` ranges, uploads for their parts in flight,
+each with its own cap and budget; a fixed number is the controller `pinned` at it.
 
 >>> concurrency = AdaptiveConcurrency(cap=16, budget=2**30)
 >>> concurrency.waited(0.070, nbytes=1_000_000); concurrency.worked(0.017)

@@ -7,6 +7,7 @@ the user's config directory with 0600 permissions.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import hmac
 import json
@@ -251,15 +252,11 @@ def _read_credential_file(path: Path) -> JsonObject:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {"sessions": {}}
-    try:
+    with contextlib.suppress(ValueError):
         data = json.loads(text)
-    except ValueError as exc:
-        raise ValueError(
-            f"The credential file {path} is damaged; delete it and log in again."
-        ) from exc
-    if not isinstance(data, dict) or not isinstance(data.get("sessions"), dict):
-        raise ValueError(f"The credential file {path} is damaged; delete it and log in again.")
-    return data
+        if isinstance(data, dict) and isinstance(data.get("sessions"), dict):
+            return data
+    raise ValueError(f"The credential file {path} is damaged; delete it and log in again.")
 
 
 def _write_credential_file(path: Path, data: JsonObject) -> None:

@@ -1,7 +1,6 @@
-"""Checkpoints: the small JSON files that say how far a long job came (a load, an export, an
-upload, a restore), so that the job run again goes on from there. Each holds the version of
-its format and is replaced atomically, so a process killed at any point leaves the old file
-or the new one; none holds a secret. A job's file is named by a hash of what identifies it.
+"""Checkpoints: the JSON files that say how far a long job (a load, an export, an upload, a
+restore) came, so that it goes on from there when run again. Each is named by a hash of what
+identifies the job, holds its format's version and no secret, and is replaced atomically.
 
 >>> path = checkpoint_path(Path("loads"), "endpoint|project|table")  # doctest: +SKIP
 >>> save_checkpoint(path, {"done": 3})                                  # doctest: +SKIP

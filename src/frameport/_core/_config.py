@@ -27,7 +27,6 @@ LOCAL_SERVICE_PORT = 8080
 #: Seconds allowed for connecting; reads and writes get the client's `timeout`.
 CONNECT_TIMEOUT = 10.0
 CACHE_DIR_ENV = "FRAMEPORT_CACHE_DIR"
-QUERY_MEMBERS = ("column", "attribute")
 
 
 def normalized_endpoint(endpoint: str) -> str:

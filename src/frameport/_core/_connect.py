@@ -17,14 +17,14 @@ import httpx
 from ._auth import Credentials, Secret, load_session
 from ._config import (
     DEFAULT_HEADER_PREFIX,
-    QUERY_MEMBERS,
     RESPONSE_FORMAT,
     checked_timeout,
     normalized_endpoint,
     user_agent,
 )
 from ._connection import Connection
-from ._transport import KeyThrottle, RetryPolicy, Transport
+from ._queries import QUERY_MEMBERS
+from ._transport import RateLimitThrottle, RetryPolicy, Transport
 from ._wire_encoding import Compression, check_compression
 
 
@@ -75,7 +75,7 @@ def connect(endpoint: str, project: str, **options: Unpack[ClientOptions]) -> Co
         compression=check_compression(options.get("compression", "auto")),
     )
     if key is not None:
-        transport.throttle = KeyThrottle()
+        transport.throttle = RateLimitThrottle(for_key=True)
     return Connection(
         endpoint,
         project,

@@ -1,17 +1,18 @@
 """The request layer: one project's endpoint, headers and credentials, sent through the transport.
 
-`Connection` is the one implementation of `Requester`: every engine (tables, storage,
-functions, transfers) receives it and nothing else. The client assembles it; the transport
-below it retries and maps errors.
+`Connection` (named `Requester` where engines type against it) is what every engine (tables,
+storage, functions, transfers) receives, and nothing else: never the client, which assembles
+it. The transport below it retries and maps errors.
 
 >>> body = await connection.request_json("GET", "/account")            # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import Any
 
 import httpx
@@ -30,83 +31,37 @@ from ._transport import (
 from ._wire_encoding import WireEncoding
 
 
-def _refused_as_guest(error: APIError) -> bool:
-    """Whether `error` is the service refusing a guest (a guest's scopes, or a permission check
-    that only callers without a valid key go through)."""
-    if error.status != 401:
-        return False
-    return error.type == "user_unauthorized" or _scope_refused_to_guest(error)
-
-
 def _scope_refused_to_guest(error: APIError) -> bool:
     """Whether `error` refuses a scope to a caller the service took for a guest."""
     return error.type == "general_unauthorized_scope" and "(role: guests)" in error.message
 
 
+@dataclass(eq=False, repr=False)
 class Connection:
     """Requests to one project of the service with one set of credentials.
 
     Sends the project and response-format headers and the credentials with every request,
     keeps the session cookie the service sets, and adds advice (`APIError.hint`) to errors
-    this connection's settings explain.
+    this connection's settings explain. `endpoint` ends in the version prefix
+    (``http://host:port/v1``); `response_format` is the service version whose answer format
+    every request asks for; `query_member` forces the member name of query objects (None:
+    each path's default). A connection closes its transport only if it `owns_transport`.
     """
 
-    def __init__(
-        self,
-        endpoint: str,
-        project: str,
-        *,
-        transport: Transport,
-        credentials: Credentials,
-        header_prefix: str,
-        response_format: str,
-        query_member: str | None = None,
-    ) -> None:
-        self._endpoint = endpoint
-        self._project = project
-        self._prefix = header_prefix
-        self._query_member = query_member
-        self._base_headers = {
-            f"{header_prefix}Project": project,
-            f"{header_prefix}Response-Format": response_format,
-        }
-        self.transport = transport
-        self.credentials = credentials
-        self.owns_transport = True
+    endpoint: str
+    project: str
+    _: KW_ONLY
+    transport: Transport
+    credentials: Credentials
+    header_prefix: str
+    response_format: str
+    query_member: str | None = None
+    owns_transport: bool = True
 
     def share(self, credentials: Credentials) -> Connection:
         """A connection with other `credentials` over the same transport (which this one
         keeps: closing the new one leaves it open)."""
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone.credentials = credentials
-        clone.owns_transport = False
-        return clone
-
-    @property
-    def endpoint(self) -> str:
-        """The service URL, ending in the version prefix (``http://host:port/v1``)."""
-        return self._endpoint
-
-    @property
-    def project(self) -> str:
-        """The project ID sent with every request."""
-        return self._project
-
-    @property
-    def header_prefix(self) -> str:
-        """The prefix of the service's headers (``"X-Service-"``)."""
-        return self._prefix
-
-    @property
-    def response_format(self) -> str:
-        """The service version whose answer format every request asks for."""
-        return self._base_headers[f"{self._prefix}Response-Format"]
-
-    @property
-    def query_member(self) -> str | None:
-        """The member name forced for query objects, or None for each path's default."""
-        return self._query_member
+        return replace(self, credentials=credentials, owns_transport=False)
 
     @property
     def retry(self) -> RetryPolicy:
@@ -119,14 +74,14 @@ class Connection:
 
     def header(self, name: str) -> str:
         """The full name of a service header: ``header("ID")`` → ``"X-Service-ID"``."""
-        return f"{self._prefix}{name}"
+        return f"{self.header_prefix}{name}"
 
     def query_member_for(self, path: str) -> str:
         """The member naming the field in query objects sent to `path`: the `query_member`
         setting if given, else ``"attribute"`` on ``/databases/...`` paths and ``"column"``
         elsewhere (``/tablesdb/...``)."""
-        if self._query_member is not None:
-            return self._query_member
+        if self.query_member is not None:
+            return self.query_member
         relative = path.removeprefix("/v1")
         return "attribute" if relative.startswith("/databases") else "column"
 
@@ -142,8 +97,8 @@ class Connection:
             raise ValueError(
                 f"path starts with '/' and is relative to the endpoint (got {path!r})."
             )
-        query = httpx.QueryParams({"project": self._project, **extra})
-        return f"{self._endpoint}{path}?{query}"
+        query = httpx.QueryParams({"project": self.project, **extra})
+        return f"{self.endpoint}{path}?{query}"
 
     async def request(
         self,
@@ -171,15 +126,13 @@ class Connection:
         `params` may hold lists (repeated names); use `queries_param` for ``queries[]``.
 
         Retries (`RetryPolicy`): an idempotent request (GET, HEAD, PUT, DELETE, or
-        ``idempotent=True`` — e.g. a create with a client-chosen ID) is retried on network
-        failures, timeouts and 500/502/503/504; any request is retried on 429 (waiting as the
-        service asks) and on failures to connect. When a retried create answers 409 "already
-        exists" after an attempt whose outcome was unknown, `read_back` (a path to GET, or an
-        async callable returning a response) fetches the resource and its response is
-        returned; a retried DELETE answering 404 in that situation returns the 404 response.
-        A request that is not safe to send twice can be retried with a `settle` probe: run
-        before each resend that follows an attempt with a lost answer, it returns the
-        response to use when that attempt took effect, or None to send the request again.
+        ``idempotent=True``, e.g. a create with a client-chosen ID) is retried on network
+        failures, timeouts and 500/502/503/504; any request on 429 (waiting as the service
+        asks) and on failures to connect. After an attempt whose outcome was unknown, a create
+        answering 409 "already exists" returns what `read_back` (a path to GET, or an async
+        callable) fetches, and a DELETE answering 404 returns that response. A request not
+        safe to send twice is retried with a `settle` probe, run before each resend after a
+        lost answer: the response to use if that attempt took effect, or None to resend.
 
         Raises an `APIError` subclass for error statuses and `TransportError` when no answer
         came. With ``stream=True`` the body is not read and the caller must ``aclose()`` the
@@ -188,21 +141,17 @@ class Connection:
         method = method.upper()
         if idempotent is None:
             idempotent = method in IDEMPOTENT_METHODS
-        request_headers = dict(self._base_headers)
+        request_headers = {
+            self.header("Project"): self.project,
+            self.header("Response-Format"): self.response_format,
+        }
         if files is None and data is None and content is None:
             request_headers["Content-Type"] = "application/json"
         if authenticate:
-            request_headers.update(self.credentials.headers(self._prefix))
+            request_headers.update(self.credentials.headers(self.header_prefix))
         request_headers.update(headers or {})
-        read_back_call: ReadBack | None
         if isinstance(read_back, str):
-            read_back_path = read_back
-
-            async def read_back_call() -> httpx.Response:
-                return await self.request("GET", read_back_path)
-
-        else:
-            read_back_call = read_back
+            read_back = functools.partial(self.request, "GET", read_back)
         try:
             response = await self.transport.send(
                 method,
@@ -215,7 +164,7 @@ class Connection:
                 content=content,
                 timeout=None if timeout is None else checked_timeout(timeout),
                 idempotent=idempotent,
-                read_back=read_back_call,
+                read_back=read_back,
                 settle=settle,
                 stream=stream,
             )
@@ -229,7 +178,7 @@ class Connection:
             response.stream = httpx.ByteStream(b"")
         self.credentials = replace(
             self.credentials,
-            session=updated_session(self.credentials.session, response, self._project),
+            session=updated_session(self.credentials.session, response, self.project),
         )
         return response
 
@@ -238,10 +187,13 @@ class Connection:
         endpoint without /v1, an API key the service does not know, or a JWT that expired or
         whose session ended."""
         if error.type == "general_route_not_found":
-            if not httpx.URL(self._endpoint).path.endswith("/v1"):
-                return endpoint_version_hint(self._endpoint)
-        elif authenticated and self.credentials.key is not None and _refused_as_guest(error):
-            return unknown_key_hint(self._project)
+            if not httpx.URL(self.endpoint).path.endswith("/v1"):
+                return endpoint_version_hint(self.endpoint)
+        elif authenticated and self.credentials.key is not None and error.status == 401:
+            # The key was taken for a guest's: refused a guest's scope, or a permission check
+            # that only callers without a valid key go through.
+            if error.type == "user_unauthorized" or _scope_refused_to_guest(error):
+                return unknown_key_hint(self.project)
         elif authenticated and self.credentials.jwt is not None:
             if error.type == "user_jwt_invalid":
                 return jwt_hint(refused_as_guest=False)
@@ -277,3 +229,7 @@ class Connection:
         """Close the transport's connections, if this connection owns them."""
         if self.owns_transport:
             await self.transport.aclose()
+
+
+Requester = Connection
+"""What the engines (tables, storage, functions, transfers) need to talk to the service."""

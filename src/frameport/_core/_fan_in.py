@@ -1,8 +1,7 @@
 """Fan-in in order: several sources running at once, their items handed on source by source.
 
-`in_order` drives the async iterators it is handed (it knows nothing of what they read) and
-asks the window it is given (a number, or an `AdaptiveConcurrency`) how many may run at
-once. A source that has no more requests to make but items still coming gives up its place
+`in_order` drives the async iterators it is handed, as many at once as its window says (a
+number, or an `AdaptiveConcurrency`); a source whose requests are done gives up its place
 early through its `Slot`.
 
 >>> slots_and_reads = [(Slot(), read(part)) for part in parts]    # doctest: +SKIP
@@ -17,18 +16,17 @@ import functools
 from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ._together import cancel_and_wait
 
 T = TypeVar("T")
 
 ITEMS_AHEAD = 2
-"""Items a source may have waiting for the consumer (unless `keep_all`) before it pauses: a
-paused source holds those and the one it made next (and a range read, the page it fetched
-for it), so memory holds a few items per source running. Two, so that a range of several
-pages fetches its next page while the consumer takes the one before: a stream keeps the pace
-of a collecting read."""
+"""Items a source may have waiting for the consumer (unless `keep_all`) before it pauses, so
+memory holds a few items per running source. Two, so that a range of several pages fetches
+its next page while the consumer takes the one before: a stream keeps a collecting read's
+pace."""
 
 
 class Slot:
@@ -51,27 +49,13 @@ Source = tuple[Slot, AsyncGenerator[T, None]]
 
 
 @dataclass(frozen=True)
-class _Item:
+class _Event:
+    """What a source did: made an item (`value`), ended, released its slot, or failed (its
+    error the `value`)."""
+
+    kind: Literal["item", "done", "released", "failed"]
     source: int
-    value: Any
-
-
-@dataclass(frozen=True)
-class _Done:
-    source: int
-
-
-@dataclass(frozen=True)
-class _Released:
-    source: int
-
-
-@dataclass(frozen=True)
-class _Failed:
-    error: BaseException
-
-
-_Event = _Item | _Done | _Failed | _Released
+    value: Any = None
 
 
 async def in_order(
@@ -80,15 +64,13 @@ async def in_order(
     *,
     keep_all: bool = False,
 ) -> AsyncGenerator[T, None]:
-    """Every item of every source, source after source; up to `window` sources run at once (a
-    number, or asked again whenever a source could start), and the items of sources ahead of the
-    current one wait in memory. Sources start within `window` of the current one, and each
-    pauses with `ITEMS_AHEAD` items waiting, which bounds what waits; with `keep_all` (the
-    caller keeps every item anyway) a source starts whenever fewer than `window` run and never
-    pauses, so that one slow source holds none of the others back, and a source whose slot was
-    released (its requests are done, its items still coming) no longer counts as running.
-    `sources` is drawn from as sources start. A failure in any running source is raised at once;
-    leaving early cancels the sources still running.
+    """Every item of every source, source after source; the items of sources ahead of the
+    current one wait in memory. Sources start within `window` (asked again whenever one could
+    start) of the current one, each pausing with `ITEMS_AHEAD` items waiting. With `keep_all`
+    (the caller keeps every item anyway) a source starts whenever fewer than `window` run
+    (released slots not counted) and never pauses, so one slow source holds no other back.
+    `sources` is drawn from as they start. A failure in a running source is raised at once;
+    leaving early cancels those running.
     """
     events: asyncio.Queue[_Event] = asyncio.Queue()
     waiting: dict[int, collections.deque[T]] = {}
@@ -117,7 +99,7 @@ async def in_order(
                 return
             slot, items = source
             waiting[started] = collections.deque()
-            slot._give_up = functools.partial(events.put_nowait, _Released(started))
+            slot._give_up = functools.partial(events.put_nowait, _Event("released", started))
             limit = None if keep_all else asyncio.Semaphore(ITEMS_AHEAD)
             if limit is not None:
                 room[started] = limit
@@ -146,11 +128,11 @@ async def in_order(
                 current += 1
                 continue
             event = await events.get()
-            if isinstance(event, _Failed):
-                raise event.error
-            if isinstance(event, _Done):
+            if event.kind == "failed":
+                raise event.value
+            if event.kind == "done":
                 finished.add(event.source)
-            elif isinstance(event, _Released):
+            elif event.kind == "released":
                 if event.source in running:
                     released.add(event.source)
             else:
@@ -170,8 +152,8 @@ async def _run_source(
             async for item in items:
                 if room is not None:
                     await room.acquire()
-                events.put_nowait(_Item(index, item))
+                events.put_nowait(_Event("item", index, item))
     except Exception as exc:  # raised by the reader, in the caller's task
-        events.put_nowait(_Failed(exc))
+        events.put_nowait(_Event("failed", index, exc))
         return
-    events.put_nowait(_Done(index))
+    events.put_nowait(_Event("done", index))

@@ -26,20 +26,16 @@ def is_valid_id(text: object) -> bool:
 _MICROS_PER_SECOND = 1_000_000
 
 
-class _MonotonicMicros:
+_last_micros = 0
+_micros_lock = threading.Lock()
+
+
+def _next_micros() -> int:
     """Microseconds since the epoch, strictly increasing within this process."""
-
-    def __init__(self) -> None:
-        self._last = 0
-        self._lock = threading.Lock()
-
-    def next(self) -> int:
-        with self._lock:
-            self._last = max(time.time_ns() // 1000, self._last + 1)
-            return self._last
-
-
-_clock = _MonotonicMicros()
+    global _last_micros
+    with _micros_lock:
+        _last_micros = max(time.time_ns() // 1000, _last_micros + 1)
+        return _last_micros
 
 
 class ID:
@@ -55,8 +51,7 @@ class ID:
 
         IDs made later compare greater (as strings) than IDs made earlier in this process.
         """
-        micros = _clock.next()
-        seconds, fraction = divmod(micros, _MICROS_PER_SECOND)
+        seconds, fraction = divmod(_next_micros(), _MICROS_PER_SECOND)
         return f"{seconds:08x}{fraction:05x}{secrets.token_hex(4)[:7]}"
 
     @staticmethod

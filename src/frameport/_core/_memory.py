@@ -1,25 +1,16 @@
 """The process's memory: the allocators a bulk job's process chooses, and freed memory given
 back to the operating system.
 
-A read or a backup allocates and frees many buffers of a page's size (bodies, decoding
-temporaries), in turns from several threads. glibc's malloc and mimalloc (Arrow's default
-allocator in the wheels) keep such freed memory for reuse by the thread that freed it, so
-the process grows with every thread that has held a page.
-
-`choose_allocators`, called by the ``frameport`` command before pyarrow loads and before any
-thread starts, takes (unless the environment already says otherwise):
-
-- Arrow's system pool (``ARROW_DEFAULT_MEMORY_POOL=system``): Arrow's buffers come from
-  malloc, which the next two settings keep small. Arrow reads this once, when pyarrow is
-  imported, and its C++ readers allocate from that pool whatever `pyarrow.set_memory_pool`
-  says later;
-- two malloc arenas (``MALLOC_ARENA_MAX``), not eight a core;
-- blocks of 256 KiB and more mapped on their own (``MALLOC_MMAP_THRESHOLD_``), so that
-  freeing one gives it back to the system at once.
-
-A full backup peaks well below the default settings' peak this way, in the same time
-(figures: benchmarks/README.md). A program that calls the client can have the same by starting
-with these three variables set.
+A read or a backup allocates and frees many page-sized buffers from several threads in
+turn; glibc's malloc and mimalloc (Arrow's default) keep freed memory for the thread that
+freed it, so the process grows with every thread that has held a page. `choose_allocators`,
+called by the ``frameport`` command before pyarrow loads and any thread starts, takes (unless
+the environment says otherwise) Arrow's system pool (``ARROW_DEFAULT_MEMORY_POOL=system``,
+read once when pyarrow is imported, whatever `pyarrow.set_memory_pool` says later), two
+malloc arenas (``MALLOC_ARENA_MAX``) and blocks of 256 KiB and more mapped on their own
+(``MALLOC_MMAP_THRESHOLD_``), freed back to the system at once. A full backup then peaks well
+below the defaults' peak in the same time (benchmarks/README.md); a program calling the
+client can start with these three variables set for the same.
 
 `release_free_memory` asks glibc to return its free pages (``malloc_trim``), as after a read
 whose result is converted to pandas; elsewhere it does nothing.

@@ -1,13 +1,6 @@
 """The cursor loop of every list of the service (table rows, files, deployments, backups'
-lists), beside the requester it pages through, as an HTTP client keeps its pagination.
-
-* Each page asks for `page_size` rows and the next starts after the previous page's last
-  ``$id`` (``cursorAfter``), read from the raw body (`last_row_id`) before anything decodes
-  it: decoding stays with the callers above.
-* A list ends with a page shorter than the limit (counted on the raw body), never at a row
-  count: nothing is cut off; or, read up ``$sequence`` to a known last row, with the page
-  that ends with that row. A cursor the service refuses (its row has null in a sort column,
-  ``database_query_order_null``) is replaced by ``offset`` for that page.
+lists), beside the requester it pages through, as an HTTP client keeps its pagination. It
+reads the cursor from the raw body (`last_row_id`), so decoding stays with the callers above.
 
 >>> async for body in iter_pages(requester, "/storage/buckets/b/files", (), 100):
 ...     ...                                                       # doctest: +SKIP
@@ -24,7 +17,7 @@ from ._queries import cursor_after_query, limit_query, offset_query
 from ._transport import queries_param
 
 if TYPE_CHECKING:
-    from ._requester import Requester
+    from ._connection import Requester
 
 TOTAL_CAP = 5000
 """The service counts matching rows up to this number: a `total` of 5000 means "5000 or more"."""
@@ -53,16 +46,14 @@ async def iter_pages(
     first_page: Awaitable[bytes] | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """Every page body of one list request (`queries`: everything but limit and cursor), in
-    the service's order: the one cursor loop of the package.
+    the service's order.
 
-    Each page asks for `page_size` rows after the previous page's last ``$id``; the loop ends
-    with a page shorter than asked (counted on the raw body), never at a row count, so nothing
-    is cut off. With `row_limit`, the pages ask for no more rows than that in all. Only the
-    first page asks the service to count the rows (`with_total`). A read that continues an
-    earlier one starts after the row `after`, `skipped` rows into the request. A request up
-    ``$sequence`` whose rows end at `last_sequence` ends with the page that ends there: an
-    empty page after it would say so a round trip later. `first_page` is the first page's
-    body when it was asked for already, with the same queries, limit and count.
+    Each page asks for `page_size` rows (`row_limit` in all) after the previous page's last
+    ``$id``; the loop ends with a page shorter than asked (counted on the raw body), never at
+    a row count, so nothing is cut off; or, up ``$sequence`` to `last_sequence`, with the page
+    that ends there, a round trip before an empty page would. Only the first page is counted
+    (`with_total`). A read that continues an earlier one starts after the row `after`,
+    `skipped` rows in. `first_page` is the first page's body, when it was asked for already.
     """
     last = None if last_sequence is None else str(last_sequence)
     delivered = 0

@@ -58,34 +58,23 @@ class Role:
         return f"member:{_part(id, 'membership ID')}"
 
 
-def _permission(action: str, role: str) -> str:
-    return f'{action}("{_part(role, "string")}")'
+def _action(action: str, what: str) -> staticmethod[[str], str]:
+    """`Permission`'s method `action`, documented as doing `what`."""
+
+    def permission(role: str) -> str:
+        return f'{action}("{_part(role, "string")}")'
+
+    permission.__name__ = action
+    permission.__qualname__ = f"Permission.{action}"
+    permission.__doc__ = f'``{action}("<role>")``: {what}.'
+    return staticmethod(permission)
 
 
 class Permission:
     """What a role may do with a resource; each method returns the permission string."""
 
-    @staticmethod
-    def read(role: str) -> str:
-        """``read("<role>")``: see the resource."""
-        return _permission("read", role)
-
-    @staticmethod
-    def create(role: str) -> str:
-        """``create("<role>")``: add rows to a table or files to a bucket."""
-        return _permission("create", role)
-
-    @staticmethod
-    def update(role: str) -> str:
-        """``update("<role>")``: change the resource."""
-        return _permission("update", role)
-
-    @staticmethod
-    def delete(role: str) -> str:
-        """``delete("<role>")``: remove the resource."""
-        return _permission("delete", role)
-
-    @staticmethod
-    def write(role: str) -> str:
-        """``write("<role>")``: create, update and delete together."""
-        return _permission("write", role)
+    read = _action("read", "see the resource")
+    create = _action("create", "add rows to a table or files to a bucket")
+    update = _action("update", "change the resource")
+    delete = _action("delete", "remove the resource")
+    write = _action("write", "create, update and delete together")

@@ -4,15 +4,12 @@
 work has taken `DELAY` seconds, so quick operations print nothing; `progress=True` shows it
 at once; `progress=False` turns a bar off.
 
-A bar shows a percentage and an estimated time left when its total is known (bytes of a
-transfer, rows of a write, columns to wait for) or once the work learns it (`set_total`: a
-read's count, or an upper bound of it, labelled as one). A total nothing bounds is None, so
-the bar counts without pretending to know the end. When the work ends, the bar stays in its
-final state; work that learns its total as it goes ends with what it counted as the total
-(`finish`), 100%. What draws it is
-tqdm's choice (`tqdm.auto`): a widget in a notebook, which turns green when the work
-completes; a line redrawn in place in a terminal; and, written to a file or a pipe (a log,
-CI), a new line every `LINE_INTERVAL` seconds instead of a redraw.
+A bar shows a percentage and a time left once its total is known, from the start (bytes,
+rows, columns) or when the work learns it (`set_total`: a read's count, or an upper bound of
+it, labelled as one); without a total it only counts. A finished bar stays, work that learned
+its total as it went ending at what it counted (`finish`). `tqdm.auto` draws it: a widget in
+a notebook, a line redrawn in place in a terminal, and, in a file or a pipe (a log, CI), a
+new line every `LINE_INTERVAL` seconds.
 
 >>> with progress_bar(total=None, unit="rows", desc="people", enabled=None) as bar:
 ...     bar.update(5000)
@@ -110,12 +107,6 @@ def progress_enabled(progress: bool | None) -> bool:
     return os.environ.get("FRAMEPORT_PROGRESS", "1").strip().lower() not in ("0", "false", "no")
 
 
-def _writes_to_a_terminal(options: dict[str, Any]) -> bool:
-    stream = options.get("file") or sys.stderr
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty is not None and isatty())
-
-
 def progress_bar(
     *, total: float | None, unit: str, desc: str, enabled: bool | None, **options: Any
 ) -> tqdm[Any]:
@@ -126,7 +117,8 @@ def progress_bar(
         options.setdefault("unit_scale", True)
         options.setdefault("unit_divisor", 1024)
     bar = DelayedBar
-    if not _IN_NOTEBOOK and not _writes_to_a_terminal(options):
+    isatty = getattr(options.get("file") or sys.stderr, "isatty", None)
+    if not _IN_NOTEBOOK and not (isatty is not None and isatty()):
         bar = LineBar
         options.setdefault("mininterval", LINE_INTERVAL)
     return bar(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
 from frameport._core._ids import is_valid_id
 from frameport._exceptions import FilterError
@@ -30,7 +30,7 @@ MAX_VALUES_PER_QUERY = 500
 Member = Literal["column", "attribute"]
 JsonScalar: TypeAlias = str | int | float | bool
 
-_MEMBERS = ("column", "attribute")
+QUERY_MEMBERS: tuple[Member, ...] = get_args(Member)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +73,9 @@ def json_text(value: object) -> str:
 
 def check_member(member: str) -> Member:
     """`member` if it is "column" or "attribute"."""
-    if member not in _MEMBERS:
+    if member not in QUERY_MEMBERS:
         raise FilterError(f"The query member must be 'column' or 'attribute', not {member!r}.")
-    return member  # type: ignore[return-value]
+    return member
 
 
 def and_query(operands: Sequence[ServiceQuery]) -> ServiceQuery:

@@ -1,47 +1,26 @@
 """Synchronous faces of frameport's async objects, run on one private event-loop thread.
 
-All I/O is implemented once, in async code (`AsyncClient` and the async objects beside it).
-The synchronous classes (`Client`, and the sync `Table`, `Bucket`, ... built the same way) hold
-the async object in `self._async` and forward every public method to it:
+All I/O is implemented once, in async code. A sync face (`Client`, the sync `Table`,
+`Bucket`, ...) holds its async object in `self._async` and forwards to it:
 
-* `run_sync(awaitable)` runs a coroutine on frameport's loop thread — one daemon thread with its
-  own event loop, started on first use — and blocks the calling thread until it finishes. The
-  caller's own event loop (Jupyter's, an ipywidgets callback's, an ``asyncio.run`` body) is never
-  touched, so the same call works in a script, a notebook cell, a callback and any thread. There
-  is no ``nest_asyncio``: nothing in asyncio is patched.
-* `SyncFacade` is the base class of a sync face. ``class Table(SyncFacade, wraps=AsyncTable)``
-  registers the pair, so a delegated call that returns an ``AsyncTable`` hands back a ``Table``.
-* `delegate(AsyncX.method)` declares a forwarding method without writing its body. The face's
-  method gets a signature and a docstring of its own, generated from the async method's: the
-  same parameters, the return type a sync caller gets (``Table`` for ``AsyncTable``,
-  ``Iterator[...]`` for ``AsyncIterator[...]``, a coroutine's result for the coroutine) and
-  examples without ``await`` (`sync_signature`, `sync_docstring`). A call is checked against
-  that signature first, so a misspelled keyword names the face (``TableQuery.to_pandas() got
-  an unexpected keyword argument 'progess'``). A coroutine's result is awaited on the loop
-  thread, an async iterator becomes a plain iterator, and a registered async object is wrapped
-  in its face (``delegate(AsyncClient.table, Table)`` names that face for type checkers, which
-  read the same parameters and the face's return type from `delegate`'s overloads).
-  `forward_property("name")` does the same for a read-only property.
-
-Names follow one rule: the face of ``AsyncX`` is ``X`` (``AsyncClient`` → ``Client``), the
-rule that also turns ``AsyncIterator`` into ``Iterator``.
-
-Example, the whole sync face of an async class::
-
-    class AsyncBucket:
-        async def download(self, file_id: str) -> bytes: ...
-        async def iter_files(self) -> AsyncIterator[dict[str, Any]]: ...
+* `run_sync` runs a coroutine on frameport's loop thread (a daemon thread with its own event
+  loop, started on first use) and blocks until it finishes. The caller's own event loop
+  (Jupyter's, a callback's, an ``asyncio.run`` body) is never touched and nothing in asyncio
+  is patched (no ``nest_asyncio``), so the same call works in a script, a notebook cell, a
+  callback and any thread. Called from the loop thread itself it would deadlock, so it raises.
+* ``class Table(SyncFacade, wraps=AsyncTable)`` registers the pair, so a delegated call that
+  returns an ``AsyncTable`` hands back a ``Table``.
+* `delegate(AsyncX.method)` declares a forwarding method whose signature and docstring are
+  generated from the async method's, as a sync caller sees them (``AsyncX`` named ``X``,
+  ``Iterator`` for ``AsyncIterator``, no ``await`` in examples), so that a misspelled keyword
+  names the face. `forward_property("name")` does the same for a read-only property.
 
     class Bucket(SyncFacade["AsyncBucket"], wraps=AsyncBucket):
         id = forward_property("id")
         download = delegate(AsyncBucket.download)
-        iter_files = delegate(AsyncBucket.iter_files)
 
-Write a method out by hand only for constructors and class methods; its body stays one line,
-e.g. ``return cls._from_async(AsyncClient.from_env(**options))``.
-
-Calling `run_sync` from a coroutine already running on frameport's loop thread would deadlock,
-so it raises RuntimeError: code running there must ``await`` the async API instead.
+Only constructors and class methods are written out, in one line each:
+``return cls._from_async(AsyncClient.from_env(**options))``.
 """
 
 from __future__ import annotations
@@ -93,7 +72,7 @@ def run_sync(awaitable: Awaitable[T]) -> T:
     cancelled, and its cleanup given up to `CANCEL_GRACE` seconds before the error goes on.
     """
     loop = event_loop()
-    if threading.current_thread() is _thread:
+    if on_loop_thread():
         if inspect.iscoroutine(awaitable):
             awaitable.close()
         raise RuntimeError(
@@ -101,7 +80,15 @@ def run_sync(awaitable: Awaitable[T]) -> T:
             "await the async API (AsyncClient) there instead."
         )
     started, finished = threading.Event(), threading.Event()
-    future = asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable, started, finished), loop)
+
+    async def watched() -> T:
+        started.set()
+        try:
+            return await awaitable
+        finally:
+            finished.set()
+
+    future = asyncio.run_coroutine_threadsafe(watched(), loop)
     try:
         return future.result()
     except BaseException:
@@ -120,16 +107,6 @@ def on_loop_thread() -> bool:
 
 CANCEL_GRACE = 5.0
 """Seconds an interrupted call waits for its cancelled coroutine to clean up."""
-
-
-async def _as_coroutine(
-    awaitable: Awaitable[T], started: threading.Event, finished: threading.Event
-) -> T:
-    started.set()
-    try:
-        return await awaitable
-    finally:
-        finished.set()
 
 
 def iterate_sync(iterator: AsyncIterator[T]) -> Iterator[T]:
@@ -154,10 +131,7 @@ _faces: dict[type, type[SyncFacade[Any]]] = {}
 
 
 class SyncFacade(Generic[A]):
-    """Base class of a synchronous face; the async object it forwards to is ``self._async``.
-
-    Declare the pair with ``class Client(SyncFacade["AsyncClient"], wraps=AsyncClient)``.
-    """
+    """Base class of a synchronous face; the async object it forwards to is ``self._async``."""
 
     _async: A
     _async_type: ClassVar[type | None] = None
@@ -171,7 +145,7 @@ class SyncFacade(Generic[A]):
             if getattr(member, "_frameport_delegate", False):
                 member.__qualname__ = f"{cls.__qualname__}.{name}"
                 member.__module__ = cls.__module__
-            elif _is_forwarded_property(member) and member.__doc__ is None:
+            elif getattr(getattr(member, "fget", None), "_frameport_delegate", False):
                 source = getattr(cls._async_type, name, None)
                 doc = sync_docstring(getattr(source, "__doc__", None))
                 setattr(cls, name, property(member.fget, doc=doc))
@@ -189,10 +163,6 @@ class SyncFacade(Generic[A]):
         if inner.startswith(async_name):
             return type(self).__name__ + inner[len(async_name) :]
         return f"{type(self).__name__}({inner})"
-
-
-def _is_forwarded_property(member: object) -> bool:
-    return isinstance(member, property) and getattr(member.fget, "_frameport_delegate", False)
 
 
 def async_twin(face: SyncFacade[A]) -> A:
@@ -221,8 +191,7 @@ def sync_name(text: str) -> str:
 
 def sync_signature(method: Callable[..., Any]) -> inspect.Signature:
     """The signature of `method`'s sync face: the same parameters, and the return type a
-    sync caller gets (a coroutine's result; ``Iterator`` for ``AsyncIterator``; the face of an
-    async object)."""
+    sync caller gets."""
     signature = inspect.signature(method)
     returned = signature.return_annotation
     if isinstance(returned, str):
@@ -257,15 +226,10 @@ def delegate(
 def delegate(
     method: Callable[..., Any], face: type[Any] | Callable[[], type[Any]] | None = None
 ) -> Callable[..., Any]:
-    """A sync method forwarding to the async method of the same name on ``self._async``.
-
-    The sync method declares its own signature and docstring, generated from `method`'s
-    (`sync_signature`, `sync_docstring`), and checks every call against that signature
-    before forwarding it. Coroutines are run with `run_sync`, async iterators become
-    iterators, and async objects with a registered face are wrapped in it. For a method
-    returning an async object, name its face so type checkers see it:
-    ``table = delegate(AsyncClient.table, Table)``; inside the face's own class body, name it
-    lazily: ``where = delegate(AsyncTableQuery.where, lambda: TableQuery)``.
+    """A sync method forwarding to the async method of the same name on ``self._async``
+    (see the module). For a method returning an async object, name its face so type checkers
+    see it: ``table = delegate(AsyncClient.table, Table)``, or lazily inside the face's own
+    class body: ``where = delegate(AsyncTableQuery.where, lambda: TableQuery)``.
     """
     name = method.__name__
     signature = sync_signature(method)
@@ -296,13 +260,13 @@ def delegate(
     return forward
 
 
-def forward_property(name: str, doc: str | None = None) -> property:
+def forward_property(name: str) -> property:
     """A read-only property returning the async object's attribute `name` (through
-    `to_sync`). Without `doc`, the async class's docstring for `name` is used."""
+    `to_sync`), documented by the async class's docstring for `name`."""
 
     def get(self: SyncFacade[Any]) -> Any:
         return to_sync(getattr(self._async, name))
 
     get.__name__ = name
     get._frameport_delegate = True  # type: ignore[attr-defined]
-    return property(get, doc=doc)
+    return property(get)

@@ -12,7 +12,4 @@ def format_service_datetime(moment: datetime) -> str:
     '2020-10-15T08:38:00.123+00:00'
     """
     moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
-        f"{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}+00:00"
-    )
+    return moment.isoformat(timespec="milliseconds")

@@ -1,9 +1,7 @@
 """Awaiting several coroutines at once, none left running when one fails; and ending tasks.
 
 `asyncio.gather` lets the others run on after the first failure, and a `TaskGroup` raises
-an `ExceptionGroup` where the caller expects the error itself; `together` cancels the rest
-and raises the first error as it is. `cancel_and_wait` cancels tasks and waits until they
-have ended, raising nothing of theirs.
+an `ExceptionGroup` where the caller expects the error itself; `together` does neither.
 """
 
 from __future__ import annotations

@@ -1,22 +1,20 @@
 """HTTP exchange with the service: timeouts, retries with backoff, rate-limit throttling, logging,
-and the one place where httpx errors and error statuses become frameport exceptions.
-
-`Transport.send` is used by `Connection.request`; nothing else talks to httpx directly.
+and the one place where httpx errors and error statuses become frameport exceptions. Only
+`Connection.request` calls `Transport.send`; nothing else talks to httpx.
 
 Every attempt is logged at DEBUG on the ``frameport`` logger as
-``"<METHOD> <redacted path> -> <status> (<seconds> s)"``; the record also carries the attributes
-`http_method`, `http_path`, `http_status` (None when no answer came), `elapsed`, `attempt`,
-`rate_limit_remaining` and `rate_limit_reset`. Retries and rate-limit waits are logged at INFO.
-No secret (key, JWT, cookie, password, token) is ever part of a record or of an exception.
-
-httpx and httpcore log on their own loggers (``httpx`` at INFO with the full URL, ``httpcore.*``
-at DEBUG with response headers). A filter installed on those loggers masks what they would leak:
-secret query values and the values of ``Set-Cookie`` and ``X-Fallback-Cookies``.
+``"<METHOD> <redacted path> -> <status> (<seconds> s)"``, the record carrying `http_method`,
+`http_path`, `http_status` (None when no answer came), `elapsed`, `attempt`,
+`rate_limit_remaining` and `rate_limit_reset`; retries and rate-limit waits at INFO. No secret
+(key, JWT, cookie, password, token) is ever part of a record or of an exception: a filter on
+httpx's and httpcore's loggers masks secret query values and ``Set-Cookie`` and
+``X-Fallback-Cookies`` values in what they log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
 import json
@@ -103,15 +101,8 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def install_log_redaction() -> None:
-    """Attach `RedactingFilter` to the loggers httpx and httpcore write to (once)."""
-    for name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
-        target = logging.getLogger(name)
-        if not any(isinstance(f, RedactingFilter) for f in target.filters):
-            target.addFilter(RedactingFilter())
-
-
-install_log_redaction()
+for _name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
+    logging.getLogger(_name).addFilter(RedactingFilter())
 
 
 def queries_param(queries: Iterable[str | Mapping[str, Any]]) -> dict[str, list[str]]:
@@ -159,11 +150,8 @@ class RetryPolicy:
 
 
 def _header_float(response: httpx.Response, name: str) -> float | None:
-    value = response.headers.get(name)
-    if value is None:
-        return None
     try:
-        return float(value)
+        return float(response.headers.get(name, ""))
     except ValueError:
         return None
 
@@ -173,15 +161,12 @@ def service_wait(response: httpx.Response) -> float | None:
     None when it did not say."""
     waits: list[float] = []
     retry_after = response.headers.get("retry-after")
-    if retry_after is not None:
-        seconds = _header_float(response, "retry-after")
-        if seconds is None:
-            try:
-                seconds = email.utils.parsedate_to_datetime(retry_after).timestamp() - time.time()
-            except (TypeError, ValueError):
-                seconds = None
-        if seconds is not None:
-            waits.append(seconds)
+    seconds = _header_float(response, "retry-after")
+    if retry_after is not None and seconds is None:
+        with contextlib.suppress(TypeError, ValueError):
+            seconds = email.utils.parsedate_to_datetime(retry_after).timestamp() - time.time()
+    if seconds is not None:
+        waits.append(seconds)
     reset = _header_float(response, "x-ratelimit-reset")
     if response.status_code == 429 and reset is not None:
         waits.append(reset - time.time())
@@ -194,22 +179,22 @@ class RateLimitThrottle:
     Routes are keyed by method and path. After an answer with ``X-RateLimit-Remaining: 0``
     (or a 429), the next request to the route waits until ``X-RateLimit-Reset``. Concurrent
     requests already under way are not counted: the throttle avoids 429s for sequential use.
+    An API key's throttle (`for_key`) heeds only 429s: the service sends rate-limit headers to
+    keys too but does not enforce them (service interface, "Rate limits").
     """
 
     #: Seconds added to the reset time, so a request never lands just before the window ends.
     MARGIN = 0.05
 
-    def __init__(self) -> None:
+    def __init__(self, *, for_key: bool = False) -> None:
         self._resume_at: dict[str, float] = {}
+        self._for_key = for_key
 
     def wait_seconds(self, route: str) -> float:
         """How long a request to `route` must wait now (0 when it may go)."""
-        resume_at = self._resume_at.get(route)
-        if resume_at is None:
-            return 0.0
-        wait = resume_at - time.time()
+        wait = self._resume_at.get(route, 0.0) - time.time()
         if wait <= 0:
-            del self._resume_at[route]
+            self._resume_at.pop(route, None)
             return 0.0
         return wait
 
@@ -221,70 +206,32 @@ class RateLimitThrottle:
             wait = service_wait(response)
             if wait is not None:
                 self._resume_at[route] = time.time() + wait + self.MARGIN
+        elif self._for_key:
+            return
         elif remaining is not None and remaining <= 0 and reset is not None:
             self._resume_at[route] = reset + self.MARGIN
         elif remaining is not None:
             self._resume_at.pop(route, None)
 
 
-class KeyThrottle(RateLimitThrottle):
-    """The throttle of an API-key client: the service sends rate-limit headers to keys too but
-    does not enforce the limits for them (service interface, "Rate limits"), so only a 429
-    holds a route back."""
-
-    def observe(self, route: str, response: httpx.Response) -> None:
-        if response.status_code == 429:
-            super().observe(route, response)
-
-
 def _ssl_context(endpoint: str) -> ssl.SSLContext:
-    """The SSL context of a client of `endpoint`. For HTTPS, httpx's default (certificates
-    from ``SSL_CERT_FILE``, ``SSL_CERT_DIR`` or certifi), made once per process and setting:
-    loading the certificates takes tens of milliseconds, which every new client would pay
-    again.
-    A plain-HTTP endpoint opens no TLS connection (requests go to its paths, redirects are
-    not followed), so it loads none: its context verifies against no certificate at all."""
-    if not endpoint.lower().startswith("https:"):
-        return _unused_ssl_context()
-    return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    """The SSL context of a client of `endpoint`, made once per process and setting: loading
+    the certificates takes tens of milliseconds, which every new client would pay again."""
+    https = endpoint.lower().startswith("https:")
+    return _cached_ssl_context(
+        https, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    )
 
 
 @functools.cache
-def _unused_ssl_context() -> ssl.SSLContext:
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifying, and trusting nothing
-
-
-@functools.cache
-def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    return httpx.create_ssl_context()  # reads the two variables itself
-
-
-def _no_cookie_jar() -> CookieJar:
-    # Session cookies are kept by the client's credentials, not by httpx.
-    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
-
-
-def _request_log_fields(
-    request: httpx.Request, response: httpx.Response | None, elapsed: float, attempt: int
-) -> JsonObject:
-    return {
-        "http_method": request.method,
-        "http_path": redact_url(request.url, origin=False),
-        "http_status": None if response is None else response.status_code,
-        "elapsed": elapsed,
-        "attempt": attempt,
-        "rate_limit_remaining": None
-        if response is None
-        else _header_float(response, "x-ratelimit-remaining"),
-        "rate_limit_reset": None
-        if response is None
-        else _header_float(response, "x-ratelimit-reset"),
-    }
+def _cached_ssl_context(https: bool, cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    if not https:  # no TLS connection is opened (redirects are not followed): trust nothing
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return httpx.create_ssl_context()  # reads SSL_CERT_FILE and SSL_CERT_DIR (or certifi)
 
 
 def _describe(exc: httpx.HTTPError) -> str:
-    detail = str(exc) or "no detail"
-    return f"{type(exc).__name__}: {detail}"
+    return f"{type(exc).__name__}: {str(exc) or 'no detail'}"
 
 
 def _refused(exc: BaseException) -> bool:
@@ -310,10 +257,6 @@ def unreachable_hint(endpoint: str, *, refused: bool) -> str:
         option = "" if port == LOCAL_SERVICE_PORT else f" --port {port}"
         return f"{advice} Start a local one with `frameport serve{option}`."
     return f"{advice} Check the endpoint and the network."
-
-
-def _attempts(count: int) -> str:
-    return f"{count} attempt{'' if count == 1 else 's'}"
 
 
 # Failures that happen before the request leaves: retrying cannot apply a change twice.
@@ -348,11 +291,10 @@ class TranslatedStream(httpx.AsyncByteStream):
 class Transport:
     """Sends requests to one service endpoint with retries, throttling and error translation.
 
-    The httpx client (keep-alive pool, finite timeouts) is created on first use, inside the
-    event loop that uses it; if that loop has ended (a second ``asyncio.run``) or the process
-    has forked since, a new one replaces it. A request that sets no ``Accept-Encoding`` (nor
-    do the client's `headers`) gets the one `wire_encoding` chooses for `compression` and the
-    fastest answer so far (`round_trip`); httpx inflates the answer.
+    The httpx client (keep-alive pool, finite timeouts) is made on first use, in the event
+    loop that uses it, and again once that loop has ended (a second ``asyncio.run``) or the
+    process has forked. A request without ``Accept-Encoding`` gets `wire_encoding`'s choice
+    for `compression` and the fastest answer so far (`round_trip`).
     """
 
     def __init__(
@@ -396,7 +338,8 @@ class Transport:
                 base_url=self.endpoint + "/",
                 timeout=self.timeout,
                 headers=self._headers,
-                cookies=_no_cookie_jar(),
+                # Session cookies are kept by the client's credentials, not by httpx.
+                cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
                 follow_redirects=False,
                 verify=_ssl_context(self.endpoint),
             )
@@ -410,10 +353,6 @@ class Transport:
         if http is not None and self._loop is asyncio.get_running_loop():
             await http.aclose()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     def wire_encoding(self) -> WireEncoding:
         """The encoding answers are asked for now, and why."""
         return choose_wire_encoding(self.compression, self.round_trip)
@@ -423,23 +362,21 @@ class Transport:
         method: str,
         path: str,
         *,
-        params: Any = None,
         headers: Mapping[str, str] | None = None,
-        json: object = None,
-        data: Mapping[str, Any] | None = None,
-        files: Any = None,
-        content: bytes | None = None,
         timeout: httpx.Timeout | None = None,
         idempotent: bool,
         read_back: ReadBack | None = None,
         settle: Settle | None = None,
         stream: bool = False,
+        **body: Any,
     ) -> httpx.Response:
         """Send a request, retrying as the policy allows, and return a successful response.
 
-        `path` is relative to the endpoint (``"/account"``). With ``stream=True`` the body of the
-        returned response is not read: the caller must close it. Raises `APIError` (a subclass
-        by status) or `TransportError`; see `Connection.request` for the retry rules.
+        `path` is relative to the endpoint (``"/account"``); `body` holds the `params`, `json`,
+        `data`, `files` or `content` of ``httpx.AsyncClient.build_request``. With
+        ``stream=True`` the body of the returned response is not read: the caller must close
+        it. Raises `APIError` (a subclass by status) or `TransportError`; see
+        `Connection.request` for the retry rules.
         """
         http = self._client()
         retry = 0
@@ -457,13 +394,9 @@ class Transport:
             request = http.build_request(
                 method,
                 path.lstrip("/"),
-                params=params,
                 headers=headers,
-                json=json,
-                data=data,
-                files=files,
-                content=content,
                 timeout=timeout if timeout is not None else self.timeout,
+                **body,
             )
             route = f"{method} {request.url.path}"
             await self._wait_for_route(route, request)
@@ -483,8 +416,9 @@ class Transport:
                     continue
                 redacted = redact_url(request.url)
                 connecting = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+                attempts = f"{retry + 1} attempt{'s' if retry else ''}"
                 raise TransportError(
-                    f"{method} {redacted} failed after {_attempts(retry + 1)}: {failure}.",
+                    f"{method} {redacted} failed after {attempts}: {failure}.",
                     method=method,
                     url=redacted,
                     attempts=retry + 1,
@@ -592,16 +526,21 @@ class Transport:
     ) -> None:
         if not logger.isEnabledFor(logging.DEBUG):
             return
-        fields = _request_log_fields(request, response, elapsed, attempt)
+        path = redact_url(request.url, origin=False)
+        fields: JsonObject = {
+            "http_method": request.method,
+            "http_path": path,
+            "http_status": None if response is None else response.status_code,
+            "elapsed": elapsed,
+            "attempt": attempt,
+            "rate_limit_remaining": None,
+            "rate_limit_reset": None,
+        }
+        if response is not None:
+            for name in ("remaining", "reset"):
+                fields[f"rate_limit_{name}"] = _header_float(response, f"x-ratelimit-{name}")
         outcome = failure if response is None else str(response.status_code)
-        logger.debug(
-            "%s %s -> %s (%.3f s)",
-            fields["http_method"],
-            fields["http_path"],
-            outcome,
-            elapsed,
-            extra=fields,
-        )
+        logger.debug("%s %s -> %s (%.3f s)", request.method, path, outcome, elapsed, extra=fields)
 
 
 def api_error(response: httpx.Response) -> APIError:
@@ -620,13 +559,7 @@ def api_error(response: httpx.Response) -> APIError:
     if not message:
         message = response.reason_phrase or "error"
     cls = api_error_class(status)
+    extra: dict[str, Any] = {}
     if issubclass(cls, RateLimitError):
-        return cls(
-            message,
-            status=status,
-            type=error_type,
-            method=method,
-            url=url,
-            retry_after=service_wait(response),
-        )
-    return cls(message, status=status, type=error_type, method=method, url=url)
+        extra["retry_after"] = service_wait(response)
+    return cls(message, status=status, type=error_type, method=method, url=url, **extra)

@@ -1,13 +1,10 @@
 """The ``Accept-Encoding`` the client sends, chosen for the link as measured.
 
-Compressing a page costs the service CPU and the client CPU to inflate it (zstd much less
-than gzip), and makes it several times smaller (figures: benchmarks/README.md). When the
-service is near, the wire is not the limit and that CPU is lost (on one machine, both
-sides share its cores); when it is far, the wire is the limit and zstd pays many times
-over. With ``compression="auto"`` (the default) the client asks for no encoding while the
-fastest answer so far came within `FAR_ROUND_TRIP`, else for zstd, falling back to gzip (a
-service without zstd answers gzip); before any answer has come it asks for zstd, the cheap
-mistake of the two. httpx inflates what comes (``zstandard`` is a dependency).
+Compressing a page costs CPU on both sides (zstd much less than gzip) and makes it several
+times smaller (benchmarks/README.md): lost CPU when the service is near, many times repaid
+when it is far and the wire is the limit. So with ``compression="auto"`` the client asks for
+no encoding while the fastest answer so far came within `FAR_ROUND_TRIP`, else (and before
+any answer, the cheaper mistake) for zstd, or gzip from a service without it.
 
 >>> choose_wire_encoding("auto", 0.002).accept_encoding
 'identity'
