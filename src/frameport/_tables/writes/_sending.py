@@ -76,15 +76,6 @@ MAX_CONCURRENCY = 8
 """Bulk requests in flight at most, for one write."""
 
 
-def write_concurrency(units: int | Auto = AUTO) -> AdaptiveConcurrency:
-    """The controller of a write's requests in flight: `units` of them, or with ``"auto"``
-    two at first, up to `MAX_CONCURRENCY` while the service keeps up, and no more than
-    64 MiB of bodies out at once."""
-    if units != AUTO:
-        return AdaptiveConcurrency.pinned_at(units)
-    return AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
-
-
 ID = "$id"
 ROW_EXISTS = frozenset({"row_already_exists", "document_already_exists"})
 UNIQUE_CLASH = "row_unique_constraint_violation"
@@ -183,8 +174,11 @@ def cut_requests(
 ) -> list[tuple[int, EncodedRows]]:
     """`rows` in bulk requests, each as ``(where it starts in rows, its rows)``: in order, at
     most `max_rows` rows and `MAX_REQUEST_BYTES` each; a row longer than that alone, so that
-    it is refused on its own (`RowSender`). Each run of `max_rows` rows is encoded at once;
-    only a run over the bytes is encoded row by row, to be cut by size."""
+    it is refused on its own (`RowSender`); no rows, one empty request (`SendLoop` finishes it
+    unsent). Each run of `max_rows` rows is encoded at once; only a run over the bytes is
+    encoded row by row, to be cut by size."""
+    if not rows:
+        return [(0, EncodedRows([]))]
     cuts: list[tuple[int, EncodedRows]] = []
     for first in range(0, len(rows), max_rows):
         run = rows[first : first + max_rows]
@@ -212,20 +206,26 @@ def _cut_by_size(rows: list[dict[str, Any]]) -> list[tuple[int, EncodedRows]]:
 
 
 class RowSender:
-    """Sends batches of rows to one table (see the module docstring); reports each request's
-    wait to `concurrency`."""
+    """Sends batches of rows to one table (see the module docstring). `concurrency` is the
+    controller of the write's requests in flight, which hears each request's wait: `units`
+    of them, or with ``"auto"`` two at first, up to `MAX_CONCURRENCY` while the service
+    keeps up, and no more than 64 MiB of bodies out at once."""
 
     def __init__(
         self,
         requester: Requester,
         location: TableLocation,
         on_conflict: OnConflict,
-        concurrency: AdaptiveConcurrency,
+        units: int | Auto = AUTO,
     ) -> None:
         self._requester = requester
         self._location = location
-        self._on_conflict = on_conflict
-        self._concurrency = concurrency
+        self._on_conflict = check_on_conflict(on_conflict)
+        self.concurrency = (
+            AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
+            if units == AUTO
+            else AdaptiveConcurrency.pinned_at(units)
+        )
 
     async def send(self, rows: EncodedRows, *, maybe_written: bool) -> Outcome:
         """Create `rows` (one of `cut_requests`); `maybe_written`: an earlier run of this
@@ -300,7 +300,7 @@ class RowSender:
             idempotent=True,
             read_back=lost_answer if method == "POST" else None,
         )
-        self._concurrency.waited(time.perf_counter() - started, nbytes=len(body))
+        self.concurrency.waited(time.perf_counter() - started, nbytes=len(body))
 
     async def _settle(
         self,
