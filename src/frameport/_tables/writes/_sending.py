@@ -231,7 +231,7 @@ class RowSender:
         """Create `rows` (one of `cut_requests`); `maybe_written`: an earlier run of this
         load may have written them."""
         outcome = Outcome()
-        with contextlib.suppress(_Refused, _Split):  # the parts' outcomes are in `outcome`
+        with contextlib.suppress(_PartlyRefused):  # the parts' outcomes are in `outcome`
             await self._create(rows, outcome, maybe_written=maybe_written)
         return outcome
 
@@ -259,7 +259,7 @@ class RowSender:
         too long for any request is refused here, unsent."""
         if len(rows) == 1 and rows.size > MAX_REQUEST_BYTES:
             outcome.refused.append(_refusal(rows, None))
-            raise _Refused
+            raise _PartlyRefused
         try:
             await self._request(method, rows)
         except APIError as exc:
@@ -267,22 +267,26 @@ class RowSender:
                 raise
             if len(rows) == 1:
                 outcome.refused.append(_refusal(rows, exc))
-                raise _Refused from exc
+                raise _PartlyRefused from exc
             outcome.retries += 1
             middle = len(rows) // 2
             for places in (range(middle), range(middle, len(rows))):
-                half = rows.pick(places)
-                part = Outcome()
-                try:
-                    if method == "POST":
-                        await self._create(half, part, maybe_written=False, absent=absent)
-                    else:
-                        await self._bulk(method, half, part)
-                        part.replaced += len(half)
-                except (_Refused, _Split):
-                    pass
-                outcome.add(part, places)
-            raise _Split from exc
+                outcome.add(await self._part(method, rows, places, absent=absent), places)
+            raise _PartlyRefused from exc
+
+    async def _part(
+        self, method: str, rows: EncodedRows, places: Sequence[int], *, absent: bool
+    ) -> Outcome:
+        """The outcome of the rows at `places` of `rows` sent on their own: created
+        (``POST``), or upserted (counted as replaced)."""
+        part, picked = Outcome(), rows.pick(places)
+        with contextlib.suppress(_PartlyRefused):
+            if method == "POST":
+                await self._create(picked, part, maybe_written=False, absent=absent)
+            else:
+                await self._bulk(method, picked, part)
+                part.replaced += len(picked)
+        return part
 
     async def _request(self, method: str, rows: EncodedRows) -> None:
         location = self._location
@@ -323,17 +327,11 @@ class RowSender:
             )
             raise conflict
         if missing:
-            part = Outcome()
-            with contextlib.suppress(_Refused, _Split):
-                await self._create(rows.pick(missing), part, maybe_written=False, absent=True)
-            outcome.add(part, missing)
+            outcome.add(await self._part("POST", rows, missing, absent=True), missing)
         if not found:
             return
         if self._on_conflict == "replace":
-            part = Outcome()
-            with contextlib.suppress(_Refused, _Split):
-                await self._bulk("PUT", rows.pick(found), part)
-                part.replaced += len(found)
+            part = await self._part("PUT", rows, found, absent=True)
             if ours:
                 part.written, part.replaced = part.replaced, 0
             outcome.add(part, found)
@@ -343,12 +341,9 @@ class RowSender:
             outcome.skipped += len(found)
 
 
-class _Refused(Exception):
-    """The single row sent was refused (its refusal is in the outcome)."""
-
-
-class _Split(Exception):
-    """The batch was split; its halves' outcomes are in the outcome already."""
+class _PartlyRefused(Exception):
+    """Rows sent were refused: the single row sent, or some of a batch split in halves (the
+    refusals and the halves' outcomes are in the outcome already)."""
 
 
 async def existing_ids(
@@ -362,24 +357,19 @@ async def existing_ids(
     return {str(row[ID]) for row in page.get(location.items_key) or ()}
 
 
-def _over_limit(error: APIError) -> bool:
-    """Whether the service refused the request's body as too large."""
-    return error.status == 413
-
-
 def _refused_whole(error: APIError, *, absent: bool) -> bool:
     """Whether `error` refuses a bulk request for some of its rows, so that its halves may
     go through: a bad row (400), a body too large (413), a unique index's value already held
     (409) by a row of a batch whose IDs are `absent` (else it may be the row itself)."""
     if isinstance(error, ConflictError):
         return error.type == UNIQUE_CLASH and absent
-    return isinstance(error, BadRequestError) or _over_limit(error)
+    return isinstance(error, BadRequestError) or error.status == 413  # body too large
 
 
 def _refusal(rows: EncodedRows, error: APIError | None) -> Refusal:
     """The refusal of the one row of `rows`: the service's `error`, or None when the row is
     too long to send. A refusal for its size names the size and the largest value's column."""
-    if error is not None and not _over_limit(error):
+    if error is not None and error.status != 413:
         return Refusal(0, error.message, _named_column(error.message))
     row, size = rows.rows[0], len(rows.texts[0])
     column = max(row, key=lambda key: len(row_json({key: row[key]})), default=None)
