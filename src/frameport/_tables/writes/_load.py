@@ -54,7 +54,7 @@ from ._prepare import (
     rejections,
 )
 from ._report import REJECTED_COLUMNS, WriteReport
-from ._row_ids import ID_COLUMN, IdFrom
+from ._row_ids import ID_COLUMN, IdFrom, id_keys
 from ._sending import (
     MAX_ROWS_PER_REQUEST,
     OnConflict,
@@ -147,8 +147,7 @@ class LoadOptions:
             )
 
     def identity(self) -> str:
-        keys = self.id_from if isinstance(self.id_from, str) else ",".join(self.id_from or ())
-        return f"{self.on_conflict}|{keys}|{self.batch_size}"
+        return f"{self.on_conflict}|{','.join(id_keys(self.id_from))}|{self.batch_size}"
 
 
 def _whole(value: object) -> bool:
@@ -179,8 +178,7 @@ async def load_rows(
             for m in models
             if m.get("status", "available") == "available"
         }
-    keys = [options.id_from] if isinstance(options.id_from, str) else list(options.id_from or ())
-    text_columns = [*(rules or {}), ID_COLUMN, *keys]
+    text_columns = [*(rules or {}), ID_COLUMN, *id_keys(options.id_from)]
     opened = open_source(source, text_columns=text_columns)
     stored_at = None
     checkpoint = LoadCheckpoint(run_id=secrets.token_hex(8))

@@ -30,7 +30,15 @@ from ..._schema import (
     validate_batch,
 )
 from ._report import REJECTED_COLUMNS
-from ._row_ids import ID_COLUMN, ID_MESSAGE, IdFrom, column_ids, hashed_ids, positional_ids
+from ._row_ids import (
+    ID_COLUMN,
+    ID_MESSAGE,
+    IdFrom,
+    column_ids,
+    hashed_ids,
+    id_keys,
+    positional_ids,
+)
 from ._text_files import UNREADABLE
 
 PERMISSIONS = "$permissions"
@@ -67,8 +75,7 @@ class RowPreparer:
             check_column_keys(given)
         except ValueError as exc:
             raise LoadError(str(exc)) from None
-        keys = [self._id_from] if isinstance(self._id_from, str) else list(self._id_from or ())
-        absent_keys = [key for key in keys if key not in given]
+        absent_keys = [key for key in id_keys(self._id_from) if key not in given]
         if absent_keys:
             raise LoadError(
                 f"id_from names {', '.join(map(repr, absent_keys))}, which the source does not "

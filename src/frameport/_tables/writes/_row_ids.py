@@ -35,6 +35,11 @@ VALID_ID = r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$"
 IdFrom = str | Sequence[str] | None
 
 
+def id_keys(id_from: IdFrom) -> list[str]:
+    """The key columns `id_from` names."""
+    return [id_from] if isinstance(id_from, str) else list(id_from or ())
+
+
 def hashed_ids(batch: pa.RecordBatch, keys: Sequence[str]) -> pa.StringArray:
     """The stable hash IDs of the rows of `batch`, from its `keys` columns."""
     rows = batch_to_rows(batch.select(list(keys)))
