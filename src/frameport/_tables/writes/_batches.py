@@ -2,10 +2,8 @@
 rows keep their ``$id``, ``$permissions``, ``$createdAt`` and ``$updatedAt`` (the service
 takes the two times from API keys), and every row is counted.
 
-Each batch is cut into bulk requests (`cut_requests`: by count and by size) sent by
-`RowSender` (`_sending`: conflicts settled by `on_conflict`, refused rows split off and
-named, lost answers read back) through the writes' one loop (`_ordered.SendLoop`), the
-requests of one batch following those of the one before without a pause.
+Each batch is cut into bulk requests (`cut_requests`) sent by `RowSender` through the
+writes' one loop (`_ordered.SendLoop`), one batch's requests right after the one before's.
 `on_batch(index)` is told when a batch and every batch before it are wholly written, so
 that a resumed write can start after the last batch it was told of, with the batches the
 stopped run had sent (`on_send`) as `maybe_written`: the rows found there are its own,
