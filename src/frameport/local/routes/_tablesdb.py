@@ -87,25 +87,15 @@ def list_queries(ctx: Context, schema: Schema) -> ListQuery:
         raise queries_param_error(exc) from None
 
 
-def _decoded(value: Any) -> Any:
-    """A JSON string decoded; anything else (or text that is not JSON) as it is."""
-    if isinstance(value, str):
-        try:
-            return request_json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def object_list(ctx: Context, name: str, max_items: int) -> list[dict[str, Any]] | None:
     """A parameter holding an array of JSON objects (each may be sent as a JSON string)."""
     if not ctx.params.has(name):
         return None
-    items = _decoded(ctx.params.raw(name))
+    items = request_json.loads_text(ctx.params.raw(name))
     description = f"Value must be a valid array no longer than {max_items} items"
     if not isinstance(items, list) or len(items) > max_items:
         raise invalid_param(name, description)
-    decoded = [_decoded(item) for item in items]
+    decoded = [request_json.loads_text(item) for item in items]
     if not all(isinstance(item, dict) for item in decoded):
         raise invalid_param(name, f"{description}, each a JSON object")
     return decoded

@@ -20,7 +20,7 @@ from ..service.accounts._permissions import RESOURCE_ACTIONS, is_allowed, normal
 from ..service.uploads._chunks import UploadPaths
 from ..store._listing import MetadataList
 from ..wire._errors import ServiceError, invalid_param
-from ..wire._timefmt import now_text
+from ..wire._timefmt import now_text, stamps
 from ._routing import Context, Reply, RouteSpec, route
 
 COMPRESSIONS = ("none", "gzip", "zstd")
@@ -106,9 +106,7 @@ class Bucket:
     def model(self, total_size: int) -> dict[str, Any]:
         """The Bucket model (service interface, "Models")."""
         return {
-            "$id": self.id,
-            "$createdAt": self.created_at,
-            "$updatedAt": self.updated_at,
+            **stamps(self),
             "$permissions": self.permissions,
             "fileSecurity": self.file_security,
             "name": self.name,

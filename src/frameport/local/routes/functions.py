@@ -40,7 +40,7 @@ from ..service.uploads._chunks import (
 )
 from ..store._listing import MetadataList
 from ..wire._errors import ServiceError
-from ..wire._timefmt import now_text
+from ..wire._timefmt import now_text, stamps
 from ._routing import Context, Reply, RouteSpec, route
 
 #: The largest deployment archive, in bytes (`_APP_COMPUTE_SIZE_LIMIT`'s default).
@@ -99,9 +99,7 @@ class StoredFunction:
         ).fetchone()
         latest = None if latest_row is None else StoredDeployment(*latest_row)
         return {
-            "$id": self.id,
-            "$createdAt": self.created_at,
-            "$updatedAt": self.updated_at,
+            **stamps(self),
             "execute": [],
             "name": self.name,
             "enabled": True,
@@ -160,9 +158,7 @@ class StoredDeployment:
             "providerBranchUrl",
         )
         return {
-            "$id": self.id,
-            "$createdAt": self.created_at,
-            "$updatedAt": self.updated_at,
+            **stamps(self),
             "type": "manual",
             "resourceId": self.function_id,
             "resourceType": "functions",

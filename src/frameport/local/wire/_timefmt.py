@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import Protocol
 
 SERVICE_FORM = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\+00:00")
 """Text in the form `format_time` writes (whether it names an instant is not checked)."""
@@ -21,3 +22,19 @@ def now_text() -> str:
 
 def from_timestamp(seconds: float) -> str:
     return format_time(datetime.fromtimestamp(seconds, UTC))
+
+
+class Stamped(Protocol):
+    """A stored item with an ID and the times it was created and last updated."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def created_at(self) -> str: ...
+    @property
+    def updated_at(self) -> str: ...
+
+
+def stamps(item: Stamped) -> dict[str, str]:
+    """What every model begins with: `$id`, `$createdAt` and `$updatedAt`."""
+    return {"$id": item.id, "$createdAt": item.created_at, "$updatedAt": item.updated_at}
