@@ -16,7 +16,7 @@ from ..store._db_terms import TABLES, Terms
 from ..store._listing import queries_param_error
 from ..store._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
 from ..store._query import parse_queries as _parse_queries
-from ..store._schema_store import DatabaseMeta, TableMeta
+from ..store._schema_store import DatabaseMeta, TableMeta, keyed_source, promote_ready
 from ..store._sql import Clause, Source, count, fetch_page
 from ..wire import _json as request_json
 from ..wire._errors import ServiceError, invalid_param
@@ -47,6 +47,33 @@ def table_route(
     return RouteSpec(method, path, bound, accepted, limit)
 
 
+#: Route methods by handler verb, and whether they act on one item (else on the list).
+_ITEM_VERBS = {
+    "create": ("POST", False),
+    "list": ("GET", False),
+    "get": ("GET", True),
+    "update": ("PUT", True),
+    "delete": ("DELETE", True),
+}
+
+
+def item_routes(
+    terms: Terms,
+    kinds: tuple[Sequence[str], Sequence[str]],
+    many: str,
+    one: str,
+    handlers: Sequence[Callable[..., Any]],
+) -> list[RouteSpec]:
+    """The routes of one kind of item for one interface, under the scopes of `kinds`
+    (TablesDB's, legacy): each handler's verb is the first word of its name (`list_tables`)."""
+    specs = []
+    for handler in handlers:
+        method, on_item = _ITEM_VERBS[handler.__name__.split("_")[0]]
+        accepted = scopes(terms, "read" if method == "GET" else "write", *kinds)
+        specs.append(table_route(terms, method, one if on_item else many, handler, accepted))
+    return specs
+
+
 def database_or_404(conn: sqlite3.Connection, ctx: Context) -> DatabaseMeta:
     """The path's database; missing, or disabled for a non-key caller → 404."""
     return row_access.database_or_404(conn, ctx.caller, ctx.path["databaseId"])
@@ -57,6 +84,27 @@ def table_or_404(conn: sqlite3.Connection, ctx: Context, terms: Terms) -> TableM
     return row_access.table_or_404(
         conn, ctx.caller, terms, ctx.path["databaseId"], ctx.path[terms.table_id]
     )
+
+
+def ready_table(ctx: Context, terms: Terms) -> TableMeta:
+    """The path's table once its due columns and indexes took their final status."""
+    promote_ready(ctx.store)
+    with ctx.store.read() as conn:
+        return table_or_404(conn, ctx, terms)
+
+
+def keyed_page(
+    ctx: Context, terms: Terms, schema: Schema, meta_table: str, title: str
+) -> tuple[TableMeta, int, list[str]]:
+    """A list of the path's table's columns (`tdb_columns`) or indexes (`tdb_indexes`): the
+    table, the total and the keys of one page."""
+    promote_ready(ctx.store)
+    query = list_queries(ctx, schema)
+    with ctx.store.read() as conn:
+        table = table_or_404(conn, ctx, terms)
+        source = keyed_source(meta_table, table)
+        total, keys = metadata_page(conn, ctx, query, source, title=title)
+    return table, total, keys
 
 
 #: The first response format in which `$sequence` is a string

@@ -389,7 +389,7 @@ def _column_bytes(column: ColumnDef) -> int:
 def table_model(table: TableMeta, terms: Terms) -> dict[str, Any]:
     """The Table (or legacy Collection) model, with its columns and indexes."""
     return {
-        **stamps(table),
+        **stamps(table.id, table.created_at, table.updated_at),
         "$permissions": list(table.permissions),
         "databaseId": table.database_id,
         "name": table.name,

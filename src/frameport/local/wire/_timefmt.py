@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Protocol
 
 SERVICE_FORM = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}\+00:00")
 """Text in the form `format_time` writes (whether it names an instant is not checked)."""
@@ -24,17 +23,6 @@ def from_timestamp(seconds: float) -> str:
     return format_time(datetime.fromtimestamp(seconds, UTC))
 
 
-class Stamped(Protocol):
-    """A stored item with an ID and the times it was created and last updated."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def created_at(self) -> str: ...
-    @property
-    def updated_at(self) -> str: ...
-
-
-def stamps(item: Stamped) -> dict[str, str]:
+def stamps(item_id: str, created_at: str, updated_at: str) -> dict[str, str]:
     """What every model begins with: `$id`, `$createdAt` and `$updatedAt`."""
-    return {"$id": item.id, "$createdAt": item.created_at, "$updatedAt": item.updated_at}
+    return {"$id": item_id, "$createdAt": created_at, "$updatedAt": updated_at}

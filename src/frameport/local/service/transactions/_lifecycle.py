@@ -57,7 +57,7 @@ class Stager(Enum):
 
 def transaction_model(record: TransactionRecord) -> dict[str, Any]:
     return {
-        **stamps(record),
+        **stamps(record.id, record.created_at, record.updated_at),
         "status": record.status,
         "operations": record.operations,
         "expiresAt": record.expires_at,
