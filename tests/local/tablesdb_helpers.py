@@ -33,6 +33,10 @@ def ok(response: httpx.Response, status: int = 200) -> Any:
 
 
 def create_database(client: httpx.Client, database_id: str, base: str = "/tablesdb") -> None:
+    """Create the database afresh: with work stealing a module's fixture can run twice on one
+    worker's service, so one left by its earlier run is dropped first."""
+    gone = client.delete(f"{base}/{database_id}")
+    assert gone.status_code in (204, 404), gone.text
     ok(client.post(base, json={"databaseId": database_id, "name": database_id}), 201)
 
 
