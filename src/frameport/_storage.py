@@ -371,10 +371,9 @@ class AsyncBucket(AsyncResource):
 
     async def _record_or_none(self, file_id: str) -> JsonObject | None:
         try:
-            record: JsonObject = await self._requester.request_json("GET", self._item_path(file_id))
+            return (await self.get(file_id)).record
         except NotFoundError:
             return None
-        return record
 
     async def _abandon(self, file_id: str) -> None:
         """Delete the unfinished file of an upload that will not be continued."""
