@@ -75,49 +75,24 @@ __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = ("local", "widgets")
 
-_EXPORTED_FROM: dict[str, str] = {
-    "BackupReport": "_backup",
-    "RestoreReport": "_backup",
-    "VerifyReport": "_backup",
-    "AsyncClient": "_client",
-    "Client": "_client",
-    "ID": "_core",
-    "RetryPolicy": "_core",
-    "Permission": "_core._permissions",
-    "Role": "_core._permissions",
-    "Expr": "_expr",
-    "col": "_expr",
-    "AsyncFunction": "_functions",
-    "Deployment": "_functions",
-    "Function": "_functions",
-    "copy": "_projects",
-    "verify": "_projects",
-    "DTYPE_TABLE": "_schema",
-    "scan_table": "_sql",
-    "sql": "_sql",
-    "AsyncBucket": "_storage",
-    "Bucket": "_storage",
-    "File": "_storage",
-    "AsyncTable": "_tables",
-    "AsyncTableQuery": "_tables",
-    "Table": "_tables",
-    "TableQuery": "_tables",
-    "explain_scans": "_tables",
-    "ChangeReport": "_tables.writes",
-    "UpdateOperator": "_tables.writes._operators",
-    "WriteReport": "_tables.writes",
-    "append": "_tables.writes._operators",
-    "concat": "_tables.writes._operators",
-    "decrement": "_tables.writes._operators",
-    "divide": "_tables.writes._operators",
-    "increment": "_tables.writes._operators",
-    "multiply": "_tables.writes._operators",
-    "now": "_tables.writes._operators",
-    "prepend": "_tables.writes._operators",
-    "remove": "_tables.writes._operators",
-    "toggle": "_tables.writes._operators",
+_EXPORTS = {
+    "_backup": "BackupReport RestoreReport VerifyReport",
+    "_client": "AsyncClient Client",
+    "_core": "ID RetryPolicy",
+    "_core._permissions": "Permission Role",
+    "_expr": "Expr col",
+    "_functions": "AsyncFunction Deployment Function",
+    "_projects": "copy verify",
+    "_schema": "DTYPE_TABLE",
+    "_sql": "scan_table sql",
+    "_storage": "AsyncBucket Bucket File",
+    "_tables": "AsyncTable AsyncTableQuery Table TableQuery explain_scans",
+    "_tables.writes": "ChangeReport WriteReport",
+    "_tables.writes._operators": "UpdateOperator append concat decrement divide increment "
+    "multiply now prepend remove toggle",
 }
-"""The module defining each exported name that is imported on first use (of any of them)."""
+"""The names imported on first use (of any of them), by the module defining them."""
+_EXPORTED = {name for names in _EXPORTS.values() for name in names.split()}
 
 
 def load_ipython_extension(ipython: _Any) -> None:
@@ -131,18 +106,19 @@ def load_ipython_extension(ipython: _Any) -> None:
 def __getattr__(name: str) -> _Any:
     if name in _LAZY_SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
-    if name not in _EXPORTED_FROM:
+    if name not in _EXPORTED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # All at once, as an eager import would: every exported class says frameport.X from here on.
-    for exported, module in _EXPORTED_FROM.items():
-        value = getattr(_importlib.import_module(f"{__name__}.{module}"), exported)
-        _present_as_frameport(value)
-        globals()[exported] = value
+    for module, names in _EXPORTS.items():
+        imported = _importlib.import_module(f"{__name__}.{module}")
+        for exported in names.split():
+            _present_as_frameport(value := getattr(imported, exported))
+            globals()[exported] = value
     return globals()[name]
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTED_FROM, *_LAZY_SUBMODULES})
+    return sorted({*globals(), *_EXPORTED, *_LAZY_SUBMODULES})
 
 
 __all__ = [

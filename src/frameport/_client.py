@@ -452,10 +452,6 @@ class AsyncClient:
         """`Connection.request_json`."""
         return await self._connection.request_json(method, path, **options)
 
-    async def _request_bytes(self, /, method: str, path: str, **options: Any) -> bytes:
-        """`Connection.request_bytes`."""
-        return await self._connection.request_bytes(method, path, **options)
-
     def _stream(
         self, method: str, path: str, **options: Any
     ) -> AbstractAsyncContextManager[httpx.Response]:
@@ -549,7 +545,6 @@ class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     # The internal request API, for sync code and tests (streaming stays async: `_stream`).
     _request = delegate(AsyncClient._request)
     _request_json = delegate(AsyncClient._request_json)
-    _request_bytes = delegate(AsyncClient._request_bytes)
 
     def __enter__(self) -> Self:
         return self

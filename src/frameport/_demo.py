@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -135,7 +136,7 @@ def run_demo(
             step = time.perf_counter()
             view = table.query(DEMO_FILTER)
             say(f"Read the people over 30 in Oslo or Bergen ({DEMO_FILTER}); how it is done:")
-            say(_indent(view.explain()))
+            say(textwrap.indent(view.explain(), "  "))
             parquet = out_dir / "people-oslo-bergen-over-30.parquet"
             exported = view.to_parquet(parquet).rows
             say(f"Saved the {exported:,} people it found to {parquet} ({_since(step)}).")
@@ -148,7 +149,9 @@ def run_demo(
                 + ("the rows are the same." if same else f"pandas finds {len(expected):,} rows.")
             )
 
-            summary = _city_summary(written)
+            summary = written.groupby("city", as_index=False).agg(
+                people=("$id", "size"), mean_age=("age", "mean"), mean_score=("score", "mean")
+            )
             bucket = client.create_bucket("reports", "Reports", exist_ok=True)
             uploaded = bucket.upload_dataframe(summary, "oslo-bergen-summary.parquet")
             summary_path = out_dir / "oslo-bergen-summary.csv"
@@ -203,16 +206,5 @@ def _same_rows(read: pd.DataFrame, expected: pd.DataFrame) -> bool:
     return bool(ordered(read).equals(ordered(expected)))
 
 
-def _city_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    grouped = frame.groupby("city", as_index=False)
-    return grouped.agg(
-        people=("$id", "size"), mean_age=("age", "mean"), mean_score=("score", "mean")
-    )
-
-
 def _since(moment: float) -> str:
     return f"{time.perf_counter() - moment:.1f} s"
-
-
-def _indent(text: str) -> str:
-    return "\n".join(f"  {line}" for line in text.splitlines())

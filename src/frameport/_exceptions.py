@@ -157,18 +157,8 @@ class RateLimitError(APIError):
     `retry_after` is the number of seconds the service asked to wait, when it said so.
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        type: str,
-        method: str,
-        url: str,
-        retry_after: float | None = None,
-        hint: str | None = None,
-    ) -> None:
-        super().__init__(message, status=status, type=type, method=method, url=url, hint=hint)
+    def __init__(self, message: str, *, retry_after: float | None = None, **request: Any) -> None:
+        super().__init__(message, **request)
         self.retry_after = retry_after
 
 

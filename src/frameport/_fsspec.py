@@ -44,7 +44,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from fsspec.caching import ReadAheadCache, register_cache
 from fsspec.spec import AbstractBufferedFile, AbstractFileSystem
@@ -63,7 +63,7 @@ from ._core import (
 from ._core._json import JsonObject
 from ._core._pages import iter_pages
 from ._exceptions import NotFoundError
-from ._storage import Bucket, File
+from ._storage import File
 
 PROTOCOL = "frameport"
 
@@ -129,9 +129,6 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         bucket, _, name = path.partition("/")
         return bucket, name.strip("/")
 
-    def _bucket(self, bucket_id: str) -> Bucket:
-        return self.client.bucket(bucket_id)
-
     # -- listing ---------------------------------------------------------------------------
 
     def ls(self, path: str, detail: bool = True, **kwargs: object) -> list[Any]:
@@ -172,7 +169,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             return _directory("")
         if not name:
             try:
-                self._bucket(bucket_id).info()
+                self.client.bucket(bucket_id).info()
             except NotFoundError:
                 raise FileNotFoundError(f"{PROTOCOL}://{bucket_id}") from None
             return _directory(bucket_id)
@@ -190,7 +187,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         if named or not is_valid_id(name):
             return named
         try:
-            record = self._bucket(bucket_id).get(name).record
+            record = self.client.bucket(bucket_id).get(name).record
         except NotFoundError:
             return []
         return [record] if _complete(record) else []
@@ -256,7 +253,7 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         bucket_id, _ = self._split(self._strip_protocol(path))
         size = int(details["size"])
         if start is None and end is None:
-            data = self._bucket(bucket_id).download(details["id"])
+            data = self.client.bucket(bucket_id).download(details["id"])
             assert isinstance(data, bytes)
             self.received_bytes += len(data)
             return data
@@ -271,12 +268,12 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
             return
         details = self.info(rpath)
         bucket_id, _ = self._split(self._strip_protocol(rpath))
-        self._bucket(bucket_id).download(details["id"], lpath, progress=False)
+        self.client.bucket(bucket_id).download(details["id"], lpath, progress=False)
         self.received_bytes += int(details["size"])
 
     def read_range(self, bucket_id: str, file_id: str, start: int, end: int, size: int) -> bytes:
         """Bytes ``[start, end)`` of a file of `size` bytes (`Bucket.read_range`), counted."""
-        data = self._bucket(bucket_id).read_range(file_id, start, end, size=size)
+        data = self.client.bucket(bucket_id).read_range(file_id, start, end, size=size)
         self.received_bytes += len(data)
         return data
 
@@ -290,10 +287,10 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         bucket_id, name = self._split(self._strip_protocol(rpath))
         if not name:
             raise ValueError(f"{PROTOCOL}://{bucket_id}: give a file name after the bucket.")
-        uploaded = self._bucket(bucket_id).upload_file(lpath, name=name, progress=False)
+        uploaded = self.client.bucket(bucket_id).upload_file(lpath, name=name, progress=False)
         for record in self._find(bucket_id, name):
             if record["$id"] != uploaded.id:
-                self._bucket(bucket_id).delete(record["$id"])
+                self.client.bucket(bucket_id).delete(record["$id"])
 
     def rm_file(self, path: str) -> None:
         """Delete the file(s) named `path`."""
@@ -315,15 +312,13 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         if not found and not (folder_ok and self.isdir(path)):
             raise FileNotFoundError(f"{PROTOCOL}://{path}")
         for record in found:
-            self._bucket(bucket_id).delete(record["$id"])
+            self.client.bucket(bucket_id).delete(record["$id"])
 
     def created(self, path: str) -> datetime:
-        created: datetime = self.info(path)["created"]
-        return created
+        return cast(datetime, self.info(path)["created"])
 
     def modified(self, path: str) -> datetime:
-        modified: datetime = self.info(path)["modified"]
-        return modified
+        return cast(datetime, self.info(path)["modified"])
 
 
 class SequentialReadAhead(ReadAheadCache):  # type: ignore[misc]

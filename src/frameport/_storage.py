@@ -137,15 +137,6 @@ class _Options:
     concurrency: int | Auto
 
 
-def _check_range(start: int, end: int) -> None:
-    for name, value in (("start", start), ("end", end)):
-        if value < 0:
-            raise ValueError(
-                f"{name} must be a byte offset >= 0 (got {value}); read_range(file_id, start, "
-                "end) reads bytes [start, end) counted from the start of the file."
-            )
-
-
 def _read_parquet_bytes(
     data: bytes, file_id: str, columns: list[str] | None, options: dict[str, Any]
 ) -> pd.DataFrame:
@@ -380,10 +371,9 @@ class AsyncBucket(AsyncResource):
 
     async def _record_or_none(self, file_id: str) -> JsonObject | None:
         try:
-            record: JsonObject = await self._requester.request_json("GET", self._item_path(file_id))
+            return (await self.get(file_id)).record
         except NotFoundError:
             return None
-        return record
 
     async def _abandon(self, file_id: str) -> None:
         """Delete the unfinished file of an upload that will not be continued."""
@@ -461,7 +451,12 @@ class AsyncBucket(AsyncResource):
         >>> bucket.read_range(f.id, 0, 4)
         b'PAR1'
         """
-        _check_range(start, end)
+        for name, value in (("start", start), ("end", end)):
+            if value < 0:
+                raise ValueError(
+                    f"{name} must be a byte offset >= 0 (got {value}); read_range(file_id, "
+                    "start, end) reads bytes [start, end) counted from the start of the file."
+                )
         if size is None:
             size = (await self.get(file_id)).size
         end = min(end, size)

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from frameport._core._json import python_number
 from frameport._core._timefmt import format_service_datetime
 from frameport._exceptions import FilterError
 
@@ -39,17 +40,13 @@ def normalize_scalar(value: object) -> Scalar:
         raise FilterError(
             "A filter value is null; test for missing values with .isna() or .notna() instead."
         )
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        number = float(value)
-        if not math.isfinite(number):
-            raise FilterError(
-                f"The value {number!r} cannot be sent to the service; use a finite number, "
-                "or .isna()/.notna() to test for missing values."
-            )
+    number = python_number(value)
+    if isinstance(number, float) and not math.isfinite(number):
+        raise FilterError(
+            f"The value {number!r} cannot be sent to the service; use a finite number, "
+            "or .isna()/.notna() to test for missing values."
+        )
+    if number is not None:
         return number
     if isinstance(value, str):
         return _checked_text(str(value))

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._core._ids import ID_RULE, is_valid_id
+from .._core._json import python_number
 from .._core._timefmt import format_service_datetime
 from ._reading import (
     ARROW_BY_COLUMN_TYPE,
@@ -263,16 +264,12 @@ def to_json_value(value: object) -> Any:
     """
     if value is None or value is pd.NA or value is pd.NaT:
         return None
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        number = float(value)
-        if math.isnan(number):
-            return None
-        if math.isinf(number):
-            raise ValueError(f"cannot write {number}: JSON has no infinity")
+    number = python_number(value)
+    if isinstance(number, float) and math.isnan(number):
+        return None
+    if isinstance(number, float) and math.isinf(number):
+        raise ValueError(f"cannot write {number}: JSON has no infinity")
+    if number is not None:
         return number
     if isinstance(value, str):
         return value

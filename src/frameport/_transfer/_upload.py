@@ -14,8 +14,8 @@ transport retries it after a failure, and a resumed upload may send a part a sec
 The part that completes the file can be any of them; its answer carries the finished record.
 
 For files the final record is checked: every part arrived, ``sizeOriginal`` is the source's
-size and ``signature`` its MD5, computed while the parts are read, in order. At most
-`concurrency` parts (5 MiB each) are under way, and one more is read ahead.
+size and ``signature`` its MD5, computed while the parts are read, in order (one part is read
+ahead of those under way).
 
 >>> [(part.index, part.start, part.end) for part in plan_parts(CHUNK_SIZE + 1)]
 [(1, 0, 5242880), (2, 5242880, 5242881)]
