@@ -55,10 +55,9 @@ if _TYPE_CHECKING:
     from ._sql import scan_table, sql
     from ._storage import AsyncBucket, Bucket, File
     from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery, explain_scans
-    from ._tables.writes import (
-        ChangeReport,
+    from ._tables.writes import ChangeReport, WriteReport
+    from ._tables.writes._operators import (
         UpdateOperator,
-        WriteReport,
         append,
         concat,
         decrement,
@@ -105,18 +104,18 @@ _EXPORTED_FROM: dict[str, str] = {
     "TableQuery": "_tables",
     "explain_scans": "_tables",
     "ChangeReport": "_tables.writes",
-    "UpdateOperator": "_tables.writes",
+    "UpdateOperator": "_tables.writes._operators",
     "WriteReport": "_tables.writes",
-    "append": "_tables.writes",
-    "concat": "_tables.writes",
-    "decrement": "_tables.writes",
-    "divide": "_tables.writes",
-    "increment": "_tables.writes",
-    "multiply": "_tables.writes",
-    "now": "_tables.writes",
-    "prepend": "_tables.writes",
-    "remove": "_tables.writes",
-    "toggle": "_tables.writes",
+    "append": "_tables.writes._operators",
+    "concat": "_tables.writes._operators",
+    "decrement": "_tables.writes._operators",
+    "divide": "_tables.writes._operators",
+    "increment": "_tables.writes._operators",
+    "multiply": "_tables.writes._operators",
+    "now": "_tables.writes._operators",
+    "prepend": "_tables.writes._operators",
+    "remove": "_tables.writes._operators",
+    "toggle": "_tables.writes._operators",
 }
 """The module defining each exported name that is imported on first use (of any of them)."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 from dataclasses import replace
 from pathlib import Path
@@ -49,7 +50,13 @@ def add_serve_command(commands: Any) -> None:
     serve.add_argument(
         "--key",
         default=None,
-        help="fix the API key (default: generated once, shown once on a terminal)",
+        help="fix the API key (default: $FRAMEPORT_KEY, else one generated once and kept in "
+        "DATA/api-key, readable by you only)",
+    )
+    serve.add_argument(
+        "--print-key",
+        action="store_true",
+        help="print the API key kept in the data directory, and exit",
     )
     serve.add_argument("--no-rate-limits", action="store_true", help="do not enforce limits")
     serve.add_argument("--faults", default=None, metavar="RATE[:SEED]", help="inject faults")
@@ -110,7 +117,21 @@ def _port_in_use(host: str, port: int) -> OSError | None:
     return None
 
 
+def _print_key(data_dir: Path, given: str | None) -> int:
+    """`serve --print-key`: the key a start with these options uses."""
+    from ..local._key_file import NoKeyYet, read_key
+
+    try:
+        print(given or read_key(data_dir))
+    except NoKeyYet as exc:
+        return fail("serve", exc)
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
+    key = args.key or os.environ.get("FRAMEPORT_KEY") or None
+    if args.print_key:
+        return _print_key(Path(args.data), key)
     try:
         from ..local._distance import check_distance
         from ..local._faults import parse_fault_spec
@@ -120,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
     config = ServiceConfig(
         data_dir=Path(args.data),
         project=args.project,
-        key=args.key,
+        key=key,
         rate_limits=not args.no_rate_limits,
         faults=args.faults,
         latency=args.latency,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import sys
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -29,6 +28,7 @@ from ._connections import (
 from ._date import DatedAnswers
 from ._distance import DistanceSimulator, check_distance, parse_latency
 from ._faults import FaultInjector, InjectedFault, parse_fault_spec
+from ._key_file import drop_other_key, keep_key
 from .routes.realtime import MAX_FRAME_BYTES
 from .service._open import open_state
 from .service._state import (
@@ -294,26 +294,28 @@ class LocalService:
         self.stop()
 
 
-def _key_line(state: ServiceState, config: ServiceConfig) -> str:
-    """The key itself only when this start generated it and a person reads the output: a key
-    in a captured log is a key anyone with the log holds."""
-    if state.key_generated and sys.stdout.isatty():
-        return f"{state.key}  (generated now and shown only this once)"
+def _settle_key(state: ServiceState, config: ServiceConfig) -> str:
+    """Where the API key is, for the start banner; never the key itself, which a captured
+    output or log would hand to anyone who reads it. A generated (or kept) key goes to the
+    owner-only key file; a given one is used as it is, and writes no file."""
     if config.key is not None:
-        return "the one given with --key"
-    return f"kept in {config.data_dir} (not shown again); --key sets one you choose"
+        drop_other_key(config.data_dir, config.key)
+        return "the one given with --key or FRAMEPORT_KEY (no key file)"
+    path = keep_key(config.data_dir, state.key)
+    return f"in {path} (owner only; `frameport serve --print-key --data {config.data_dir}`)"
 
 
 def serve(config: ServiceConfig, host: str, port: int, *, access_log: bool = False) -> None:
     """Run the service in the foreground until interrupted (`frameport serve`); with
     `access_log`, one line per request."""
     settle_socket_cap(config)
+    config.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # new: the owner's only
     state = open_state(config)
     app, _ = make_app(state)
     print(f"frameport local service on http://{host}:{port}/v1")
     print(f"  project: {config.project}")
-    print(f"  API key: {_key_line(state, config)}")
-    print(f"  data:    {config.data_dir}")
+    print(f"  API key: {_settle_key(state, config)}")
+    print(f"  data:    {config.data_dir}", flush=True)
     if config.latency is not None or config.bandwidth is not None:
         cap = "no cap" if config.bandwidth is None else f"{config.bandwidth:g} Mbit/s a connection"
         print(f"  distance: {config.latency or 0} ms latency, {cap}")

@@ -64,14 +64,9 @@ def load(folder: Path) -> Checkpoint | None:
     data = read_checkpoint(folder / "checkpoint.json", "delete its folder to export anew")
     if data is None:
         return None
-    return Checkpoint(
-        fingerprint=Fingerprint(**data["fingerprint"]),
-        segments=[(int(a), int(b)) for a, b in data["segments"]],
-        done=int(data["done"]),
-        rows=[int(n) for n in data["rows"]],
-        pages=[int(n) for n in data["pages"]],
-        in_order=bool(data["in_order"]),
-    )
+    fingerprint = Fingerprint(**data.pop("fingerprint"))
+    segments = [(int(a), int(b)) for a, b in data.pop("segments")]
+    return Checkpoint(fingerprint, segments, **data)
 
 
 def save(folder: Path, checkpoint: Checkpoint) -> None:

@@ -6,20 +6,7 @@ update operators; and a stream of Arrow batches written as a restore writes it
 from ._batches import WriteCounts, write_batches
 from ._changes import ChangeReport, change_rows
 from ._load import DEFAULT_ON_CONFLICT, LoadOptions, load_rows, rows_rejected
-from ._operators import (
-    UpdateOperator,
-    append,
-    concat,
-    decrement,
-    divide,
-    increment,
-    multiply,
-    now,
-    prepend,
-    remove,
-    toggle,
-    update_data,
-)
+from ._operators import UpdateOperator, update_data
 from ._report import WriteReport
 from ._sending import MAX_ROWS_PER_REQUEST, OnConflict, check_on_conflict
 
@@ -32,20 +19,10 @@ __all__ = [
     "UpdateOperator",
     "WriteCounts",
     "WriteReport",
-    "append",
     "change_rows",
     "check_on_conflict",
-    "concat",
-    "decrement",
-    "divide",
-    "increment",
     "load_rows",
-    "multiply",
-    "now",
-    "prepend",
-    "remove",
     "rows_rejected",
-    "toggle",
     "update_data",
     "write_batches",
 ]

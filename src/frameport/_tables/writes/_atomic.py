@@ -116,12 +116,10 @@ class AtomicLoad:
                 self._creates.append(text)
             self._rows += 1
             self._bytes += len(text) + 1
-            if self._bytes >= OPERATION_BYTES or self._pending() >= OPERATION_ROWS:
+            pending = len(self._creates) + len(self._upserts)
+            if self._bytes >= OPERATION_BYTES or pending >= OPERATION_ROWS:
                 await self._flush()
         return Outcome()
-
-    def _pending(self) -> int:
-        return len(self._creates) + len(self._upserts)
 
     def _refuse_if_too_large(self, encoded: list[bytes]) -> None:
         source_rows = self._source_rows

@@ -2,10 +2,8 @@
 rows keep their ``$id``, ``$permissions``, ``$createdAt`` and ``$updatedAt`` (the service
 takes the two times from API keys), and every row is counted.
 
-Each batch is cut into bulk requests (`cut_requests`: by count and by size) sent by
-`RowSender` (`_sending`: conflicts settled by `on_conflict`, refused rows split off and
-named, lost answers read back) through the writes' one loop (`_ordered.SendLoop`), the
-requests of one batch following those of the one before without a pause.
+Each batch is cut into bulk requests (`cut_requests`) sent by `RowSender` through the
+writes' one loop (`_ordered.SendLoop`), one batch's requests right after the one before's.
 `on_batch(index)` is told when a batch and every batch before it are wholly written, so
 that a resumed write can start after the last batch it was told of, with the batches the
 stopped run had sent (`on_send`) as `maybe_written`: the rows found there are its own,
@@ -28,13 +26,9 @@ from ..._schema import SERVICE_FIELDS, batch_to_rows
 from ._ordered import Sending, SendLoop
 from ._sending import (
     ID,
-    EncodedRows,
     OnConflict,
-    Outcome,
     RowSender,
-    check_on_conflict,
     cut_requests,
-    write_concurrency,
 )
 
 if TYPE_CHECKING:
@@ -69,8 +63,7 @@ async def write_batches(
     """Write every row of `batches` (each with an ``$id`` column) into the table at
     `location`; the first `maybe_written` batches may be there already. `on_send(index)` is
     told before a batch's first request goes out, `on_batch` as the module docstring says."""
-    check_on_conflict(on_conflict)
-    concurrency = write_concurrency()
+    sender = RowSender(requester, location, on_conflict)
     counts = WriteCounts()
 
     def finished(request: Sending[tuple[int, bool]]) -> None:
@@ -84,8 +77,7 @@ async def write_batches(
         if last and on_batch is not None:
             on_batch(index)
 
-    sender = RowSender(requester, location, on_conflict, concurrency)
-    async with SendLoop(sender, concurrency, finished) as loop:
+    async with SendLoop(sender, sender.concurrency, finished) as loop:
         index = 0
         async for batch in batches:
             worked = time.perf_counter()
@@ -93,13 +85,11 @@ async def write_batches(
             rows = batch_to_rows(batch.drop_columns(names))
             if on_send is not None and rows:
                 on_send(index)
-            requests = [part for _, part in cut_requests(rows)] or [EncodedRows([])]
+            requests = [part for _, part in cut_requests(rows)]
             sendings = [
                 Sending(part, index < maybe_written, (index, n == len(requests) - 1))
                 for n, part in enumerate(requests)
             ]
-            if not rows:  # an empty batch is written at once
-                sendings[0].outcome = Outcome()
             await loop.send(sendings, time.perf_counter() - worked)
             index += 1
         await loop.drain()

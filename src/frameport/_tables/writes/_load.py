@@ -10,44 +10,57 @@ bulk limit, 100 unless a plan raises it) and at most the body the service takes
 a time with ``ordered=True``. Memory holds one chunk and the batches in flight, whatever
 the source's size.
 
-With ``resume=True`` a checkpoint (`_checkpoint`) records the finished prefix of the source
-after each batch and, before a chunk's batches go out, where the rows sent end; a load run
-again with the same source and options skips the prefix and sends the rest, the rows that
-may have been written before as such. With ``atomic=True`` the same loop stages the rows
-in one transaction instead (`_atomic.AtomicLoad` is its sender); with ``dry_run=True`` its
-sender sends nothing.
+With ``resume=True`` a checkpoint (`LoadCheckpoint`) records the finished prefix of the
+source (`done`: batches finish out of order; every row before it is written, skipped,
+replaced or rejected) and, before a chunk's batches go out, where the rows sent end
+(`sent`). A load run again with the same source and options skips the prefix and sends the
+rest, the rows between `done` and `sent` as rows that may be there already (`_sending`:
+found there, they count as written). The counts, the service's refusals and the run ID of
+the IDs made for the load (`_row_ids`) are kept too, so a resumed load reports every
+rejected row of the source. Checkpoints (`_core._checkpoint`) live in ``<cache>/loads/``
+(``$FRAMEPORT_CACHE_DIR``, else the user's cache folder), named by a hash of the endpoint,
+project, table, source and options; a finished load removes its own.
+
+With ``atomic=True`` the same loop stages the rows in one transaction instead
+(`_atomic.AtomicLoad` is its sender); with ``dry_run=True`` its sender sends nothing.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
 
 from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto
+from ..._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
+from ..._core._config import default_cache_dir
 from ..._core._progress import progress_bar
 from ..._exceptions import LoadError, RowsRejectedError
 from ..._schema import ColumnRules
 from ..read import column_models
 from ._atomic import AtomicLoad
-from ._checkpoint import LoadCheckpoint, load_checkpoint, load_path, new_run_id, save_load
 from ._ordered import DRY_RUN, Sender, Sending, SendLoop
-from ._prepare import PreparedChunk, RowPreparer, rejected_frame, rejected_value_name
+from ._prepare import (
+    PreparedChunk,
+    RowPreparer,
+    rejected_frame,
+    rejected_value_name,
+    rejections,
+)
 from ._report import REJECTED_COLUMNS, WriteReport
-from ._row_ids import ID_COLUMN, IdFrom
+from ._row_ids import ID_COLUMN, IdFrom, id_keys
 from ._sending import (
     MAX_ROWS_PER_REQUEST,
-    EncodedRows,
     OnConflict,
-    Outcome,
     RowSender,
     check_on_conflict,
     cut_requests,
-    write_concurrency,
 )
 from ._sources import Source, open_source
 
@@ -58,6 +71,41 @@ if TYPE_CHECKING:
 DEFAULT_ON_CONFLICT: OnConflict = "skip"
 _VERBS = {"fail": "inserting", "replace": "upserting", "skip": "loading"}
 _SAVE_INTERVAL = 0.2  # seconds between checkpoint saves of the finished prefix
+
+
+_FILES = ("parquet|", "csv|", "json|")  # the identities of files, the same in every version
+
+
+@dataclass
+class LoadCheckpoint:
+    """How far a resumable load came (see the module docstring)."""
+
+    run_id: str
+    source: str = ""
+    """The source's identity (`_sources.Source.identity`): a checkpoint serves only its own
+    source."""
+    done: int = 0
+    sent: int = 0
+    written: int = 0
+    skipped: int = 0
+    replaced: int = 0
+    rejected: int = 0
+    batches: int = 0
+    refused: list[tuple[int, str, str]] = field(default_factory=list)
+    """The rows the service refused: (place in the source, column, message)."""
+
+
+def load_checkpoint(path: Path, source: str) -> LoadCheckpoint | None:
+    """The checkpoint at `path` of the source named `source`, or None when there is none.
+    One of another source (or of a frame, from a version that kept no identity) is not
+    used: the load starts from the start, and its checkpoint replaces that one."""
+    data = read_checkpoint(path, "delete it to load from the start")
+    if data is None:
+        return None
+    checkpoint = LoadCheckpoint(**data)
+    if checkpoint.source != source and (checkpoint.source or not source.startswith(_FILES)):
+        return None
+    return checkpoint
 
 
 @dataclass(frozen=True)
@@ -99,8 +147,7 @@ class LoadOptions:
             )
 
     def identity(self) -> str:
-        keys = self.id_from if isinstance(self.id_from, str) else ",".join(self.id_from or ())
-        return f"{self.on_conflict}|{keys}|{self.batch_size}"
+        return f"{self.on_conflict}|{','.join(id_keys(self.id_from))}|{self.batch_size}"
 
 
 def _whole(value: object) -> bool:
@@ -131,11 +178,10 @@ async def load_rows(
             for m in models
             if m.get("status", "available") == "available"
         }
-    keys = [options.id_from] if isinstance(options.id_from, str) else list(options.id_from or ())
-    text_columns = [*(rules or {}), ID_COLUMN, *keys]
+    text_columns = [*(rules or {}), ID_COLUMN, *id_keys(options.id_from)]
     opened = open_source(source, text_columns=text_columns)
     stored_at = None
-    checkpoint = LoadCheckpoint(run_id=new_run_id())
+    checkpoint = LoadCheckpoint(run_id=secrets.token_hex(8))
     if options.resume and not options.dry_run:
         identity = opened.identity()
         if identity is None:
@@ -145,22 +191,22 @@ async def load_rows(
                 "with .arrow() or .collect()), or give id_from= and run again without resume "
                 "(on_conflict='skip' leaves the rows already written as they are)"
             )
-        stored_at = load_path(
-            requester.endpoint, requester.project, str(location), identity, options.identity()
-        )
+        key = [requester.endpoint, requester.project, str(location), identity, options.identity()]
+        stored_at = checkpoint_path(default_cache_dir() / "loads", "\n".join(key))
         checkpoint = load_checkpoint(stored_at, identity) or checkpoint
         checkpoint.source = identity
     preparer = RowPreparer(rules, options.id_from, checkpoint.run_id)
     preparer.check_columns(opened.schema.names)
     atomic = options.atomic and not options.dry_run
-    concurrency = write_concurrency(1 if options.ordered or atomic else options.concurrency)
-    sender: Sender = RowSender(requester, location, options.on_conflict, concurrency)
+    units = 1 if options.ordered or atomic else options.concurrency
+    row_sender = RowSender(requester, location, options.on_conflict, units)
+    sender: Sender = row_sender
     if atomic:
         sender = run = AtomicLoad(requester, location, options.on_conflict, opened.rows)
     elif options.dry_run:
         sender = DRY_RUN
     stream = _Stream(options, checkpoint, stored_at, str(location))
-    result = await stream.run(opened, preparer, sender, concurrency)
+    result = await stream.run(opened, preparer, sender, row_sender.concurrency)
     if atomic:
         await run.finish(result.report)
     result.report.seconds = time.perf_counter() - started
@@ -212,7 +258,11 @@ class _Stream:
     finished prefix kept in the checkpoint (when `stored_at` is set)."""
 
     def __init__(
-        self, options: LoadOptions, checkpoint: LoadCheckpoint, stored_at: Any, description: str
+        self,
+        options: LoadOptions,
+        checkpoint: LoadCheckpoint,
+        stored_at: Path | None,
+        description: str,
     ) -> None:
         self._options = options
         self._checkpoint = checkpoint
@@ -289,14 +339,8 @@ class _Stream:
         refused = [within[place] for place in sorted(within)]
         if refused:
             places, columns, messages = zip(*refused, strict=True)
-            table = pa.table(
-                {
-                    "row": pa.array([place - first for place in places], pa.int64()),
-                    "column": pa.array(columns, pa.string()),
-                    "rule": pa.array(["service"] * len(refused), pa.string()),
-                    "message": pa.array(messages, pa.string()),
-                }
-            )
+            rows = [place - first for place in places]
+            table = rejections(rows, columns, "service", messages)
             self._rejected.append(rejected_frame(table, part, first))
 
     def _batches(self, chunk: PreparedChunk, end: int) -> list[Sending[_Part]]:
@@ -310,10 +354,8 @@ class _Stream:
             following = start + len(part)
             part_end = positions[following] if following < len(rows) else end
             places = positions[start:following]
-            maybe_written = places[0] < self._resumed_sent
+            maybe_written = bool(places) and places[0] < self._resumed_sent
             batches.append(Sending(part, maybe_written, _Part(places, part_end)))
-        if not batches:  # every row rejected: the chunk is done as it is
-            batches.append(Sending(EncodedRows([]), False, _Part([], end), Outcome()))
         return batches
 
     def _finished(self, item: Sending[_Part]) -> None:
@@ -350,5 +392,5 @@ class _Stream:
             return
         now = time.monotonic()
         if force or now - self._saved_at >= _SAVE_INTERVAL:
-            save_load(self._stored_at, self._checkpoint)
+            save_checkpoint(self._stored_at, asdict(self._checkpoint))
             self._saved_at = now

@@ -4,10 +4,10 @@
 A write hands the loop its batches in source order (`SendLoop.send`); the loop sends each
 through its `Sender` as a task, as many at once as the write's concurrency controller says,
 and tells the write of each batch once it and every batch before it are finished
-(`finished`): the ordered finished prefix that a checkpoint records. A batch with an
-`outcome` already (nothing to send) is finished as it comes. The senders: `RowSender` (bulk
-requests), `AtomicLoad` (operations staged in one transaction) and `DRY_RUN` (nothing sent,
-every row counted as written).
+(`finished`): the ordered finished prefix that a checkpoint records. A batch without rows
+(its part of the source all rejected, or empty) is finished as it comes. The senders:
+`RowSender` (bulk requests), `AtomicLoad` (operations staged in one transaction) and
+`DRY_RUN` (nothing sent, every row counted as written).
 """
 
 from __future__ import annotations
@@ -76,7 +76,9 @@ class SendLoop(Generic[Mark]):
         controller weighs against the requests' waits)."""
         for batch in batches:
             self._pending.append(batch)
-            if batch.outcome is None:
+            if not batch.rows:
+                batch.outcome = Outcome()
+            else:
                 self._concurrency.worked(worked / len(batches))
                 await self._jobs.start(self._send(batch))
         self._advance()

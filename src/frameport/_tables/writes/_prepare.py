@@ -30,7 +30,15 @@ from ..._schema import (
     validate_batch,
 )
 from ._report import REJECTED_COLUMNS
-from ._row_ids import ID_COLUMN, ID_MESSAGE, IdFrom, column_ids, hashed_ids, positional_ids
+from ._row_ids import (
+    ID_COLUMN,
+    ID_MESSAGE,
+    IdFrom,
+    column_ids,
+    hashed_ids,
+    id_keys,
+    positional_ids,
+)
 from ._text_files import UNREADABLE
 
 PERMISSIONS = "$permissions"
@@ -67,8 +75,7 @@ class RowPreparer:
             check_column_keys(given)
         except ValueError as exc:
             raise LoadError(str(exc)) from None
-        keys = [self._id_from] if isinstance(self._id_from, str) else list(self._id_from or ())
-        absent_keys = [key for key in keys if key not in given]
+        absent_keys = [key for key in id_keys(self._id_from) if key not in given]
         if absent_keys:
             raise LoadError(
                 f"id_from names {', '.join(map(repr, absent_keys))}, which the source does not "
@@ -146,7 +153,7 @@ class RowPreparer:
             return values, bad.to_numpy(zero_copy_only=False), self._id_from
         if self._id_from:
             return hashed_ids(rows, list(self._id_from)), no_bad, ",".join(self._id_from)
-        made = _positional(self._run_id, positions)
+        made = positional_ids(self._run_id, positions)
         if ID_COLUMN not in rows.schema.names:
             return made, no_bad, ID_COLUMN
         given, bad = column_ids(rows.column(ID_COLUMN))
@@ -163,36 +170,39 @@ def _unreadable_rows(
         return batch, None, pa.table({})
     messages = batch.column(UNREADABLE)
     bad = messages.is_valid().to_numpy(zero_copy_only=False)
-    places = np.flatnonzero(bad).astype(np.int64)
-    unreadable = pa.table(
-        {
-            "row": pa.array(places, pa.int64()),
-            "column": pa.array([""] * len(places), pa.string()),
-            "rule": pa.array(["read"] * len(places), pa.string()),
-            "message": messages.filter(pa.array(bad)).cast(pa.string()),
-        }
-    )
+    places = np.flatnonzero(bad)
+    unreadable = rejections(places, "", "read", messages.filter(pa.array(bad)).to_pylist())
     source = batch.drop_columns([UNREADABLE])
     return source, np.flatnonzero(~bad).astype(np.int64), unreadable
 
 
-def _positional(run_id: str, positions: npt.NDArray[np.int64]) -> ArrowArray:
-    if len(positions) and positions[-1] - positions[0] == len(positions) - 1:
-        return positional_ids(run_id, int(positions[0]), len(positions))
-    return pa.array([positional_ids(run_id, int(p), 1)[0].as_py() for p in positions], pa.string())
+def rejections(
+    rows: Sequence[int] | npt.NDArray[np.int64],
+    column: str | Sequence[str],
+    rule: str,
+    message: str | Sequence[str | None],
+) -> pa.Table:
+    """The report's first columns for the rejected `rows` (places in a batch): one `column`
+    and `message` for all of them, or one each."""
+    count = len(rows)
+    return pa.table(
+        {
+            "row": pa.array(rows, pa.int64()),
+            "column": pa.array(
+                [column] * count if isinstance(column, str) else column, pa.string()
+            ),
+            "rule": pa.array([rule] * count, pa.string()),
+            "message": pa.array(
+                [message] * count if isinstance(message, str) else message, pa.string()
+            ),
+        }
+    )
 
 
 def _with_rejections(
     rejected: pa.Table, rows: npt.NDArray[np.int64], column: str, message: str
 ) -> pa.Table:
-    more = pa.table(
-        {
-            "row": pa.array(rows, pa.int64()),
-            "column": pa.array([column] * len(rows), pa.string()),
-            "rule": pa.array(["id"] * len(rows), pa.string()),
-            "message": pa.array([message] * len(rows), pa.string()),
-        }
-    )
+    more = rejections(rows, column, "id", message)
     return pa.concat_tables([rejected.cast(more.schema), more]).sort_by("row")
 
 

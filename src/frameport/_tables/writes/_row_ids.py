@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -33,6 +33,11 @@ from ..._schema import batch_to_rows
 ID_COLUMN = "$id"
 VALID_ID = r"^[a-zA-Z0-9][a-zA-Z0-9._-]{0,35}$"
 IdFrom = str | Sequence[str] | None
+
+
+def id_keys(id_from: IdFrom) -> list[str]:
+    """The key columns `id_from` names."""
+    return [id_from] if isinstance(id_from, str) else list(id_from or ())
 
 
 def hashed_ids(batch: pa.RecordBatch, keys: Sequence[str]) -> pa.StringArray:
@@ -47,16 +52,13 @@ def _digest(values: list[object]) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def positional_ids(run_id: str, first_row: int, count: int) -> pa.StringArray:
-    """IDs made for rows ``first_row … first_row + count - 1`` of the load `run_id`."""
-    ids = [f"{run_id}{position:012x}" for position in range(first_row, first_row + count)]
-    return pa.array(ids, pa.string())
+def positional_ids(run_id: str, positions: Iterable[int]) -> pa.StringArray:
+    """IDs made for the rows at `positions` of the source of the load `run_id`."""
+    return pa.array([f"{run_id}{int(position):012x}" for position in positions], pa.string())
 
 
 def column_ids(values: Any) -> tuple[Any, Any]:
     """A key column's values as IDs, and the mask of values that cannot be IDs."""
-    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
-        values = values.cast(pa.string())
     values = values.cast(pa.string())
     valid = pc.fill_null(pc.match_substring_regex(values, VALID_ID), False)
     return values, pc.invert(valid)

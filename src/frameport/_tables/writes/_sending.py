@@ -76,15 +76,6 @@ MAX_CONCURRENCY = 8
 """Bulk requests in flight at most, for one write."""
 
 
-def write_concurrency(units: int | Auto = AUTO) -> AdaptiveConcurrency:
-    """The controller of a write's requests in flight: `units` of them, or with ``"auto"``
-    two at first, up to `MAX_CONCURRENCY` while the service keeps up, and no more than
-    64 MiB of bodies out at once."""
-    if units != AUTO:
-        return AdaptiveConcurrency.pinned_at(units)
-    return AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
-
-
 ID = "$id"
 ROW_EXISTS = frozenset({"row_already_exists", "document_already_exists"})
 UNIQUE_CLASH = "row_unique_constraint_violation"
@@ -183,8 +174,11 @@ def cut_requests(
 ) -> list[tuple[int, EncodedRows]]:
     """`rows` in bulk requests, each as ``(where it starts in rows, its rows)``: in order, at
     most `max_rows` rows and `MAX_REQUEST_BYTES` each; a row longer than that alone, so that
-    it is refused on its own (`RowSender`). Each run of `max_rows` rows is encoded at once;
-    only a run over the bytes is encoded row by row, to be cut by size."""
+    it is refused on its own (`RowSender`); no rows, one empty request (`SendLoop` finishes it
+    unsent). Each run of `max_rows` rows is encoded at once; only a run over the bytes is
+    encoded row by row, to be cut by size."""
+    if not rows:
+        return [(0, EncodedRows([]))]
     cuts: list[tuple[int, EncodedRows]] = []
     for first in range(0, len(rows), max_rows):
         run = rows[first : first + max_rows]
@@ -212,26 +206,32 @@ def _cut_by_size(rows: list[dict[str, Any]]) -> list[tuple[int, EncodedRows]]:
 
 
 class RowSender:
-    """Sends batches of rows to one table (see the module docstring); reports each request's
-    wait to `concurrency`."""
+    """Sends batches of rows to one table (see the module docstring). `concurrency` is the
+    controller of the write's requests in flight, which hears each request's wait: `units`
+    of them, or with ``"auto"`` two at first, up to `MAX_CONCURRENCY` while the service
+    keeps up, and no more than 64 MiB of bodies out at once."""
 
     def __init__(
         self,
         requester: Requester,
         location: TableLocation,
         on_conflict: OnConflict,
-        concurrency: AdaptiveConcurrency,
+        units: int | Auto = AUTO,
     ) -> None:
         self._requester = requester
         self._location = location
-        self._on_conflict = on_conflict
-        self._concurrency = concurrency
+        self._on_conflict = check_on_conflict(on_conflict)
+        self.concurrency = (
+            AdaptiveConcurrency(cap=MAX_CONCURRENCY, budget=64 << 20, start=2)
+            if units == AUTO
+            else AdaptiveConcurrency.pinned_at(units)
+        )
 
     async def send(self, rows: EncodedRows, *, maybe_written: bool) -> Outcome:
         """Create `rows` (one of `cut_requests`); `maybe_written`: an earlier run of this
         load may have written them."""
         outcome = Outcome()
-        with contextlib.suppress(_Refused, _Split):  # the parts' outcomes are in `outcome`
+        with contextlib.suppress(_PartlyRefused):  # the parts' outcomes are in `outcome`
             await self._create(rows, outcome, maybe_written=maybe_written)
         return outcome
 
@@ -259,7 +259,7 @@ class RowSender:
         too long for any request is refused here, unsent."""
         if len(rows) == 1 and rows.size > MAX_REQUEST_BYTES:
             outcome.refused.append(_refusal(rows, None))
-            raise _Refused
+            raise _PartlyRefused
         try:
             await self._request(method, rows)
         except APIError as exc:
@@ -267,22 +267,26 @@ class RowSender:
                 raise
             if len(rows) == 1:
                 outcome.refused.append(_refusal(rows, exc))
-                raise _Refused from exc
+                raise _PartlyRefused from exc
             outcome.retries += 1
             middle = len(rows) // 2
             for places in (range(middle), range(middle, len(rows))):
-                half = rows.pick(places)
-                part = Outcome()
-                try:
-                    if method == "POST":
-                        await self._create(half, part, maybe_written=False, absent=absent)
-                    else:
-                        await self._bulk(method, half, part)
-                        part.replaced += len(half)
-                except (_Refused, _Split):
-                    pass
-                outcome.add(part, places)
-            raise _Split from exc
+                outcome.add(await self._part(method, rows, places, absent=absent), places)
+            raise _PartlyRefused from exc
+
+    async def _part(
+        self, method: str, rows: EncodedRows, places: Sequence[int], *, absent: bool
+    ) -> Outcome:
+        """The outcome of the rows at `places` of `rows` sent on their own: created
+        (``POST``), or upserted (counted as replaced)."""
+        part, picked = Outcome(), rows.pick(places)
+        with contextlib.suppress(_PartlyRefused):
+            if method == "POST":
+                await self._create(picked, part, maybe_written=False, absent=absent)
+            else:
+                await self._bulk(method, picked, part)
+                part.replaced += len(picked)
+        return part
 
     async def _request(self, method: str, rows: EncodedRows) -> None:
         location = self._location
@@ -300,7 +304,7 @@ class RowSender:
             idempotent=True,
             read_back=lost_answer if method == "POST" else None,
         )
-        self._concurrency.waited(time.perf_counter() - started, nbytes=len(body))
+        self.concurrency.waited(time.perf_counter() - started, nbytes=len(body))
 
     async def _settle(
         self,
@@ -323,17 +327,11 @@ class RowSender:
             )
             raise conflict
         if missing:
-            part = Outcome()
-            with contextlib.suppress(_Refused, _Split):
-                await self._create(rows.pick(missing), part, maybe_written=False, absent=True)
-            outcome.add(part, missing)
+            outcome.add(await self._part("POST", rows, missing, absent=True), missing)
         if not found:
             return
         if self._on_conflict == "replace":
-            part = Outcome()
-            with contextlib.suppress(_Refused, _Split):
-                await self._bulk("PUT", rows.pick(found), part)
-                part.replaced += len(found)
+            part = await self._part("PUT", rows, found, absent=True)
             if ours:
                 part.written, part.replaced = part.replaced, 0
             outcome.add(part, found)
@@ -343,12 +341,9 @@ class RowSender:
             outcome.skipped += len(found)
 
 
-class _Refused(Exception):
-    """The single row sent was refused (its refusal is in the outcome)."""
-
-
-class _Split(Exception):
-    """The batch was split; its halves' outcomes are in the outcome already."""
+class _PartlyRefused(Exception):
+    """Rows sent were refused: the single row sent, or some of a batch split in halves (the
+    refusals and the halves' outcomes are in the outcome already)."""
 
 
 async def existing_ids(
@@ -362,24 +357,19 @@ async def existing_ids(
     return {str(row[ID]) for row in page.get(location.items_key) or ()}
 
 
-def _over_limit(error: APIError) -> bool:
-    """Whether the service refused the request's body as too large."""
-    return error.status == 413
-
-
 def _refused_whole(error: APIError, *, absent: bool) -> bool:
     """Whether `error` refuses a bulk request for some of its rows, so that its halves may
     go through: a bad row (400), a body too large (413), a unique index's value already held
     (409) by a row of a batch whose IDs are `absent` (else it may be the row itself)."""
     if isinstance(error, ConflictError):
         return error.type == UNIQUE_CLASH and absent
-    return isinstance(error, BadRequestError) or _over_limit(error)
+    return isinstance(error, BadRequestError) or error.status == 413  # body too large
 
 
 def _refusal(rows: EncodedRows, error: APIError | None) -> Refusal:
     """The refusal of the one row of `rows`: the service's `error`, or None when the row is
     too long to send. A refusal for its size names the size and the largest value's column."""
-    if error is not None and not _over_limit(error):
+    if error is not None and error.status != 413:
         return Refusal(0, error.message, _named_column(error.message))
     row, size = rows.rows[0], len(rows.texts[0])
     column = max(row, key=lambda key: len(row_json({key: row[key]})), default=None)

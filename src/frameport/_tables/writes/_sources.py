@@ -121,13 +121,7 @@ def _pandas_source(frame: pd.DataFrame) -> Source:
         for start in range(0, len(frame), CHUNK_ROWS):
             yield from _arrow_of(frame.iloc[start : start + CHUNK_ROWS]).to_batches()
 
-    def parts() -> Iterator[pd.DataFrame]:
-        for start in range(0, len(frame), _HASHED_ROWS):
-            yield frame.iloc[start : start + _HASHED_ROWS]
-
-    def identity() -> str:
-        return content_identity("pandas", schema, len(frame), parts())
-
+    identity = content_identity("pandas", schema, len(frame), lambda at: frame.iloc[at])
     return Source("a pandas DataFrame", schema, len(frame), identity, read)
 
 
@@ -160,13 +154,10 @@ def _table_source(table: pa.Table, description: str) -> Source:
     def read() -> Iterator[pa.RecordBatch]:
         yield from table.to_batches(max_chunksize=CHUNK_ROWS)
 
-    def parts() -> Iterator[pd.DataFrame]:
-        for start in range(0, table.num_rows, _HASHED_ROWS):
-            yield table.slice(start, _HASHED_ROWS).to_pandas()
+    def part(at: slice) -> pd.DataFrame:
+        return table.slice(at.start, at.stop - at.start).to_pandas()
 
-    def identity() -> str:
-        return content_identity("arrow", table.schema, table.num_rows, parts())
-
+    identity = content_identity("arrow", table.schema, table.num_rows, part)
     return Source(description, table.schema, table.num_rows, identity, read)
 
 
@@ -215,15 +206,23 @@ def _narwhals_source(source: object) -> Source | None:
     return _table_source(frame.to_arrow(), f"a {type(source).__name__} frame")
 
 
-def content_identity(kind: str, schema: pa.Schema, rows: int, parts: Iterator[pd.DataFrame]) -> str:
-    """A frame's identity for a checkpoint: its kind, columns and rows, and a SHA-256 of its
-    values in order (pandas' hash of each row's values, `_row_hashes`), so that two frames of
-    one shape never share a checkpoint and the same values built again find theirs."""
-    columns = ",".join(f"{field.name}:{field.type}" for field in schema)
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(_row_hashes(part).tobytes())
-    return f"{kind}|{columns}|{rows}|{digest.hexdigest()}"
+def content_identity(
+    kind: str, schema: pa.Schema, rows: int, part: Callable[[slice], pd.DataFrame]
+) -> Callable[[], str]:
+    """A frame's identity for a checkpoint (`part`: its rows in a slice, as pandas): its kind,
+    columns and rows, and a SHA-256 of its values in order (pandas' hash of each row's values,
+    `_row_hashes`), so that two frames of one shape never share a checkpoint and the same
+    values built again find theirs."""
+
+    def identity() -> str:
+        columns = ",".join(f"{field.name}:{field.type}" for field in schema)
+        digest = hashlib.sha256()
+        for start in range(0, rows, _HASHED_ROWS):
+            at = slice(start, min(start + _HASHED_ROWS, rows))
+            digest.update(_row_hashes(part(at)).tobytes())
+        return f"{kind}|{columns}|{rows}|{digest.hexdigest()}"
+
+    return identity
 
 
 def _row_hashes(part: pd.DataFrame) -> npt.NDArray[np.integer]:
@@ -255,9 +254,11 @@ def _file_source(location: str, text_columns: Collection[str]) -> Source:
     if name.endswith(_PARQUET):
         return _parquet_source(location)
     if name.endswith(_CSV):
-        return _csv_source(location, text_columns, delimiter="\t" if name.endswith(".tsv") else ",")
+        return _text_source(
+            location, text_columns, delimiter="\t" if name.endswith(".tsv") else ","
+        )
     if name.endswith(_JSON):
-        return _json_source(location, text_columns)
+        return _text_source(location, text_columns, delimiter=None)
     raise LoadError(
         f"cannot tell the format of {location!r} from its name: load a file ending in "
         ".parquet, .csv, .tsv, .ndjson, .jsonl or .json (optionally compressed, e.g. .csv.gz)"
@@ -304,43 +305,30 @@ def _parquet_source(location: str) -> Source:
     )
 
 
-def _csv_source(location: str, text_columns: Collection[str], *, delimiter: str) -> Source:
+def _text_source(location: str, text_columns: Collection[str], *, delimiter: str | None) -> Source:
+    """A CSV file's source (`delimiter`), or a JSON lines file's (None); its columns are those
+    of its first rows."""
+    import pyarrow.fs as pafs
+
     filesystem, path = _filesystem(location)
 
     def read() -> Iterator[pa.RecordBatch]:
-        header, blocks = split_header(_open_input(filesystem, path))
+        # a compressed file (by its suffix) is decompressed
+        stream = (filesystem or pafs.LocalFileSystem()).open_input_stream(path)
+        if delimiter is None:
+            blocks = record_blocks(stream, quoted=False)
+            yield from record_batches(blocks, json_format(text_columns), None)
+            return
+        header, blocks = split_header(stream)
         text_format, names = csv_format(header, text_columns, delimiter)
         yield from record_batches(blocks, text_format, names)
 
-    return _text_source(
-        f"the CSV file {location}", _identity("csv", location, filesystem, path), read
-    )
-
-
-def _json_source(location: str, text_columns: Collection[str]) -> Source:
-    filesystem, path = _filesystem(location)
-
-    def read() -> Iterator[pa.RecordBatch]:
-        blocks = record_blocks(_open_input(filesystem, path), quoted=False)
-        yield from record_batches(blocks, json_format(text_columns), None)
-
-    return _text_source(
-        f"the JSON lines file {location}", _identity("json", location, filesystem, path), read
-    )
-
-
-def _text_source(
-    description: str, identity: str, read: Callable[[], Iterator[pa.RecordBatch]]
-) -> Source:
-    """A CSV or JSON lines file's source: its columns are those of its first rows."""
+    kind = "json" if delimiter is None else "csv"
+    identity = _identity(kind, location, filesystem, path)
     first = next(read(), None)
     names = [] if first is None else [n for n in first.schema.names if n != UNREADABLE]
     schema = pa.schema([] if first is None else [first.schema.field(n) for n in names])
+    description = (
+        f"the JSON lines file {location}" if kind == "json" else f"the CSV file {location}"
+    )
     return Source(description, schema, None, lambda: identity, read)
-
-
-def _open_input(filesystem: FileSystem | None, path: str) -> pa.NativeFile:
-    """The file's bytes as a stream; a compressed file (by its suffix) is decompressed."""
-    import pyarrow.fs as pafs
-
-    return (filesystem or pafs.LocalFileSystem()).open_input_stream(path)

@@ -118,7 +118,7 @@ def split_header(stream: pa.NativeFile) -> tuple[bytes, Iterator[tuple[bytes, in
     if first is None:
         raise LoadError("the CSV file is empty: it has no header line naming its columns")
     block, line = first
-    ends = _record_ends(_bytes_array(block), quoted=True)
+    ends = _record_ends(block, quoted=True)
     end = int(ends[0]) + 1 if len(ends) else len(block)
     header, rest = block[:end], block[end:]
     if _first_bad_utf8(header, 0) is not None:
@@ -148,7 +148,7 @@ def record_blocks(stream: pa.NativeFile, *, quoted: bool) -> Iterator[tuple[byte
             if data:
                 yield data, line
             return
-        ends = _record_ends(_bytes_array(data), quoted=quoted)
+        ends = _record_ends(data, quoted=quoted)
         if len(ends):
             cut = int(ends[-1]) + 1
             yield data[:cut], line
@@ -186,7 +186,7 @@ def check_json_depth(block: bytes, line: int) -> None:
     """Raise `LoadError` when a line of `block` (the file's line `line` first) nests deeper
     than `MAX_JSON_DEPTH`. Only a line with more opening brackets than that can, so only
     those lines are scanned (`_deepest`)."""
-    data = _bytes_array(block)
+    data = np.frombuffer(block, dtype=np.uint8)
     opens = np.flatnonzero((data == _OPEN_LIST) | (data == _OPEN_OBJECT))
     if len(opens) <= MAX_JSON_DEPTH:
         return
@@ -241,11 +241,11 @@ def _read_block(block: bytes, line: int, text_format: TextFormat) -> list[pa.Tab
     start = 0
     while start < len(block):
         bad = _first_bad_utf8(block, start)
-        end = len(block) if bad is None else _record_start(block, bad, text_format)
-        parts.extend(_parsed(block, start, end, line, text_format))
         if bad is None:
+            parts.extend(_parsed(block, start, len(block), line, text_format))
             break
-        record_end = _record_end(block, bad, text_format)
+        end, record_end = _record_around(block, bad, quoted=text_format.kind == "csv")
+        parts.extend(_parsed(block, start, end, line, text_format))
         at = line + block.count(b"\n", 0, end)
         place = bad - block.rfind(b"\n", 0, bad)
         parts.append(
@@ -272,7 +272,7 @@ def _parsed(
         return [table]
     except (pa.ArrowException, ValueError) as exc:
         error = exc
-    ends = _record_ends(_bytes_array(data), quoted=text_format.kind == "csv")
+    ends = _record_ends(data, quoted=text_format.kind == "csv")
     inner = ends[ends < len(data) - 1]
     if not len(inner):
         at = line + block.count(b"\n", 0, start)
@@ -344,13 +344,10 @@ def _concatenated(tables: list[pa.Table]) -> Iterator[pa.Table]:
         yield run
 
 
-def _bytes_array(data: bytes) -> npt.NDArray[np.uint8]:
-    return np.frombuffer(data, dtype=np.uint8)
-
-
-def _record_ends(data: npt.NDArray[np.uint8], *, quoted: bool) -> Any:
+def _record_ends(block: bytes, *, quoted: bool) -> Any:
     """The places of the newlines that end records: all of them, or (`quoted`) those after
     an even number of quotes."""
+    data = np.frombuffer(block, dtype=np.uint8)
     newlines = np.flatnonzero(data == _NEWLINE)
     if not quoted or not len(newlines):
         return newlines
@@ -366,13 +363,9 @@ def _first_bad_utf8(block: bytes, start: int) -> int | None:
     return None
 
 
-def _record_start(block: bytes, place: int, text_format: TextFormat) -> int:
-    ends = _record_ends(_bytes_array(block[:place]), quoted=text_format.kind == "csv")
-    return int(ends[-1]) + 1 if len(ends) else 0
-
-
-def _record_end(block: bytes, place: int, text_format: TextFormat) -> int:
-    start = _record_start(block, place, text_format)
-    ends = _record_ends(_bytes_array(block[start:]), quoted=text_format.kind == "csv")
-    after = ends[ends + start >= place]
-    return start + int(after[0]) + 1 if len(after) else len(block)
+def _record_around(block: bytes, place: int, *, quoted: bool) -> tuple[int, int]:
+    """Where the record holding the byte at `place` starts and ends."""
+    ends = _record_ends(block, quoted=quoted)
+    before, after = ends[ends < place], ends[ends >= place]
+    start = int(before[-1]) + 1 if len(before) else 0
+    return start, int(after[0]) + 1 if len(after) else len(block)

@@ -16,7 +16,7 @@ from ..store._db_terms import TABLES, Terms
 from ..store._listing import queries_param_error
 from ..store._query import ALL_METHODS, FILTERS, ORDERS, PAGING, ListQuery, QueryError, Schema
 from ..store._query import parse_queries as _parse_queries
-from ..store._schema_store import DatabaseMeta, TableMeta
+from ..store._schema_store import DatabaseMeta, TableMeta, keyed_source, promote_ready
 from ..store._sql import Clause, Source, count, fetch_page
 from ..wire import _json as request_json
 from ..wire._errors import ServiceError, invalid_param
@@ -47,6 +47,33 @@ def table_route(
     return RouteSpec(method, path, bound, accepted, limit)
 
 
+#: Route methods by handler verb, and whether they act on one item (else on the list).
+_ITEM_VERBS = {
+    "create": ("POST", False),
+    "list": ("GET", False),
+    "get": ("GET", True),
+    "update": ("PUT", True),
+    "delete": ("DELETE", True),
+}
+
+
+def item_routes(
+    terms: Terms,
+    kinds: tuple[Sequence[str], Sequence[str]],
+    many: str,
+    one: str,
+    handlers: Sequence[Callable[..., Any]],
+) -> list[RouteSpec]:
+    """The routes of one kind of item for one interface, under the scopes of `kinds`
+    (TablesDB's, legacy): each handler's verb is the first word of its name (`list_tables`)."""
+    specs = []
+    for handler in handlers:
+        method, on_item = _ITEM_VERBS[handler.__name__.split("_")[0]]
+        accepted = scopes(terms, "read" if method == "GET" else "write", *kinds)
+        specs.append(table_route(terms, method, one if on_item else many, handler, accepted))
+    return specs
+
+
 def database_or_404(conn: sqlite3.Connection, ctx: Context) -> DatabaseMeta:
     """The path's database; missing, or disabled for a non-key caller → 404."""
     return row_access.database_or_404(conn, ctx.caller, ctx.path["databaseId"])
@@ -57,6 +84,27 @@ def table_or_404(conn: sqlite3.Connection, ctx: Context, terms: Terms) -> TableM
     return row_access.table_or_404(
         conn, ctx.caller, terms, ctx.path["databaseId"], ctx.path[terms.table_id]
     )
+
+
+def ready_table(ctx: Context, terms: Terms) -> TableMeta:
+    """The path's table once its due columns and indexes took their final status."""
+    promote_ready(ctx.store)
+    with ctx.store.read() as conn:
+        return table_or_404(conn, ctx, terms)
+
+
+def keyed_page(
+    ctx: Context, terms: Terms, schema: Schema, meta_table: str, title: str
+) -> tuple[TableMeta, int, list[str]]:
+    """A list of the path's table's columns (`tdb_columns`) or indexes (`tdb_indexes`): the
+    table, the total and the keys of one page."""
+    promote_ready(ctx.store)
+    query = list_queries(ctx, schema)
+    with ctx.store.read() as conn:
+        table = table_or_404(conn, ctx, terms)
+        source = keyed_source(meta_table, table)
+        total, keys = metadata_page(conn, ctx, query, source, title=title)
+    return table, total, keys
 
 
 #: The first response format in which `$sequence` is a string
@@ -87,25 +135,15 @@ def list_queries(ctx: Context, schema: Schema) -> ListQuery:
         raise queries_param_error(exc) from None
 
 
-def _decoded(value: Any) -> Any:
-    """A JSON string decoded; anything else (or text that is not JSON) as it is."""
-    if isinstance(value, str):
-        try:
-            return request_json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def object_list(ctx: Context, name: str, max_items: int) -> list[dict[str, Any]] | None:
     """A parameter holding an array of JSON objects (each may be sent as a JSON string)."""
     if not ctx.params.has(name):
         return None
-    items = _decoded(ctx.params.raw(name))
+    items = request_json.loads_text(ctx.params.raw(name))
     description = f"Value must be a valid array no longer than {max_items} items"
     if not isinstance(items, list) or len(items) > max_items:
         raise invalid_param(name, description)
-    decoded = [_decoded(item) for item in items]
+    decoded = [request_json.loads_text(item) for item in items]
     if not all(isinstance(item, dict) for item in decoded):
         raise invalid_param(name, f"{description}, each a JSON object")
     return decoded

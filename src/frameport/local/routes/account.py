@@ -219,27 +219,22 @@ def _session_not_found() -> ServiceError:
     return ServiceError("user_session_not_found", "The current user session could not be found.")
 
 
-def delete_session(ctx: Context) -> Reply:
+def delete_sessions(ctx: Context) -> Reply:
+    """Sign out of the path's session (`current`: the request's own) or, without one, of
+    every session of the user."""
     user = require_user(ctx)
-    session_id = _named_session(ctx)
+    every = "sessionId" not in ctx.path
+    session_id = None if every else _named_session(ctx)
     with ctx.store.write() as conn:
         deleted = conn.execute(
-            "DELETE FROM sessions WHERE id = ? AND user_id = ?", (session_id, user["id"])
+            "DELETE FROM sessions WHERE user_id = ? AND (? OR id = ?)",
+            (user["id"], every, session_id),
         ).rowcount
-    if not deleted:
+    if not deleted and not every:
         raise _session_not_found()
     review_user_connections(ctx.state, user["id"])
-    if session_id == ctx.caller.session_id:
+    if every or session_id == ctx.caller.session_id:
         _clear_cookies(ctx)
-    return Reply(status=204)
-
-
-def delete_sessions(ctx: Context) -> Reply:
-    user = require_user(ctx)
-    with ctx.store.write() as conn:
-        conn.execute("DELETE FROM sessions WHERE user_id = ?", (user["id"],))
-    review_user_connections(ctx.state, user["id"])
-    _clear_cookies(ctx)
     return Reply(status=204)
 
 
@@ -297,45 +292,35 @@ def create_jwt(ctx: Context) -> Reply:
     return Reply({"jwt": mint_jwt(ctx.state, user["id"], ctx.caller.session_id, duration)}, 201)
 
 
+_SIGN_IN = ("sessions.write",)
+_ACCOUNT = ("account",)
 ROUTES: list[RouteSpec] = [
-    *route(
-        create_account,
-        "POST",
-        "/v1/account",
-        scopes=("sessions.write",),
-        rate_limit=RateLimit(10, 3600),
-    ),
+    *route(create_account, "POST", "/v1/account", scopes=_SIGN_IN, rate_limit=RateLimit(10, 3600)),
     *route(
         create_email_session,
         "POST",
         "/v1/account/sessions/email",
         "/v1/account/sessions",
-        scopes=("sessions.write",),
+        scopes=_SIGN_IN,
         rate_limit=RateLimit(10, 3600, key=_email_key, by_ip=False, reset_on_success=True),
     ),
-    *route(get_account, "GET", "/v1/account", scopes=("account",)),
-    *route(
-        delete_session,
-        "DELETE",
-        "/v1/account/sessions/{sessionId}",
-        scopes=("account",),
-        rate_limit=RateLimit(100, 3600),
-    ),
+    *route(get_account, "GET", "/v1/account", scopes=_ACCOUNT),
     *route(
         delete_sessions,
         "DELETE",
+        "/v1/account/sessions/{sessionId}",
         "/v1/account/sessions",
-        scopes=("account",),
+        scopes=_ACCOUNT,
         rate_limit=RateLimit(100, 3600),
     ),
-    *route(list_sessions, "GET", "/v1/account/sessions", scopes=("account",)),
-    *route(get_session, "GET", "/v1/account/sessions/{sessionId}", scopes=("account",)),
+    *route(list_sessions, "GET", "/v1/account/sessions", scopes=_ACCOUNT),
+    *route(get_session, "GET", "/v1/account/sessions/{sessionId}", scopes=_ACCOUNT),
     *route(
         create_jwt,
         "POST",
         "/v1/account/jwts",
         "/v1/account/jwt",
-        scopes=("account",),
+        scopes=_ACCOUNT,
         rate_limit=RateLimit(120, 60, key=_jwt_key, by_ip=False),
     ),
 ]

@@ -20,7 +20,7 @@ from ..service.accounts._permissions import RESOURCE_ACTIONS, is_allowed, normal
 from ..service.uploads._chunks import UploadPaths
 from ..store._listing import MetadataList
 from ..wire._errors import ServiceError, invalid_param
-from ..wire._timefmt import now_text
+from ..wire._timefmt import now_text, stamps
 from ._routing import Context, Reply, RouteSpec, route
 
 COMPRESSIONS = ("none", "gzip", "zstd")
@@ -28,13 +28,9 @@ COMPRESSIONS = ("none", "gzip", "zstd")
 BUCKET_LIST = MetadataList(
     "buckets",
     {
-        "enabled": ("boolean", "enabled"),
-        "name": ("string", "name"),
-        "fileSecurity": ("boolean", "file_security"),
-        "maximumFileSize": ("integer", "maximum_file_size"),
-        "encryption": ("boolean", "encryption"),
-        "antivirus": ("boolean", "antivirus"),
-        "transformations": ("boolean", "transformations"),
+        "boolean": ("enabled", "fileSecurity", "encryption", "antivirus", "transformations"),
+        "string": ("name",),
+        "integer": ("maximumFileSize",),
     },
     noun="Bucket",
 )
@@ -106,9 +102,7 @@ class Bucket:
     def model(self, total_size: int) -> dict[str, Any]:
         """The Bucket model (service interface, "Models")."""
         return {
-            "$id": self.id,
-            "$createdAt": self.created_at,
-            "$updatedAt": self.updated_at,
+            **stamps(self.id, self.created_at, self.updated_at),
             "$permissions": self.permissions,
             "fileSecurity": self.file_security,
             "name": self.name,
@@ -216,15 +210,9 @@ def get_bucket(ctx: Context) -> Reply:
 
 
 def list_buckets(ctx: Context) -> Reply:
-    query = BUCKET_LIST.parse(ctx.params.queries())
+    listed = BUCKET_LIST.parse(ctx.params)
     with ctx.store.read() as conn:
-        total, rows = BUCKET_LIST.page(
-            conn,
-            query,
-            _COLUMNS,
-            search=ctx.params.string("search", max_length=256),
-            with_total=ctx.params.boolean("total", True),
-        )
+        total, rows = BUCKET_LIST.page(conn, listed, _COLUMNS)
         buckets = [Bucket.from_row(row) for row in rows]
         models = [bucket.model(_total_size(conn, bucket.id)) for bucket in buckets]
     return Reply({"total": total, "buckets": models})

@@ -18,13 +18,11 @@ from ..store._schema_store import (
     delete_column,
     delete_index,
     insert_column,
-    keyed_source,
-    promote_ready,
     reload_table,
 )
 from ..wire._errors import ServiceError
 from ._routing import Context, Reply, RouteSpec
-from ._tablesdb import list_queries, metadata_page, scopes, table_or_404, table_route
+from ._tablesdb import item_routes, keyed_page, ready_table, scopes, table_or_404, table_route
 
 COLUMN_LIMIT = 500
 
@@ -72,21 +70,14 @@ def create_column(ctx: Context, terms: Terms) -> Reply:
 
 
 def list_columns(ctx: Context, terms: Terms) -> Reply:
-    promote_ready(ctx.store)
-    query = list_queries(ctx, COLUMN_SCHEMA)
-    with ctx.store.read() as conn:
-        table = table_or_404(conn, ctx, terms)
-        total, keys = metadata_page(
-            conn, ctx, query, keyed_source("tdb_columns", table), title=terms.title("column")
-        )
+    title = terms.title("column")
+    table, total, keys = keyed_page(ctx, terms, COLUMN_SCHEMA, "tdb_columns", title)
     columns = [column_model(column_or_404(table, key, terms)) for key in keys]
     return Reply({"total": total, terms.columns: columns})
 
 
 def get_column(ctx: Context, terms: Terms) -> Reply:
-    promote_ready(ctx.store)
-    with ctx.store.read() as conn:
-        table = table_or_404(conn, ctx, terms)
+    table = ready_table(ctx, terms)
     return Reply(column_model(column_or_404(table, ctx.path["key"], terms)))
 
 
@@ -106,15 +97,14 @@ def delete_column_route(ctx: Context, terms: Terms) -> Reply:
 
 def _column_routes(terms: Terms) -> list[RouteSpec]:
     base = f"{terms.table_path}/{terms.columns}"
-    read, write = scopes(terms, "read", *COLUMN_SCOPES), scopes(terms, "write", *COLUMN_SCOPES)
+    write = scopes(terms, "write", *COLUMN_SCOPES)
+    handlers = (list_columns, get_column, delete_column_route)
     return [
         *(
             table_route(terms, "POST", f"{base}/{route_type}", create_column, write)
             for route_type in ROUTE_TYPES
         ),
-        table_route(terms, "GET", base, list_columns, read),
-        table_route(terms, "GET", f"{base}/{{key}}", get_column, read),
-        table_route(terms, "DELETE", f"{base}/{{key}}", delete_column_route, write),
+        *item_routes(terms, COLUMN_SCOPES, base, f"{base}/{{key}}", handlers),
     ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from pathlib import Path
 
 from starlette.responses import Response
 
@@ -32,37 +33,33 @@ CACHE_CONTROL = "private, max-age=3888000"
 _HEX_COLOR = re.compile(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}")
 
 
-def _complete_file(ctx: Context, bucket: Bucket) -> StoredFile:
+def _complete_file(ctx: Context, bucket: Bucket) -> tuple[StoredFile, Path]:
+    """The path's file, if the caller may read it and its upload is complete, and where its
+    bytes are."""
     stored = accessible_file(ctx, bucket, "read")
     if not stored.complete:
         raise ServiceError(
             "storage_file_not_found",
             f"File not found in {bucket.id}/{stored.id}: its upload is not complete.",
         )
-    return stored
+    return stored, bucket_files(ctx.state, bucket.id).final(stored.id)
 
 
-def download_file(ctx: Context) -> Response:
-    bucket = open_bucket(ctx)
-    stored = _complete_file(ctx, bucket)
+def file_bytes(ctx: Context) -> Response:
+    """`.../download` sends the file as an attachment; `.../view` inline, as its own type
+    only when that type is safe to show (else as text)."""
+    stored, path = _complete_file(ctx, open_bucket(ctx))
+    inline = ctx.route.path.endswith("/view")
     headers = {
-        "Content-Disposition": content_disposition("attachment", stored.name),
+        "Content-Disposition": content_disposition(
+            "inline" if inline else "attachment", stored.name
+        ),
         "Cache-Control": CACHE_CONTROL,
     }
-    path = bucket_files(ctx.state, bucket.id).final(stored.id)
-    return stored_bytes_response(path, ctx.header("Range"), stored.mime_type, headers)
-
-
-def view_file(ctx: Context) -> Response:
-    bucket = open_bucket(ctx)
-    stored = _complete_file(ctx, bucket)
-    headers = {
-        "Content-Disposition": content_disposition("inline", stored.name),
-        "Cache-Control": CACHE_CONTROL,
-        "X-Content-Type-Options": "nosniff",
-    }
-    mime = stored.mime_type if stored.mime_type in VIEW_SAFE_MIMES else "text/plain"
-    path = bucket_files(ctx.state, bucket.id).final(stored.id)
+    mime = stored.mime_type
+    if inline:
+        headers["X-Content-Type-Options"] = "nosniff"
+        mime = mime if mime in VIEW_SAFE_MIMES else "text/plain"
     return stored_bytes_response(path, ctx.header("Range"), mime, headers)
 
 
@@ -111,9 +108,8 @@ def preview_file(ctx: Context) -> Reply:
             "storage_bucket_transformations_disabled",
             "Image transformations are disabled for the requested bucket.",
         )
-    stored = _complete_file(ctx, bucket)
+    stored, path = _complete_file(ctx, bucket)
     options = _preview_options(ctx)
-    path = bucket_files(ctx.state, bucket.id).final(stored.id)
     data, media_type = render_preview(
         path, stored.mime_type, stored.size_actual, stored.name, options
     )
@@ -124,23 +120,8 @@ def preview_file(ctx: Context) -> Reply:
     )
 
 
+_FILE = "/v1/storage/buckets/{bucketId}/files/{fileId}"
 ROUTES: list[RouteSpec] = [
-    *route(
-        download_file,
-        "GET",
-        "/v1/storage/buckets/{bucketId}/files/{fileId}/download",
-        scopes=("files.read",),
-    ),
-    *route(
-        view_file,
-        "GET",
-        "/v1/storage/buckets/{bucketId}/files/{fileId}/view",
-        scopes=("files.read",),
-    ),
-    *route(
-        preview_file,
-        "GET",
-        "/v1/storage/buckets/{bucketId}/files/{fileId}/preview",
-        scopes=("files.read",),
-    ),
+    *route(file_bytes, "GET", f"{_FILE}/download", f"{_FILE}/view", scopes=("files.read",)),
+    *route(preview_file, "GET", f"{_FILE}/preview", scopes=("files.read",)),
 ]

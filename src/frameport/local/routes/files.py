@@ -56,13 +56,8 @@ from .buckets import Bucket, bucket_files, open_bucket
 FILE_LIST = MetadataList(
     "files",
     {
-        "name": ("string", "name"),
-        "folder": ("string", "folder"),
-        "signature": ("string", "signature"),
-        "mimeType": ("string", "mime_type"),
-        "sizeOriginal": ("integer", "size_original"),
-        "chunksTotal": ("integer", "chunks_total"),
-        "chunksUploaded": ("integer", "chunks_uploaded"),
+        "string": ("name", "folder", "signature", "mimeType"),
+        "integer": ("sizeOriginal", "chunksTotal", "chunksUploaded"),
     },
     noun="File",
 )
@@ -375,17 +370,11 @@ def list_files(ctx: Context) -> Reply:
     by_bucket = bucket.allows(ctx.caller, "read")
     if not by_bucket and not bucket.file_security:
         raise _unauthorized()
-    query = FILE_LIST.parse(ctx.params.queries())
+    listed = FILE_LIST.parse(ctx.params)
+    visible = None if by_bucket else readable_by(ctx.caller.roles)
     with ctx.store.read() as conn:
-        total, rows = FILE_LIST.page(
-            conn,
-            query,
-            _COLUMNS,
-            scope=("bucket_id = ?", [bucket.id]),
-            visible=None if by_bucket else readable_by(ctx.caller.roles),
-            search=ctx.params.string("search", max_length=256),
-            with_total=ctx.params.boolean("total", True),
-        )
+        scope = ("bucket_id = ?", [bucket.id])
+        total, rows = FILE_LIST.page(conn, listed, _COLUMNS, scope=scope, visible=visible)
     return Reply({"total": total, "files": [StoredFile.from_row(row).model() for row in rows]})
 
 

@@ -40,7 +40,7 @@ from ..service.uploads._chunks import (
 )
 from ..store._listing import MetadataList
 from ..wire._errors import ServiceError
-from ..wire._timefmt import now_text
+from ..wire._timefmt import now_text, stamps
 from ._routing import Context, Reply, RouteSpec, route
 
 #: The largest deployment archive, in bytes (`_APP_COMPUTE_SIZE_LIMIT`'s default).
@@ -48,25 +48,19 @@ DEPLOYMENT_SIZE_LIMIT = 30_000_000
 
 FUNCTION_LIST = MetadataList(
     "functions",
-    {
-        "name": ("string", "name"),
-        "runtime": ("string", "runtime"),
-        "deploymentId": ("id", "deployment_id"),
-        "entrypoint": ("string", "entrypoint"),
-    },
+    {"string": ("name", "runtime", "entrypoint"), "id": ("deploymentId",)},
     noun="Function",
 )
 DEPLOYMENT_LIST = MetadataList(
     "deployments",
     {
-        "entrypoint": ("string", "entrypoint"),
-        "status": ("string", "status"),
-        "activate": ("boolean", "activate"),
-        "sourceSize": ("integer", "source_size"),
-        "totalSize": ("integer", "source_size"),
+        "string": ("entrypoint", "status"),
+        "boolean": ("activate",),
+        "integer": ("sourceSize", "totalSize"),
     },
     noun="Deployment",
     search_column="entrypoint",
+    columns={"totalSize": "source_size"},
 )
 _FUNCTION_COLUMNS = (
     "sequence, id, name, runtime, entrypoint, commands, deployment_id, created_at, updated_at"
@@ -99,9 +93,7 @@ class StoredFunction:
         ).fetchone()
         latest = None if latest_row is None else StoredDeployment(*latest_row)
         return {
-            "$id": self.id,
-            "$createdAt": self.created_at,
-            "$updatedAt": self.updated_at,
+            **stamps(self.id, self.created_at, self.updated_at),
             "execute": [],
             "name": self.name,
             "enabled": True,
@@ -160,9 +152,7 @@ class StoredDeployment:
             "providerBranchUrl",
         )
         return {
-            "$id": self.id,
-            "$createdAt": self.created_at,
-            "$updatedAt": self.updated_at,
+            **stamps(self.id, self.created_at, self.updated_at),
             "type": "manual",
             "resourceId": self.function_id,
             "resourceType": "functions",
@@ -250,15 +240,9 @@ def get_function(ctx: Context) -> Reply:
 
 
 def list_functions(ctx: Context) -> Reply:
-    query = FUNCTION_LIST.parse(ctx.params.queries())
+    listed = FUNCTION_LIST.parse(ctx.params)
     with ctx.store.read() as conn:
-        total, rows = FUNCTION_LIST.page(
-            conn,
-            query,
-            _FUNCTION_COLUMNS,
-            search=ctx.params.string("search", max_length=256),
-            with_total=ctx.params.boolean("total", True),
-        )
+        total, rows = FUNCTION_LIST.page(conn, listed, _FUNCTION_COLUMNS)
         functions = [StoredFunction(*row).model(conn) for row in rows]
     return Reply({"total": total, "functions": functions})
 
@@ -440,17 +424,11 @@ def get_deployment(ctx: Context) -> Reply:
 
 
 def list_deployments(ctx: Context) -> Reply:
-    query = DEPLOYMENT_LIST.parse(ctx.params.queries())
+    listed = DEPLOYMENT_LIST.parse(ctx.params)
     with ctx.store.read() as conn:
         function = _function(conn, ctx.path["functionId"])
-        total, rows = DEPLOYMENT_LIST.page(
-            conn,
-            query,
-            _DEPLOYMENT_COLUMNS,
-            scope=("function_id = ?", [function.id]),
-            search=ctx.params.string("search", max_length=256),
-            with_total=ctx.params.boolean("total", True),
-        )
+        scope = ("function_id = ?", [function.id])
+        total, rows = DEPLOYMENT_LIST.page(conn, listed, _DEPLOYMENT_COLUMNS, scope=scope)
     return Reply({"total": total, "deployments": [StoredDeployment(*r).model() for r in rows]})
 
 

@@ -21,13 +21,11 @@ from ..store._schema_store import (
     fail_index,
     index_model,
     insert_index,
-    keyed_source,
-    promote_ready,
 )
 from ..wire._errors import ServiceError, invalid_param
 from ..wire._params import Params
 from ._routing import Context, Reply, RouteSpec
-from ._tablesdb import list_queries, metadata_page, scopes, table_or_404, table_route
+from ._tablesdb import item_routes, keyed_page, ready_table, table_or_404
 
 INDEX_TYPES = ("key", "unique", "fulltext")
 
@@ -114,21 +112,13 @@ def create_index(ctx: Context, terms: Terms) -> Reply:
 
 
 def list_indexes(ctx: Context, terms: Terms) -> Reply:
-    promote_ready(ctx.store)
-    query = list_queries(ctx, INDEX_SCHEMA)
-    with ctx.store.read() as conn:
-        table = table_or_404(conn, ctx, terms)
-        total, keys = metadata_page(
-            conn, ctx, query, keyed_source("tdb_indexes", table), title="Index"
-        )
+    table, total, keys = keyed_page(ctx, terms, INDEX_SCHEMA, "tdb_indexes", "Index")
     indexes = [index_model(_index_or_404(table, key), terms) for key in keys]
     return Reply({"total": total, "indexes": indexes})
 
 
 def get_index(ctx: Context, terms: Terms) -> Reply:
-    promote_ready(ctx.store)
-    with ctx.store.read() as conn:
-        table = table_or_404(conn, ctx, terms)
+    table = ready_table(ctx, terms)
     return Reply(index_model(_index_or_404(table, ctx.path["key"]), terms))
 
 
@@ -143,13 +133,8 @@ def delete_index_route(ctx: Context, terms: Terms) -> Reply:
 
 def _index_routes(terms: Terms) -> list[RouteSpec]:
     base = f"{terms.table_path}/indexes"
-    read, write = scopes(terms, "read", *INDEX_SCOPES), scopes(terms, "write", *INDEX_SCOPES)
-    return [
-        table_route(terms, "POST", base, create_index, write),
-        table_route(terms, "GET", base, list_indexes, read),
-        table_route(terms, "GET", f"{base}/{{key}}", get_index, read),
-        table_route(terms, "DELETE", f"{base}/{{key}}", delete_index_route, write),
-    ]
+    handlers = (create_index, list_indexes, get_index, delete_index_route)
+    return item_routes(terms, INDEX_SCOPES, base, f"{base}/{{key}}", handlers)
 
 
 ROUTES: list[RouteSpec] = [spec for terms in BOTH for spec in _index_routes(terms)]

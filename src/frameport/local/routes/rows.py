@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
 from typing import Any
 
 from ..service._ratelimit import RateLimit
@@ -27,6 +26,7 @@ from ..service.rows._access import (
     unauthorized,
 )
 from ..service.rows._writes import (
+    RowInput,
     apply_update,
     bulk_item,
     check_unchanged_since,
@@ -40,8 +40,6 @@ from ..service.transactions._view import StagedTable
 from ..store._db_terms import BOTH, Terms
 from ..store._query import ListQuery
 from ..store._rowstore import (
-    RowMeta,
-    StoredRow,
     delete_rows,
     insert_row,
     list_body,
@@ -127,35 +125,11 @@ def create_rows(call: RowCall) -> Reply:
         if not table_allows(ctx.caller, table, "create"):
             raise unauthorized()
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
-        row = new_row(ctx.caller, table, terms, row_id, values, meta, permissions, call.now)
+        given = RowInput(values, meta, permissions, call.now)
+        row = new_row(ctx.caller, table, terms, row_id, given)
         body = call.render(conn, table, [insert_row(conn, table, terms, row)])[0]
     publish_row_event(ctx.state, "create", table, body, terms)
     return Reply(body, 201)
-
-
-def _update(
-    call: RowCall,
-    conn: sqlite3.Connection,
-    table: TableMeta,
-    row: StoredRow,
-    values: Mapping[str, Any],
-    meta: RowMeta,
-    permissions: list[str] | None,
-    unchanged_since: str | None,
-) -> None:
-    """`apply_update` by the call's caller, at the call's time."""
-    apply_update(
-        call.ctx.caller,
-        conn,
-        table,
-        call.terms,
-        row,
-        values,
-        meta,
-        permissions,
-        call.now,
-        unchanged_since=unchanged_since,
-    )
 
 
 def _write_many(call: RowCall, *, upsert: bool) -> bytes:
@@ -163,17 +137,18 @@ def _write_many(call: RowCall, *, upsert: bool) -> bytes:
     caller, terms = call.ctx.caller, call.terms
     require_key(caller, terms, "upsert" if upsert else "creation")
     items = _bulk_items(call)
-    unchanged_since = timestamp_moment(call.ctx.header("X-Service-Timestamp"))
+    since = timestamp_moment(call.ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         seqs = []
         for item in items:
             row_id, values, meta, permissions = bulk_item(caller, terms, item)
+            given = RowInput(values, meta, permissions, call.now)
             row = load_row(conn, table, row_id) if upsert else None
             if row is None:
-                new = new_row(caller, table, terms, row_id, values, meta, permissions, call.now)
+                new = new_row(caller, table, terms, row_id, given)
                 seqs.append(insert_row(conn, table, terms, new))
             else:
-                _update(call, conn, table, row, values, meta, permissions, unchanged_since)
+                apply_update(caller, conn, table, terms, row, given, unchanged_since=since)
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs)
     publish_bulk_row_events(call.ctx.state, "upsert" if upsert else "create", table, texts, terms)
@@ -295,13 +270,14 @@ def update_one(call: RowCall) -> Reply:
         return call.stage(
             Stager.SINGLE_ROUTE, "update", staged, row_id=call.row_id, answer=as_staged
         )
-    unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
+    since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
         if row is None:
             raise row_not_found(terms, call.row_id)
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
-        _update(call, conn, table, row, values, meta, permissions, unchanged_since)
+        given = RowInput(values, meta, permissions, call.now)
+        apply_update(ctx.caller, conn, table, terms, row, given, unchanged_since=since)
         body = call.render(conn, table, [row.seq])[0]
     publish_row_event(ctx.state, "update", table, body, terms)
     return Reply(body)
@@ -331,19 +307,18 @@ def upsert_one(call: RowCall) -> Reply:
                 201,
             ),
         )
-    unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
+    since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
         if row is None and not table_allows(ctx.caller, table, "create"):
             raise unauthorized()
         permissions = requested_permissions(ctx.caller, first(requested, meta.permissions))
+        given = RowInput(values, meta, permissions, call.now)
         if row is None:
-            new = new_row(
-                ctx.caller, table, terms, call.row_id, values, meta, permissions, call.now
-            )
+            new = new_row(ctx.caller, table, terms, call.row_id, given)
             seq = insert_row(conn, table, terms, new)
         else:
-            _update(call, conn, table, row, values, meta, permissions, unchanged_since)
+            apply_update(ctx.caller, conn, table, terms, row, given, unchanged_since=since)
             seq = row.seq
         body = call.render(conn, table, [seq])[0]
     publish_row_event(ctx.state, "upsert", table, body, terms)
@@ -388,14 +363,15 @@ def update_many(call: RowCall) -> Reply:
     values, meta = split_row_data(data, terms, honour_times=ctx.caller.is_key)
     if call.transaction_id is not None:
         return _stage_by_queries(call, "bulkUpdate", {"data": data})
-    unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
+    since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         permissions = requested_permissions(ctx.caller, meta.permissions)
+        given = RowInput(values, meta, permissions, call.now)
         seqs = []
         for row_id in _matching_ids(call, conn, table, "update"):
             row = load_row(conn, table, row_id)
             if row is not None:
-                _update(call, conn, table, row, values, meta, permissions, unchanged_since)
+                apply_update(ctx.caller, conn, table, terms, row, given, unchanged_since=since)
                 seqs.append(row.seq)
         texts = call.render(conn, table, seqs[:MAX_BULK_ROWS])
     publish_bulk_row_events(ctx.state, "update", table, texts, terms)
@@ -409,14 +385,14 @@ def delete_one(call: RowCall) -> Reply:
     ctx, terms = call.ctx, call.terms
     if call.transaction_id is not None:
         return call.stage(Stager.SINGLE_ROUTE, "delete", row_id=call.row_id)
-    unchanged_since = timestamp_moment(ctx.header("X-Service-Timestamp"))
+    since = timestamp_moment(ctx.header("X-Service-Timestamp"))
     with call.writing() as (conn, table):
         row = load_row(conn, table, call.row_id)
         if row is None:
             raise row_not_found(terms, call.row_id)
         if not row_allows(ctx.caller, table, row.permissions, "delete"):
             raise unauthorized()
-        check_unchanged_since(row, unchanged_since, terms)
+        check_unchanged_since(row, since, terms)
         body = call.render(conn, table, [row.seq])[0]
         delete_rows(conn, table, [row.seq])
     publish_row_event(ctx.state, "delete", table, body, terms)

@@ -26,13 +26,13 @@ from ..wire._params import Params
 from ._routing import Context, Reply, RouteSpec
 from ._tablesdb import (
     database_or_404,
+    item_routes,
     list_queries,
     metadata_page,
     object_list,
-    scopes,
+    ready_table,
     search_clause,
     table_or_404,
-    table_route,
 )
 from .columns import add_table_column
 from .indexes import add_table_index, parse_index
@@ -110,9 +110,7 @@ def list_tables(ctx: Context, terms: Terms) -> Reply:
 
 
 def get_table(ctx: Context, terms: Terms) -> Reply:
-    promote_ready(ctx.store)
-    with ctx.store.read() as conn:
-        return Reply(table_model(table_or_404(conn, ctx, terms), terms))
+    return Reply(table_model(ready_table(ctx, terms), terms))
 
 
 def update_table_route(ctx: Context, terms: Terms) -> Reply:
@@ -144,14 +142,8 @@ def delete_table_route(ctx: Context, terms: Terms) -> Reply:
 
 def _table_routes(terms: Terms) -> list[RouteSpec]:
     many = f"{terms.base}/{{databaseId}}/{terms.tables}"
-    read, write = scopes(terms, "read", *TABLE_SCOPES), scopes(terms, "write", *TABLE_SCOPES)
-    return [
-        table_route(terms, "POST", many, create_table, write),
-        table_route(terms, "GET", many, list_tables, read),
-        table_route(terms, "GET", terms.table_path, get_table, read),
-        table_route(terms, "PUT", terms.table_path, update_table_route, write),
-        table_route(terms, "DELETE", terms.table_path, delete_table_route, write),
-    ]
+    handlers = (create_table, list_tables, get_table, update_table_route, delete_table_route)
+    return item_routes(terms, TABLE_SCOPES, many, terms.table_path, handlers)
 
 
 ROUTES: list[RouteSpec] = [spec for terms in BOTH for spec in _table_routes(terms)]

@@ -26,6 +26,15 @@ class Terms:
     columns: str
     security: str
 
+    @classmethod
+    def named(cls, base: str, database_type: str, table: str, row: str, column: str) -> Terms:
+        """An interface's terms from its singular words (plurals and IDs follow from them)."""
+        table_names = (table, f"{table}s", f"{table}Id")
+        row_names = (row, f"{row}s", f"{row}Id")
+        return cls(
+            base, database_type, *table_names, *row_names, column, f"{column}s", f"{row}Security"
+        )
+
     @property
     def table_key(self) -> str:
         """The row member naming the table: `$tableId` or `$collectionId`."""
@@ -52,32 +61,7 @@ class Terms:
         return self.word(thing).capitalize()
 
 
-TABLES = Terms(
-    base="/v1/tablesdb",
-    database_type="tablesdb",
-    table="table",
-    tables="tables",
-    table_id="tableId",
-    row="row",
-    rows="rows",
-    row_id="rowId",
-    column="column",
-    columns="columns",
-    security="rowSecurity",
-)
-
-COLLECTIONS = Terms(
-    base="/v1/databases",
-    database_type="legacy",
-    table="collection",
-    tables="collections",
-    table_id="collectionId",
-    row="document",
-    rows="documents",
-    row_id="documentId",
-    column="attribute",
-    columns="attributes",
-    security="documentSecurity",
-)
+TABLES = Terms.named("/v1/tablesdb", "tablesdb", "table", "row", "column")
+COLLECTIONS = Terms.named("/v1/databases", "legacy", "collection", "document", "attribute")
 
 BOTH = (TABLES, COLLECTIONS)

@@ -6,19 +6,23 @@ this module describes each metadata table to it. A query that fails validation i
 (service interface, "Query errors"). Strings compare through the service's collation, IDs exactly;
 `select` is not accepted. The `search` parameter matches items whose name contains any of its words.
 
->>> FILES = MetadataList("files", {"name": ("string", "name")}, noun="File")
->>> query = FILES.parse(['{"method":"equal","attribute":"name","values":["a.csv"]}'])
+>>> FILES = MetadataList("files", {"string": ("name", "mimeType")}, noun="File")
+>>> FILES.schema.fields["mimeType"].sql
+'mime_type'
+>>> listed = FILES.parse(params)  # doctest: +SKIP
 >>> scope = ("bucket_id = ?", ["b1"])
->>> total, rows = FILES.page(conn, query, "id, name", scope=scope)  # doctest: +SKIP
+>>> total, rows = FILES.page(conn, listed, "id, name", scope=scope)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire._errors import ServiceError, invalid_param
+from ..wire._params import Params
 from ._collation import fold
 from ._query import ALL_METHODS, Field, ListQuery, QueryError, Schema, parse_queries
 from ._sql import Clause, Source, count, fetch_page
@@ -38,46 +42,69 @@ def _field(key: str, kind: str, column: str) -> Field:
     return Field(key, kind, column, column)
 
 
+def _snake(key: str) -> str:
+    """`mimeType` → `mime_type`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    """A list request's `queries`, `search` and `total` parameters, validated."""
+
+    query: ListQuery
+    search: str | None
+    with_total: bool
+
+
 @dataclass(frozen=True)
 class MetadataList:
     """One metadata table as a list endpoint sees it.
 
-    `fields` maps each filterable attribute to (kind, column); every table also has `id`,
-    `sequence`, `created_at` and `updated_at`. `noun` names the item in cursor errors.
+    `fields` names the filterable attributes by kind (`{"string": ("name", "mimeType")}`);
+    each is stored in the snake-case column of its name (`mime_type`) unless `columns` says
+    otherwise. Every table also has `id`, `sequence`, `created_at` and `updated_at`. `noun`
+    names the item in cursor errors.
     """
 
     table: str
-    fields: Mapping[str, tuple[str, str]]
+    fields: Mapping[str, Sequence[str]]
     noun: str
     search_column: str = "name"
+    columns: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def schema(self) -> Schema:
-        extra = {key: _field(key, kind, column) for key, (kind, column) in self.fields.items()}
+        extra = {
+            key: _field(key, kind, self.columns.get(key) or _snake(key))
+            for kind, keys in self.fields.items()
+            for key in keys
+        }
         return Schema({**_BASE_FIELDS, **extra})
 
-    def parse(self, texts: Sequence[str]) -> ListQuery:
-        """The request's `queries`, validated against this list's attributes."""
+    def parse(self, params: Params) -> ListRequest:
+        """The request's `queries` (validated against this list's attributes), `search` and
+        `total`."""
         try:
-            return parse_queries(texts, self.schema, allowed=_WITHOUT_SELECT)
+            query = parse_queries(params.queries(), self.schema, allowed=_WITHOUT_SELECT)
         except QueryError as exc:
             raise queries_param_error(exc) from None
+        search = params.string("search", max_length=256)
+        return ListRequest(query, search, params.boolean("total", True))
 
     def page(
         self,
         conn: Any,
-        query: ListQuery,
+        listed: ListRequest,
         columns: str,
         *,
         scope: Clause = ("1", []),
         visible: Clause | None = None,
-        search: str | None = None,
-        with_total: bool = True,
     ) -> tuple[int, list[tuple[Any, ...]]]:
         """(total, rows): the `columns` of one page of items in `scope` that are `visible`."""
         source = Source(self.table, "sequence", "id", scope[0], tuple(scope[1]))
-        extra = [clause for clause in (visible, self._search(search)) if clause is not None]
-        total = count(conn, query, source, extra) if with_total else 0
+        extra = [clause for clause in (visible, self._search(listed.search)) if clause is not None]
+        query = listed.query
+        total = count(conn, query, source, extra) if listed.with_total else 0
         rows = fetch_page(
             conn, query, source, (columns, []), missing_cursor=self._missing, extra=extra
         )

@@ -3,6 +3,22 @@
 Row tables of user databases are created by `_rowstore` when a table is created.
 """
 
+
+def _keyed_items(table: str, columns: str) -> str:
+    """A table of the columns or of the indexes of user tables, by key: each with its own
+    `columns` and a status that turns final at `ready_at`."""
+    return f"""
+    CREATE TABLE IF NOT EXISTS {table} (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, table_seq INTEGER NOT NULL, key TEXT NOT NULL,
+        {columns}
+        status TEXT NOT NULL, final_status TEXT NOT NULL, error TEXT NOT NULL,
+        ready_at REAL NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        UNIQUE (table_seq, key)
+    );
+    CREATE INDEX IF NOT EXISTS {table}_status ON {table} (status);
+    """
+
+
 METADATA_TABLES: tuple[str, ...] = (
     # meta
     """
@@ -61,48 +77,19 @@ METADATA_TABLES: tuple[str, ...] = (
         updated_at TEXT NOT NULL,
         UNIQUE (database_id, id)
     );
-    CREATE TABLE IF NOT EXISTS tdb_columns (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        table_seq INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        type TEXT NOT NULL,
-        format TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        required INTEGER NOT NULL,
-        array INTEGER NOT NULL,
-        default_json TEXT NOT NULL,
-        min_json TEXT NOT NULL,
-        max_json TEXT NOT NULL,
-        elements TEXT NOT NULL,
-        encrypt INTEGER NOT NULL,
-        status TEXT NOT NULL,
-        final_status TEXT NOT NULL,
-        error TEXT NOT NULL,
-        ready_at REAL NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        UNIQUE (table_seq, key)
-    );
-    CREATE INDEX IF NOT EXISTS tdb_columns_status ON tdb_columns (status);
-    CREATE TABLE IF NOT EXISTS tdb_indexes (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        table_seq INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        type TEXT NOT NULL,
-        columns TEXT NOT NULL,
-        lengths TEXT NOT NULL,
-        orders TEXT NOT NULL,
-        status TEXT NOT NULL,
-        final_status TEXT NOT NULL,
-        error TEXT NOT NULL,
-        ready_at REAL NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        UNIQUE (table_seq, key)
-    );
-    CREATE INDEX IF NOT EXISTS tdb_indexes_status ON tdb_indexes (status)
-    """,
+    """
+    + _keyed_items(
+        "tdb_columns",
+        """
+        position INTEGER NOT NULL, type TEXT NOT NULL, format TEXT NOT NULL,
+        size INTEGER NOT NULL, required INTEGER NOT NULL, array INTEGER NOT NULL,
+        default_json TEXT NOT NULL, min_json TEXT NOT NULL, max_json TEXT NOT NULL,
+        elements TEXT NOT NULL, encrypt INTEGER NOT NULL,""",
+    )
+    + _keyed_items(
+        "tdb_indexes",
+        "type TEXT NOT NULL, columns TEXT NOT NULL, lengths TEXT NOT NULL, orders TEXT NOT NULL,",
+    ),
     # buckets
     """
     CREATE TABLE IF NOT EXISTS buckets (

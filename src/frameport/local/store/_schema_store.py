@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..wire._timefmt import now_text
+from ..wire._timefmt import now_text, stamps
 from ._columns import ColumnDef, column_model
 from ._db_terms import Terms
 from ._query import Field, Schema
@@ -389,9 +389,7 @@ def _column_bytes(column: ColumnDef) -> int:
 def table_model(table: TableMeta, terms: Terms) -> dict[str, Any]:
     """The Table (or legacy Collection) model, with its columns and indexes."""
     return {
-        "$id": table.id,
-        "$createdAt": table.created_at,
-        "$updatedAt": table.updated_at,
+        **stamps(table.id, table.created_at, table.updated_at),
         "$permissions": list(table.permissions),
         "databaseId": table.database_id,
         "name": table.name,

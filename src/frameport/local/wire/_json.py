@@ -57,6 +57,17 @@ def loads(text: str | bytes | bytearray) -> Any:
     return value
 
 
+def loads_text(value: Any) -> Any:
+    """`value` decoded when it is text holding JSON; anything else (or text that is not
+    JSON) as it is. Parameters may send arrays and objects as JSON strings."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return loads(value)
+    except ValueError:
+        return value
+
+
 class _ObjectCounter:
     """The decoder's object hook: a dict per object, until there are too many."""
 

@@ -231,10 +231,7 @@ class Params:
             return None
         value = self.data[name]
         if isinstance(value, str):
-            try:
-                decoded = request_json.loads(value)
-            except ValueError:
-                decoded = [value]
+            decoded = request_json.loads_text(value)
             value = decoded if isinstance(decoded, list) else [value]
         if not isinstance(value, list) or len(value) > max_items:
             raise invalid_param(
@@ -265,12 +262,7 @@ class Params:
         """A JSON object, sent as an object or as a JSON string."""
         if not self._present(name, required):
             return None
-        value = self.data[name]
-        if isinstance(value, str):
-            try:
-                value = request_json.loads(value)
-            except ValueError:
-                raise invalid_param(name, "Value must be a valid JSON object") from None
+        value = request_json.loads_text(self.data[name])
         if not isinstance(value, dict):
             raise invalid_param(name, "Value must be a valid JSON object")
         return value

@@ -21,3 +21,8 @@ def now_text() -> str:
 
 def from_timestamp(seconds: float) -> str:
     return format_time(datetime.fromtimestamp(seconds, UTC))
+
+
+def stamps(item_id: str, created_at: str, updated_at: str) -> dict[str, str]:
+    """What every model begins with: `$id`, `$createdAt` and `$updatedAt`."""
+    return {"$id": item_id, "$createdAt": created_at, "$updatedAt": updated_at}

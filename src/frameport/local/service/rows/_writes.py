@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...store._columns import ColumnDef, normalize_datetime
@@ -54,29 +55,29 @@ def check_unchanged_since(row: StoredRow, moment: str | None, terms: Terms) -> N
         )
 
 
+@dataclass(frozen=True)
+class RowInput:
+    """What one write gives a row: values, `$`-members, permissions (None: the caller's
+    defaults for a new row, unchanged for an update) and the write's time."""
+
+    data: Mapping[str, Any]
+    meta: RowMeta
+    permissions: list[str] | None
+    now: str
+
+
 def new_row(
-    caller: Caller,
-    table: TableMeta,
-    terms: Terms,
-    row_id: str,
-    data: Mapping[str, Any],
-    meta: RowMeta,
-    permissions: list[str] | None,
-    now: str,
-    *,
-    operators: bool = False,
+    caller: Caller, table: TableMeta, terms: Terms, row_id: str, given: RowInput
 ) -> StoredRow:
-    """A row to insert; without permissions, the caller's defaults. With `operators` (an
-    upsert), update operators apply to empty values."""
-    if operators:
-        data = resolve_operators(table, data, None, now)
+    """A row to insert; without permissions, the caller's defaults."""
+    meta, permissions = given.meta, given.permissions
     return StoredRow(
         0,
         row_id,
-        meta.created_at or now,
-        meta.updated_at or now,
+        meta.created_at or given.now,
+        meta.updated_at or given.now,
         default_item_permissions(caller) if permissions is None else permissions,
-        row_values(table, terms, data),
+        row_values(table, terms, given.data),
     )
 
 
@@ -86,27 +87,25 @@ def apply_update(
     table: TableMeta,
     terms: Terms,
     row: StoredRow,
-    data: Mapping[str, Any],
-    meta: RowMeta,
-    permissions: list[str] | None,
-    now: str,
+    given: RowInput,
     *,
     unchanged_since: str | None = None,
 ) -> StoredRow:
-    """Write `data` over `row`: a no-op needs read access only, a change needs update; a row
+    """Write `given` over `row`: a no-op needs read access only, a change needs update; a row
     changed after `unchanged_since` is a conflict. Returns the row as stored now."""
     check_unchanged_since(row, unchanged_since, terms)
-    data = resolve_operators(table, data, row.values, now)
+    data = resolve_operators(table, given.data, row.values, given.now)
     values = row_values(table, terms, data, row.values)
-    new_permissions = row.permissions if permissions is None else permissions
-    created = meta.created_at or row.created_at
+    new_permissions = row.permissions if given.permissions is None else given.permissions
+    created = given.meta.created_at or row.created_at
     if values == row.values and new_permissions == row.permissions and created == row.created_at:
         if not row_allows(caller, table, row.permissions, "read"):
             raise unauthorized()
         return row
     if not row_allows(caller, table, row.permissions, "update"):
         raise unauthorized()
-    updated = StoredRow(row.seq, row.id, created, meta.updated_at or now, new_permissions, values)
+    updated_at = given.meta.updated_at or given.now
+    updated = StoredRow(row.seq, row.id, created, updated_at, new_permissions, values)
     update_row(conn, table, terms, updated)
     return updated
 

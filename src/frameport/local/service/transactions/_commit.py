@@ -45,7 +45,14 @@ from .._crash_points import crash_point
 from ..accounts._caller import key_caller
 from ..rows._access import requested_permissions, row_not_found, table_or_404
 from ..rows._update_operators import input_value
-from ..rows._writes import apply_update, bulk_item, count_by, counter_column, new_row
+from ..rows._writes import (
+    RowInput,
+    apply_update,
+    bulk_item,
+    count_by,
+    counter_column,
+    new_row,
+)
 
 #: Commit answers with the legacy names of the service's database layer.
 TERMS = COLLECTIONS
@@ -111,12 +118,16 @@ class _Commit:
             raise row_not_found(TERMS, row_id)
         return row
 
+    def given(self, item: Mapping[str, Any]) -> RowInput:
+        """A staged row's data, `$`-members and permissions, written at the commit's time."""
+        values, meta = split_row_data(item, TERMS, honour_times=True)
+        permissions = requested_permissions(COMMITTER, meta.permissions, "$permissions")
+        return RowInput(values, meta, permissions, self.now)
+
     def insert(self, table: TableMeta, item: Mapping[str, Any], row_id: str) -> StoredRow:
         if load_row(self.conn, table, row_id) is not None:
             raise transaction_conflict(f"a {TERMS.row} with the ID '{row_id}' already exists")
-        values, meta = split_row_data(item, TERMS, honour_times=True)
-        permissions = requested_permissions(COMMITTER, meta.permissions, "$permissions")
-        row = new_row(COMMITTER, table, TERMS, row_id, values, meta, permissions, self.now)
+        row = new_row(COMMITTER, table, TERMS, row_id, self.given(item))
         try:
             seq = insert_row(self.conn, table, TERMS, row)
         except ServiceError as exc:
@@ -128,12 +139,8 @@ class _Commit:
         self, table: TableMeta, row: StoredRow, item: Mapping[str, Any], staged_at: str
     ) -> StoredRow:
         self.unchanged(table, row, staged_at)
-        values, meta = split_row_data(item, TERMS, honour_times=True)
-        permissions = requested_permissions(COMMITTER, meta.permissions, "$permissions")
         try:
-            updated = apply_update(
-                COMMITTER, self.conn, table, TERMS, row, values, meta, permissions, self.now
-            )
+            updated = apply_update(COMMITTER, self.conn, table, TERMS, row, self.given(item))
         except ServiceError as exc:
             if exc.code == 409:
                 raise transaction_conflict(exc.message) from None

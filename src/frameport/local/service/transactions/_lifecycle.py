@@ -27,7 +27,7 @@ from ...store._transactions import (
 )
 from ...wire._errors import ServiceError
 from ...wire._params import unique_id
-from ...wire._timefmt import from_timestamp
+from ...wire._timefmt import from_timestamp, stamps
 from .._clock import ServiceClock
 from ..accounts._caller import Caller
 from ._staged_log import StagedLogs
@@ -57,9 +57,7 @@ class Stager(Enum):
 
 def transaction_model(record: TransactionRecord) -> dict[str, Any]:
     return {
-        "$id": record.id,
-        "$createdAt": record.created_at,
-        "$updatedAt": record.updated_at,
+        **stamps(record.id, record.created_at, record.updated_at),
         "status": record.status,
         "operations": record.operations,
         "expiresAt": record.expires_at,
