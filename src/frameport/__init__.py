@@ -38,6 +38,7 @@ from ._exceptions import (
     SchemaChangeError,
     ServerError,
     SQLError,
+    TransactionError,
     TransportError,
     UploadVerificationError,
     VerificationError,
@@ -54,7 +55,19 @@ if _TYPE_CHECKING:
     from ._schema import DTYPE_TABLE
     from ._sql import scan_table, sql
     from ._storage import AsyncBucket, Bucket, File
-    from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery, explain_scans
+    from ._tables import (
+        AsyncTable,
+        AsyncTableQuery,
+        AsyncTransaction,
+        AsyncTransactionQuery,
+        AsyncTransactionTable,
+        Table,
+        TableQuery,
+        Transaction,
+        TransactionQuery,
+        TransactionTable,
+        explain_scans,
+    )
     from ._tables.writes import ChangeReport, WriteReport
     from ._tables.writes._operators import (
         UpdateOperator,
@@ -102,6 +115,12 @@ _EXPORTED_FROM: dict[str, str] = {
     "AsyncTableQuery": "_tables",
     "Table": "_tables",
     "TableQuery": "_tables",
+    "AsyncTransaction": "_tables",
+    "AsyncTransactionQuery": "_tables",
+    "AsyncTransactionTable": "_tables",
+    "Transaction": "_tables",
+    "TransactionQuery": "_tables",
+    "TransactionTable": "_tables",
     "explain_scans": "_tables",
     "ChangeReport": "_tables.writes",
     "UpdateOperator": "_tables.writes._operators",
@@ -155,6 +174,9 @@ __all__ = [
     "AsyncFunction",
     "AsyncTable",
     "AsyncTableQuery",
+    "AsyncTransaction",
+    "AsyncTransactionQuery",
+    "AsyncTransactionTable",
     "AuthenticationError",
     "BackupReport",
     "BadRequestError",
@@ -189,6 +211,10 @@ __all__ = [
     "ServerError",
     "Table",
     "TableQuery",
+    "Transaction",
+    "TransactionError",
+    "TransactionQuery",
+    "TransactionTable",
     "TransportError",
     "UpdateOperator",
     "UploadVerificationError",

@@ -98,9 +98,7 @@ def test_the_async_face_commits_on_leaving_and_rolls_back_on_an_error(
             )
         with pytest.raises(ValueError, match="boom"):
             async with async_client.transaction() as tx:
-                await tx.table(lines.database_id, lines.id).insert(
-                    pd.DataFrame({"item": ["pen"]})
-                )
+                await tx.table(lines.database_id, lines.id).insert(pd.DataFrame({"item": ["pen"]}))
                 raise ValueError("boom")
 
     asyncio.run(run())
@@ -140,7 +138,7 @@ def test_reads_through_a_transaction_table_name_what_to_do(
     with key_client.transaction() as tx:
         staged = tx.table(orders.database_id, orders.id)
         with pytest.raises(AttributeError, match=r"client\.table"):
-            staged.to_pandas()  # type: ignore[attr-defined]
+            staged.to_pandas()
 
 
 # ---------------------------------------------------------------------------------------------
