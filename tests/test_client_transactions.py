@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import frameport as fp
+from cutting_proxy import CuttingProxy
 from frameport import AsyncClient, Client, Table
 from frameport.local import LocalService
 from tables_support import new_id
@@ -210,4 +211,21 @@ def test_an_expired_transaction_is_refused_naming_its_ttl(own_service: LocalServ
             tx.table(orders.database_id, orders.id).insert(staged)
         assert caught.value.limit == "ttl"
         assert "ttl=60" in str(caught.value) and "split" in str(caught.value)
+        assert orders.count() == 0
+
+
+def test_a_lost_connection_in_the_block_writes_nothing(own_service: LocalService) -> None:
+    with own_service.client() as client:
+        orders, _, _ = shop(client)
+        proxy = CuttingProxy(own_service.endpoint, cut_after=0, cuts=0).__enter__()
+        staged = pd.DataFrame({"customer": ["ada"]})
+        far = Client(proxy.endpoint, own_service.project, key=own_service.key, retries=0)
+        with far, pytest.raises(fp.TransportError), far.transaction(ttl=60) as tx:
+            tx.table(orders.database_id, orders.id).insert(staged)
+            proxy.__exit__(None, None, None)  # the service is gone from here on
+            tx.table(orders.database_id, orders.id).insert(staged)
+        assert orders.count() == 0
+        own_service.advance_clock(61)
+        with pytest.raises(fp.APIError, match="transaction_expired"):
+            client._request_json("PATCH", f"/tablesdb/transactions/{tx.id}", json={"commit": True})
         assert orders.count() == 0
