@@ -214,7 +214,7 @@ class StagedTransaction:
             return self._expired()
         if error.type == "transaction_limit_exceeded":
             return TransactionError(
-                f"the service refused a write: {error.message} So it was not staged: {_SPLIT}",
+                f"the service refused a write ({error.message}), so it was not staged: {_SPLIT}",
                 limit="operations",
             )
         return error
