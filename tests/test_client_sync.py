@@ -49,6 +49,9 @@ FACES: dict[type[SyncFacade[Any]], type] = {
     Table: AsyncTable,
     Bucket: AsyncBucket,
     Function: AsyncFunction,
+    fp.Transaction: fp.AsyncTransaction,
+    fp.TransactionQuery: fp.AsyncTransactionQuery,
+    fp.TransactionTable: fp.AsyncTransactionTable,
 }
 ASYNC_CLASSES = {async_class.__name__: async_class for async_class in FACES.values()}
 

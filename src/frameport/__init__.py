@@ -38,6 +38,7 @@ from ._exceptions import (
     SchemaChangeError,
     ServerError,
     SQLError,
+    TransactionError,
     TransportError,
     UploadVerificationError,
     VerificationError,
@@ -54,7 +55,19 @@ if _TYPE_CHECKING:
     from ._schema import DTYPE_TABLE
     from ._sql import scan_table, sql
     from ._storage import AsyncBucket, Bucket, File
-    from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery, explain_scans
+    from ._tables import (
+        AsyncTable,
+        AsyncTableQuery,
+        AsyncTransaction,
+        AsyncTransactionQuery,
+        AsyncTransactionTable,
+        Table,
+        TableQuery,
+        Transaction,
+        TransactionQuery,
+        TransactionTable,
+        explain_scans,
+    )
     from ._tables.writes import ChangeReport, WriteReport
     from ._tables.writes._operators import (
         UpdateOperator,
@@ -86,7 +99,9 @@ _EXPORTS = {
     "_schema": "DTYPE_TABLE",
     "_sql": "scan_table sql",
     "_storage": "AsyncBucket Bucket File",
-    "_tables": "AsyncTable AsyncTableQuery Table TableQuery explain_scans",
+    "_tables": "AsyncTable AsyncTableQuery AsyncTransaction AsyncTransactionQuery "
+    "AsyncTransactionTable Table TableQuery Transaction TransactionQuery TransactionTable "
+    "explain_scans",
     "_tables.writes": "ChangeReport WriteReport",
     "_tables.writes._operators": "UpdateOperator append concat decrement divide increment "
     "multiply now prepend remove toggle",
@@ -131,6 +146,9 @@ __all__ = [
     "AsyncFunction",
     "AsyncTable",
     "AsyncTableQuery",
+    "AsyncTransaction",
+    "AsyncTransactionQuery",
+    "AsyncTransactionTable",
     "AuthenticationError",
     "BackupReport",
     "BadRequestError",
@@ -165,6 +183,10 @@ __all__ = [
     "ServerError",
     "Table",
     "TableQuery",
+    "Transaction",
+    "TransactionError",
+    "TransactionQuery",
+    "TransactionTable",
     "TransportError",
     "UpdateOperator",
     "UploadVerificationError",

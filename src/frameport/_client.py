@@ -56,7 +56,15 @@ from ._functions import AsyncFunction, Function, create_function
 from ._records import BUCKET_SCHEMA, DATABASE_SCHEMA, TABLE_SCHEMA, list_frame, list_table
 from ._schema import to_pandas
 from ._storage import AsyncBucket, Bucket, create_bucket
-from ._tables import AsyncTable, Table, create_database, create_table, drop_database
+from ._tables import (
+    AsyncTable,
+    AsyncTransaction,
+    Table,
+    Transaction,
+    create_database,
+    create_table,
+    drop_database,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -296,6 +304,22 @@ class AsyncClient:
             self._connection, database_id, collection_id, legacy=True, page_size=page_size
         )
 
+    def transaction(self, *, ttl: int = 300) -> AsyncTransaction:
+        """Writes to tables, of one database or several, written all together or not at
+        all: ``with client.transaction() as tx:``, then ``tx.table(db, table)``'s
+        `insert`, `upsert`, `load`, and `update` and `delete` (of the rows `where` chooses)
+        are staged, and leaving the block commits them. An exception or Ctrl-C in the
+        block rolls them back; a client that dies leaves them uncommitted until the
+        service drops them, `ttl` seconds (60 to 3600) after the first write. A transaction
+        holds 100 operations (a bulk write counts once); a write that does not fit is
+        refused before it is sent (`TransactionError`). See the transactions guide.
+
+        >>> with client.transaction() as tx:                         # doctest: +SKIP
+        ...     [order] = tx.table("sales", "orders").insert(orders)
+        ...     tx.table("sales", "lines").insert(lines.assign(order=order))
+        """
+        return AsyncTransaction(self._connection, ttl)
+
     async def create_table(
         self,
         database_id: str,
@@ -530,6 +554,7 @@ class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     collection = delegate(AsyncClient.collection, Table)
     create_table = delegate(AsyncClient.create_table, Table)
     drop_table = delegate(AsyncClient.drop_table)
+    transaction = delegate(AsyncClient.transaction, Transaction)
     databases = delegate(AsyncClient.databases)
     tables = delegate(AsyncClient.tables)
     buckets = delegate(AsyncClient.buckets)

@@ -19,6 +19,7 @@ its parent):
     ├── SchemaChangeError (also ValueError)  a synced table's column changed type
     ├── LoadError (also ValueError)          a load cannot start (nothing written)
     ├── RowsRejectedError (also ValueError)  rows of a write that must be whole were rejected
+    ├── TransactionError                     a transaction cannot take a write, or commit
     ├── FileFormatError (also ValueError)    a bucket file is not in the format it was read as
     ├── DeploymentError                      a function deployment failed or was canceled
     ├── VerificationError                    a transferred file differs from its source
@@ -272,6 +273,17 @@ class RowsRejectedError(FrameportError, ValueError):
     def __init__(self, message: str, *, report: Any) -> None:
         super().__init__(message)
         self.report = report
+
+
+class TransactionError(FrameportError):
+    """Raised when a transaction (`Client.transaction`) cannot take a write or cannot
+    commit: a service limit (`limit` names it: ``"operations"``, the operations one
+    transaction holds, or ``"ttl"``, its time to live), or a write of it that failed, after
+    which it is rolled back. Nothing of the transaction is written."""
+
+    def __init__(self, message: str, *, limit: str | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class FileFormatError(FrameportError, ValueError):

@@ -63,16 +63,27 @@ async def change_rows(
     if plan.every_row_kept and plan.head is None:
         changed = await _bulk(read, action, data, list(plan.filters[0]))
         return ChangeReport(changed, changed, 1, time.perf_counter() - started)
+    ids = await selected_ids(read)
+    changed = requests = 0
+    for queries in by_id(ids, plan.member):
+        changed += await _bulk(read, action, data, queries)
+        requests += 1
+    return ChangeReport(len(ids), changed, requests, time.perf_counter() - started)
+
+
+async def selected_ids(read: TableRead) -> list[str]:
+    """The IDs of the rows `read` selects (only their IDs are read)."""
     ids: list[str] = []
     async with aclosing(read.ids_only().pages(collect=False)) as batches:
         async for batch in batches:
             ids.extend(str(row_id) for row_id in batch.column("$id").to_pylist())
-    changed = requests = 0
-    for start in range(0, len(ids), _IDS_PER_REQUEST):
-        chosen = ids[start : start + _IDS_PER_REQUEST]
-        changed += await _bulk(read, action, data, [equal_query("$id", chosen, plan.member)])
-        requests += 1
-    return ChangeReport(len(ids), changed, requests, time.perf_counter() - started)
+    return ids
+
+
+def by_id(ids: list[str], member: str) -> list[list[str]]:
+    """The queries of bulk changes of the rows `ids`: 100 IDs each."""
+    cut = range(0, len(ids), _IDS_PER_REQUEST)
+    return [[equal_query("$id", ids[start : start + _IDS_PER_REQUEST], member)] for start in cut]
 
 
 async def _bulk(

@@ -22,7 +22,8 @@ rejected row of the source. Checkpoints (`_core._checkpoint`) live in ``<cache>/
 project, table, source and options; a finished load removes its own.
 
 With ``atomic=True`` the same loop stages the rows in one transaction instead
-(`_atomic.AtomicLoad` is its sender); with ``dry_run=True`` its sender sends nothing.
+(`_atomic.AtomicLoad` is its sender), its own or a person's (`transaction`); with
+``dry_run=True`` its sender sends nothing.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from ._sending import (
     cut_requests,
 )
 from ._sources import Source, open_source
+from ._transaction import StagedTransaction
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -122,6 +124,7 @@ class LoadOptions:
     concurrency: int | Auto = AUTO
     progress: bool | None = None
     keep_ids: bool = False  # insert / upsert: every row's ID; a rejected row is an error
+    transaction: StagedTransaction | None = None  # with atomic: a person's, left uncommitted
 
     def check(self) -> None:
         try:
@@ -202,7 +205,9 @@ async def load_rows(
     row_sender = RowSender(requester, location, options.on_conflict, units)
     sender: Sender = row_sender
     if atomic:
-        sender = run = AtomicLoad(requester, location, options.on_conflict, opened.rows)
+        sender = run = AtomicLoad(
+            requester, location, options.on_conflict, opened.rows, options.transaction
+        )
     elif options.dry_run:
         sender = DRY_RUN
     stream = _Stream(options, checkpoint, stored_at, str(location))
