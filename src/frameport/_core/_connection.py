@@ -16,7 +16,13 @@ from typing import Any
 
 import httpx
 
-from .._exceptions import APIError, endpoint_version_hint, jwt_hint, unknown_key_hint
+from .._exceptions import (
+    APIError,
+    endpoint_version_hint,
+    jwt_hint,
+    missing_credentials_hint,
+    unknown_key_hint,
+)
 from ._auth import Credentials, updated_session
 from ._config import checked_timeout
 from ._transport import (
@@ -235,11 +241,13 @@ class Connection:
 
     def _hint_for(self, error: APIError, *, authenticated: bool) -> str | None:
         """Advice on the likely cause of `error` when this connection's settings explain it: an
-        endpoint without /v1, an API key the service does not know, or a JWT that expired or
-        whose session ended."""
+        endpoint without /v1, no credentials at all, an API key the service does not know, or a
+        JWT that expired or whose session ended."""
         if error.type == "general_route_not_found":
             if not httpx.URL(self._endpoint).path.endswith("/v1"):
                 return endpoint_version_hint(self._endpoint)
+        elif authenticated and self.credentials.method is None and _refused_as_guest(error):
+            return missing_credentials_hint()
         elif authenticated and self.credentials.key is not None and _refused_as_guest(error):
             return unknown_key_hint(self._project)
         elif authenticated and self.credentials.jwt is not None:

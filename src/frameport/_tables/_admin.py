@@ -131,7 +131,13 @@ async def create_table(
             "POST", location.container_path, json=body, idempotent=True, read_back=location.path
         )
     except ConflictError as exc:
-        if not (exist_ok and exc.type in _ALREADY_EXISTS):
+        if exc.type not in _ALREADY_EXISTS:
+            raise
+        if not exist_ok:
+            exc.hint = (
+                f"The table {location} exists: pass exist_ok=True to keep it (its columns must "
+                "include the schema's), or drop it first with table.drop()."
+            )
             raise
         await _check_existing_columns(requester, location, keys, exc)
     await wait_for_columns(requester, location, keys, timeout=wait, progress=progress)
