@@ -51,7 +51,7 @@ if _TYPE_CHECKING:
     from ._expr import Expr, col
     from ._functions import AsyncFunction, Deployment, Function
     from ._projects import copy, verify
-    from ._schema import DTYPE_TABLE
+    from ._schema import DTYPE_TABLE, SchemaProposal
     from ._sql import scan_table, sql
     from ._storage import AsyncBucket, Bucket, File
     from ._tables import AsyncTable, AsyncTableQuery, Table, TableQuery, explain_scans
@@ -70,6 +70,7 @@ if _TYPE_CHECKING:
         remove,
         toggle,
     )
+    from ._tables.writes._infer import infer_schema
 
 __version__ = "0.1.0"
 """This package's version (`frameport --version` prints it too)."""
@@ -94,6 +95,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "copy": "_projects",
     "verify": "_projects",
     "DTYPE_TABLE": "_schema",
+    "SchemaProposal": "_schema",
     "scan_table": "_sql",
     "sql": "_sql",
     "AsyncBucket": "_storage",
@@ -112,6 +114,7 @@ _EXPORTED_FROM: dict[str, str] = {
     "decrement": "_tables.writes",
     "divide": "_tables.writes",
     "increment": "_tables.writes",
+    "infer_schema": "_tables.writes._infer",
     "multiply": "_tables.writes",
     "now": "_tables.writes",
     "prepend": "_tables.writes",
@@ -187,6 +190,7 @@ __all__ = [
     "RowsRejectedError",
     "SQLError",
     "SchemaChangeError",
+    "SchemaProposal",
     "ServerError",
     "Table",
     "TableQuery",
@@ -205,6 +209,7 @@ __all__ = [
     "divide",
     "explain_scans",
     "increment",
+    "infer_schema",
     "load_ipython_extension",
     "multiply",
     "now",
