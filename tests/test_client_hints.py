@@ -1,5 +1,5 @@
 """Errors whose likely cause is the client's own setting say so: an endpoint without /v1,
-and an API key the service does not know (it treats such a key as a guest:
+no credentials at all, and an API key the service does not know (it treats such a key as a guest:
 service interface, "Authentication")."""
 
 from __future__ import annotations
@@ -78,12 +78,24 @@ def test_the_key_hint_survives_pickling(wrong_key_client: Client) -> None:
     assert copy.hint == error.hint and str(copy) == str(error)
 
 
-def test_guests_and_signed_in_users_get_no_key_hint(
+def test_a_client_without_credentials_is_told_how_to_give_a_key(
+    service: LocalService, monkeypatch: pytest.MonkeyPatch, table_ids: tuple[str, str]
+) -> None:
+    monkeypatch.delenv("FRAMEPORT_KEY", raising=False)
+    monkeypatch.delenv("FRAMEPORT_JWT", raising=False)
+    with Client(service.endpoint, service.project) as guest:
+        refused = [_raised(call) for call in (guest.account, guest.table(*table_ids).count)]
+    assert [error.type for error in refused] == ["general_unauthorized_scope", "user_unauthorized"]
+    for error in refused:
+        assert isinstance(error, AuthenticationError) and error.hint is not None
+        assert "key=..." in error.hint and "FRAMEPORT_KEY" in error.hint
+        assert "FRAMEPORT_KEY" in str(error) and "does not know" not in str(error)
+        assert service.key not in str(error) + repr(error)
+
+
+def test_signed_in_users_get_no_key_hint(
     service: LocalService, make_user: Callable[..., Any]
 ) -> None:
-    with Client(service.endpoint, service.project) as guest:
-        refused = _raised(guest.account)
-    assert refused.type == "general_unauthorized_scope" and refused.hint is None
     user = make_user()
     with Client(service.endpoint, service.project) as signed_in:
         signed_in.login(user.email, user.password)

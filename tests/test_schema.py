@@ -26,11 +26,12 @@ from frameport._schema import (
     column_arrow_type,
     column_definitions,
     column_type_name,
-    column_types,
     frame_to_rows,
     is_json_text,
     new_column,
     parse_column_type,
+    propose_batches,
+    propose_frame,
     string_size,
     to_json_value,
     to_pandas,
@@ -272,16 +273,46 @@ def test_column_definitions_from_a_frame() -> None:
         {"key": "ns", "type": "integer", "required": False, "array": True},
         {"key": "empty", "type": "string", "required": False, "array": False, "size": 255},
     ]
-    assert column_types(frame) == {
+    assert dict(propose_frame(frame)) == {
         "n": "integer",
         "x": "float",
         "ok": "boolean",
-        "name": "string",
+        "name": "string(512)",
         "kind": "enum",
         "when": "datetime",
-        "tags": "string[]",
+        "tags": "string(255)[]",
         "ns": "integer[]",
-        "empty": "string",
+        "empty": "string(255)",
+    }
+
+
+@pytest.mark.parametrize(
+    ("blocks", "proposed", "reason"),
+    [
+        ([[1, 2], [1.5, None]], "float", "numbers with a fraction and nulls"),
+        ([[1, 2], [3.0, None]], "integer", "whole numbers and nulls"),
+        ([[None, None], [7, 8]], "integer", "integers and nulls"),
+        ([["2024-01-05"], [datetime(2024, 1, 6)]], "datetime", "ISO dates as text"),
+        ([["2024-01-05"], ["soon"]], "string(255)", "text"),
+        ([[True], [1], ["x" * 300]], "string(512)", "mixed values (boolean, integer, text)"),
+        ([[["a"]], [["b", "c" * 300]]], "string(512)[]", "lists of text"),
+    ],
+)
+def test_a_files_blocks_are_judged_together(
+    blocks: list[list[Any]], proposed: str, reason: str
+) -> None:
+    batches = [pa.record_batch({"c": values}) for values in blocks]
+    proposal = propose_batches(batches[0].schema, batches, source="blocks")
+    assert (proposal["c"], proposal.reasons["c"]) == (proposed, reason)
+
+
+def test_a_column_missing_from_some_blocks_holds_nulls_there() -> None:
+    batches = [pa.record_batch({"a": [1.0]}), pa.record_batch({"a": [2.0], "b": [3.0]})]
+    proposal = propose_batches(batches[0].schema, batches, source="lines")
+    assert dict(proposal) == {"a": "float", "b": "integer"}
+    assert proposal.reasons == {
+        "a": "whole numbers as floats, no nulls",
+        "b": "whole numbers and nulls",
     }
 
 

@@ -52,7 +52,7 @@ if _TYPE_CHECKING:
     from ._expr import Expr, col
     from ._functions import AsyncFunction, Deployment, Function
     from ._projects import copy, verify
-    from ._schema import DTYPE_TABLE
+    from ._schema import DTYPE_TABLE, SchemaProposal
     from ._sql import scan_table, sql
     from ._storage import AsyncBucket, Bucket, File
     from ._tables import (
@@ -69,6 +69,7 @@ if _TYPE_CHECKING:
         explain_scans,
     )
     from ._tables.writes import ChangeReport, WriteReport
+    from ._tables.writes._infer import infer_schema
     from ._tables.writes._operators import (
         UpdateOperator,
         append,
@@ -96,13 +97,14 @@ _EXPORTS = {
     "_expr": "Expr col",
     "_functions": "AsyncFunction Deployment Function",
     "_projects": "copy verify",
-    "_schema": "DTYPE_TABLE",
+    "_schema": "DTYPE_TABLE SchemaProposal",
     "_sql": "scan_table sql",
     "_storage": "AsyncBucket Bucket File",
     "_tables": "AsyncTable AsyncTableQuery AsyncTransaction AsyncTransactionQuery "
     "AsyncTransactionTable Table TableQuery Transaction TransactionQuery TransactionTable "
     "explain_scans",
     "_tables.writes": "ChangeReport WriteReport",
+    "_tables.writes._infer": "infer_schema",
     "_tables.writes._operators": "UpdateOperator append concat decrement divide increment "
     "multiply now prepend remove toggle",
 }
@@ -180,6 +182,7 @@ __all__ = [
     "RowsRejectedError",
     "SQLError",
     "SchemaChangeError",
+    "SchemaProposal",
     "ServerError",
     "Table",
     "TableQuery",
@@ -202,6 +205,7 @@ __all__ = [
     "divide",
     "explain_scans",
     "increment",
+    "infer_schema",
     "load_ipython_extension",
     "multiply",
     "now",

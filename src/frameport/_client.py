@@ -332,7 +332,8 @@ class AsyncClient:
         row_security: bool = False,
         progress: bool | None = None,
     ) -> AsyncTable:
-        """Create a table whose columns follow `schema` (a DataFrame's dtypes, or
+        """Create a table whose columns follow `schema` (what a DataFrame's values call for,
+        as `frameport.infer_schema` proposes and logged at INFO; a proposal it made; or
         ``{column: "integer" | "float" | "boolean" | "datetime" | "string(size)" | ...[]}``),
         creating the database when it is missing; returns once every column is available.
         A table that already exists raises `ConflictError`, unless `exist_ok` is set and the

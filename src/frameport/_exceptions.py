@@ -193,6 +193,14 @@ def unknown_key_hint(project: str) -> str:
     )
 
 
+def missing_credentials_hint() -> str:
+    """The advice for a 401 to a client that sent no credentials at all."""
+    return (
+        "This client sent no credentials: give an API key with Client(..., key=...) or the "
+        "FRAMEPORT_KEY environment variable, or sign in with client.login(email, password)."
+    )
+
+
 def jwt_hint(*, refused_as_guest: bool) -> str:
     """The advice for a refused JWT: expired or invalid, or (taken as a guest) made from a
     session that has since ended (never names the JWT)."""

@@ -17,7 +17,13 @@ from typing import Any
 
 import httpx
 
-from .._exceptions import APIError, endpoint_version_hint, jwt_hint, unknown_key_hint
+from .._exceptions import (
+    APIError,
+    endpoint_version_hint,
+    jwt_hint,
+    missing_credentials_hint,
+    unknown_key_hint,
+)
 from ._auth import Credentials, updated_session
 from ._config import checked_timeout
 from ._transport import (
@@ -29,6 +35,14 @@ from ._transport import (
     is_secret_param,
 )
 from ._wire_encoding import WireEncoding
+
+
+def _refused_as_guest(error: APIError) -> bool:
+    """Whether `error` is the service refusing a guest (a guest's scopes, or a permission check
+    that only callers without a valid key go through)."""
+    if error.status != 401:
+        return False
+    return error.type == "user_unauthorized" or _scope_refused_to_guest(error)
 
 
 def _scope_refused_to_guest(error: APIError) -> bool:
@@ -184,16 +198,15 @@ class Connection:
 
     def _hint_for(self, error: APIError, *, authenticated: bool) -> str | None:
         """Advice on the likely cause of `error` when this connection's settings explain it: an
-        endpoint without /v1, an API key the service does not know, or a JWT that expired or
-        whose session ended."""
+        endpoint without /v1, no credentials at all, an API key the service does not know, or a
+        JWT that expired or whose session ended."""
         if error.type == "general_route_not_found":
             if not httpx.URL(self.endpoint).path.endswith("/v1"):
                 return endpoint_version_hint(self.endpoint)
-        elif authenticated and self.credentials.key is not None and error.status == 401:
-            # The key was taken for a guest's: refused a guest's scope, or a permission check
-            # that only callers without a valid key go through.
-            if error.type == "user_unauthorized" or _scope_refused_to_guest(error):
-                return unknown_key_hint(self.project)
+        elif authenticated and self.credentials.method is None and _refused_as_guest(error):
+            return missing_credentials_hint()
+        elif authenticated and self.credentials.key is not None and _refused_as_guest(error):
+            return unknown_key_hint(self.project)
         elif authenticated and self.credentials.jwt is not None:
             if error.type == "user_jwt_invalid":
                 return jwt_hint(refused_as_guest=False)

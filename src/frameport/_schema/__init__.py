@@ -3,9 +3,13 @@
 Reading (`_reading`): the column models of a table give the Arrow schema of its row batches
 (`arrow_schema`); `to_pandas` turns batches into a DataFrame with pandas 3 dtypes (also
 under pandas 2.3).
-Writing (`_writing`): a DataFrame's dtypes give the columns to create (`column_definitions`),
-and `frame_to_rows` (`batch_to_rows` for Arrow) turns its rows into the JSON values the
-service stores.
+Writing (`_writing`): a DataFrame's dtypes give the columns to create (`new_column`), and
+`frame_to_rows` (`batch_to_rows` for Arrow) turns its rows into the JSON values the service
+stores.
+Proposals (`_proposal`): the columns a frame's, an Arrow table's or a file's values call for,
+each with its reason (`SchemaProposal`): whole numbers with nulls as integers, ISO dates as
+datetimes; `column_definitions` gives the create-column bodies of a frame, a proposal or a
+mapping.
 Validation (`_validation`): the rules a table's columns set (`ColumnRules`), checked on
 Arrow batches before a write (`validate_batch`).
 Inference (`_inference`): when the columns cannot be read (session users), `InferredSchema`
@@ -19,6 +23,7 @@ DataType(int64)
 
 from .._exceptions import RowDecodeError
 from ._inference import InferredSchema, infer_batch
+from ._proposal import SchemaProposal, column_definitions, propose_batches, propose_frame
 from ._reading import (
     DTYPE_TABLE,
     STR_DTYPE,
@@ -46,8 +51,6 @@ from ._writing import (
     NewColumn,
     batch_to_rows,
     check_column_keys,
-    column_definitions,
-    column_types,
     frame_to_rows,
     new_column,
     parse_column_type,
@@ -68,6 +71,7 @@ __all__ = [
     "InferredSchema",
     "NewColumn",
     "RowDecodeError",
+    "SchemaProposal",
     "UnmappedColumnWarning",
     "arrow_schema",
     "batch_to_rows",
@@ -76,7 +80,6 @@ __all__ = [
     "column_arrow_type",
     "column_definitions",
     "column_type_name",
-    "column_types",
     "dtype_table_markdown",
     "frame_to_rows",
     "infer_batch",
@@ -84,6 +87,8 @@ __all__ = [
     "json_text_columns",
     "new_column",
     "parse_column_type",
+    "propose_batches",
+    "propose_frame",
     "string_size",
     "system_fields_markdown",
     "to_json_value",

@@ -465,3 +465,18 @@ def _is_ring(value: object) -> bool:
         and all(map(_is_point, value))
         and list(value[0]) == list(value[-1])
     )
+
+
+def converts_to(values: ArrowValues, kind: str) -> bool:
+    """Whether every value of `values` converts to a column of type `kind` (``"integer"``,
+    ``"datetime"`` ...) as a write converts it; nulls do.
+
+    >>> converts_to(pa.array([19.0, None]), "integer"), converts_to(pa.array([1.5]), "integer")
+    (True, False)
+    """
+    if pa.types.is_large_string(values.type):
+        values = values.cast(pa.string())
+    converted = _CONVERTERS[kind](values)
+    if converted is None:
+        return False
+    return not pc.any(pc.fill_null(converted[1], pa.scalar(False))).as_py()

@@ -115,21 +115,33 @@ def new_column(key: str, series: pd.Series) -> NewColumn:
     >>> new_column("n", pd.Series([1, 2])).type_name
     'integer'
     """
+    return arrow_column(key, series_values(key, series), dtype=str(series.dtype))
+
+
+def series_values(key: str, series: pd.Series) -> pa.Array[Any]:
+    """The values of the DataFrame column `key` as Arrow (NaN as null); TypeError when they
+    mix types Arrow cannot hold in one array."""
     try:
-        values = pa.array(series, from_pandas=True)
+        values: pa.Array[Any] = pa.array(series, from_pandas=True)
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         raise TypeError(f"column {key!r} holds values of mixed or unsupported types") from exc
+    return values
+
+
+def arrow_column(key: str, values: pa.Array[Any], *, dtype: str) -> NewColumn:
+    """The service column for Arrow `values` (the rules of `new_column`); `dtype` names their
+    type in the error for a type the service cannot store."""
     array = pa.types.is_list(values.type) or pa.types.is_large_list(values.type)
     if array:
-        values = values.flatten()
+        values = cast("ListArray", values).flatten()
     if pa.types.is_dictionary(values.type):
-        categories = values.dictionary
-        if _fits_enum(categories) and not array:
-            return NewColumn(key, "enum", elements=tuple(categories.to_pylist()))
-        values = values.dictionary_decode()
+        encoded = cast("pa.DictionaryArray[Any, Any]", values)
+        if _fits_enum(encoded.dictionary) and not array:
+            return NewColumn(key, "enum", elements=tuple(map(str, encoded.dictionary.to_pylist())))
+        values = encoded.dictionary_decode()
     kind = next((name for test, name in _COLUMN_TYPE_BY_ARROW_KIND if test(values.type)), None)
     if kind is None:
-        raise TypeError(f"column {key!r} has dtype {series.dtype}, which the service cannot store")
+        raise TypeError(f"column {key!r} has dtype {dtype}, which the service cannot store")
     size = string_size(_longest_text(values)) if kind == "string" else None
     return NewColumn(key, kind, array=array, size=size)
 
@@ -184,24 +196,6 @@ def _suggested_key(name: str) -> str:
     return key or "column"
 
 
-def column_types(frame: pd.DataFrame) -> dict[str, str]:
-    """The mapping form: ``{column: type name}``, arrays suffixed ``[]``; the service's own
-    fields (`SERVICE_FIELDS`) are left out, other names that cannot be keys raise ValueError.
-
-    >>> column_types(pd.DataFrame({"n": [1], "s": ["a"]}))
-    {'n': 'integer', 's': 'string'}
-    """
-    return {spec.key: spec.type_name for spec in _new_columns_of_frame(frame)}
-
-
-def _new_columns_of_frame(frame: pd.DataFrame) -> list[NewColumn]:
-    keys = [str(key) for key in frame.columns]
-    check_column_keys(keys)
-    return [
-        new_column(key, frame.iloc[:, i]) for i, key in enumerate(keys) if key not in SERVICE_FIELDS
-    ]
-
-
 def parse_column_type(key: str, type_name: str) -> NewColumn:
     """The column for a mapping-form type name: ``"integer"``, ``"string(1000)"``,
     ``"email[]"``. Strings without a size get 255. ``"enum"`` needs elements, so it is only
@@ -225,27 +219,6 @@ def parse_column_type(key: str, type_name: str) -> NewColumn:
     return NewColumn(
         key, kind, array=match["array"] is not None, size=size if kind in _SIZED_TYPES else None
     )
-
-
-def column_definitions(schema: pd.DataFrame | Mapping[str, str]) -> list[dict[str, Any]]:
-    """The create-column JSON bodies for a DataFrame's columns or a ``{column: type name}``
-    mapping; every column optional (``"required": false``). The service's own fields
-    (`SERVICE_FIELDS`) are left out; other names that cannot be keys raise ValueError
-    (`check_column_keys`).
-
-    >>> column_definitions({"age": "integer"})
-    [{'key': 'age', 'type': 'integer', 'required': False, 'array': False}]
-    """
-    if isinstance(schema, pd.DataFrame):
-        specs = _new_columns_of_frame(schema)
-    else:
-        check_column_keys(schema)
-        specs = [
-            parse_column_type(key, name)
-            for key, name in schema.items()
-            if str(key) not in SERVICE_FIELDS
-        ]
-    return [spec.definition() for spec in specs]
 
 
 # ---------------------------------------------------------------------------------------------

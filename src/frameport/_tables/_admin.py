@@ -13,6 +13,7 @@ that are ready once it takes longer than a moment.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +27,12 @@ from .._exceptions import AuthenticationError, ConflictError, FrameportError
 from .._schema import (
     TIMESTAMP,
     NewColumn,
+    SchemaProposal,
     arrow_schema,
     column_definitions,
     column_type_name,
     parse_column_type,
+    propose_frame,
     to_pandas,
 )
 from ._location import TableLocation
@@ -37,6 +40,8 @@ from .read import column_models
 
 if TYPE_CHECKING:
     from .._core import Requester
+
+log = logging.getLogger(__name__)
 
 COLUMN_WAIT_SECONDS = 120.0
 """How long `create_table` and `add_column` wait for their columns to become available."""
@@ -107,16 +112,21 @@ async def create_table(
     wait: float = COLUMN_WAIT_SECONDS,
     progress: bool | None = None,
 ) -> None:
-    """Create the table at `location` with the columns `schema` describes (a DataFrame's
-    dtypes, or ``{column: type name}``), creating its database first when it is missing, and
-    return once every column is available.
+    """Create the table at `location` with the columns `schema` describes (what a
+    DataFrame's values call for, logged at INFO; a `SchemaProposal`; or
+    ``{column: type name}``), creating its database first when it is missing, and return once
+    every column is available.
 
     The service's own fields (``$id``, ``$permissions`` ...) are not created; a name that
     cannot be a column key (another ``$`` name, a space...) raises ValueError before any
     request. Raises `ConflictError` when the table already exists, unless `exist_ok` is set
     and the table has every column of `schema`: then it is kept as it is.
     """
-    definitions = column_definitions(_checked_schema(schema))
+    checked = _checked_schema(schema)
+    if isinstance(checked, pd.DataFrame):
+        checked = propose_frame(checked)
+        log.info("%s: the columns of the frame's values\n%s", location, checked.lines())
+    definitions = column_definitions(checked)
     keys = [str(definition["key"]) for definition in definitions]
     await create_database(requester, location.database_id, exist_ok=True)
     body = {
@@ -131,7 +141,13 @@ async def create_table(
             "POST", location.container_path, json=body, idempotent=True, read_back=location.path
         )
     except ConflictError as exc:
-        if not (exist_ok and exc.type in _ALREADY_EXISTS):
+        if exc.type not in _ALREADY_EXISTS:
+            raise
+        if not exist_ok:
+            exc.hint = (
+                f"The table {location} exists: pass exist_ok=True to keep it (its columns must "
+                "include the schema's), or drop it first with table.drop()."
+            )
             raise
         await _check_existing_columns(requester, location, keys, exc)
     await wait_for_columns(requester, location, keys, timeout=wait, progress=progress)
@@ -151,13 +167,16 @@ async def _check_existing_columns(
         raise conflict
 
 
-def _checked_schema(schema: pd.DataFrame | Mapping[str, str]) -> pd.DataFrame | dict[str, str]:
-    if isinstance(schema, pd.DataFrame):
+def _checked_schema(
+    schema: pd.DataFrame | Mapping[str, str],
+) -> pd.DataFrame | SchemaProposal | dict[str, str]:
+    if isinstance(schema, pd.DataFrame | SchemaProposal):
         return schema
     if isinstance(schema, Mapping):
         return {str(key): kind for key, kind in schema.items()}
     raise TypeError(
-        "schema is a DataFrame (columns from its dtypes) or a {column: type} mapping, "
+        "schema is a DataFrame (columns from its values), a proposal of fp.infer_schema or a "
+        "{column: type} mapping, "
         f"not {type(schema).__name__}"
     )
 

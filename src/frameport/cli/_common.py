@@ -128,7 +128,9 @@ class Connection:
         """`error` (the service refused the credential) with what to check."""
         from .._core import JWT_ENV, KEY_ENV
 
-        if self.source is None:
+        shown = str(error)
+        if self.source is None:  # the options of the command, not those of Python's client
+            shown = shown.removesuffix(f" {error.hint}")
             hint = (
                 f"give an API key with --key or {KEY_ENV} (or a JWT in {JWT_ENV}), or sign in "
                 "with `frameport login`"
@@ -138,7 +140,7 @@ class Connection:
         else:
             hint = f"check that {self.source} holds a valid credential for project "
             hint += repr(self.project)
-        return f"{str(error).rstrip('.')}; {hint}."
+        return f"{shown.rstrip('.')}; {hint}."
 
 
 def system_option(text: str) -> bool | list[str]:
