@@ -13,7 +13,7 @@ from .._core._config import default_cache_dir
 from .._core._ids import ID
 from .._tables.writes import OnConflict
 from ._entries import ProjectRecords, Record
-from ._project import list_records
+from ._project import Selection, list_records
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -43,12 +43,21 @@ class Checkpoint:
 
     @classmethod
     def for_restore(
-        cls, destination: Requester, source: str, snapshot: str, manifest: str, rule: OnConflict
+        cls,
+        destination: Requester,
+        source: str,
+        snapshot: str,
+        manifest: str,
+        rule: OnConflict,
+        part: Selection,
     ) -> Checkpoint:
         """The checkpoint of restoring `snapshot` of the archive `source` (its manifest's
-        SHA-256: `manifest`) into `destination`. One a run finished is kept only for the
-        rule ``"fail"``: ``"skip"`` and ``"replace"`` restore the snapshot again."""
-        identity = json.dumps([destination.endpoint, destination.project, source, snapshot])
+        SHA-256: `manifest`), or the `part` of it chosen, into `destination`. One a run
+        finished is kept only for the rule ``"fail"``: ``"skip"`` and ``"replace"`` restore
+        the snapshot again."""
+        whole = [destination.endpoint, destination.project, source, snapshot]
+        chosen = [] if part == Selection() else [part.database_ids(), part.tables]
+        identity = json.dumps([*whole, *chosen])
         checkpoint = cls(checkpoint_path(default_cache_dir() / "restores", identity), manifest)
         if checkpoint.finished and rule != "fail":
             checkpoint.done, checkpoint.batches, checkpoint.sent = set(), {}, {}

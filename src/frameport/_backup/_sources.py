@@ -30,17 +30,18 @@ if TYPE_CHECKING:
 
 
 class ArchiveSource:
-    """A snapshot of an archive, checked: its manifest's records, its tables' layers and its
-    files."""
+    """A snapshot of an archive, checked: its manifest's records (the `selection` of them),
+    its tables' layers and its files."""
 
-    def __init__(self, archive: Archive, checked: CheckedSnapshot) -> None:
+    def __init__(self, archive: Archive, checked: CheckedSnapshot, selection: Selection) -> None:
         manifest = checked.manifest
         self.archive = archive
         self.manifest = manifest
         self.label = archive.label
+        self.action = "restore"
         self.snapshot: str | None = checked.snapshot
         self._as_written_before = checked.as_written_before
-        self.project = manifest.project()
+        self.project = selection.pick(manifest.project(), "the snapshot")
         self._layers = {
             (database["$id"], table.record["$id"]): table.layers
             for database, table in manifest.tables()
@@ -88,6 +89,7 @@ class ServiceSource:
         self.requester = requester
         self.project = project
         self.label = f"{requester.endpoint} (project {requester.project})"
+        self.action = "copy"
         self.snapshot: str | None = None
         self._bounds = bounds
         self._code = {
