@@ -62,12 +62,13 @@ def test_a_restore_killed_at_its_last_instant_says_it_is_done_when_run_again(
         assert again.written == 0 and not again.created
         assert "restored into this project already" in again.summary()
 
-        # The mark is of this snapshot: another one is restored (here, over the rows there).
+        # The mark is of this snapshot: another one is restored (here, the rows there as it
+        # holds them are left alone).
         older = destination.restore(archive, snapshot=first.snapshot, on_conflict="skip",
                                     progress=False)  # fmt: skip
-        assert not older.already_done and older.skipped == 3
+        assert not older.already_done and older.unchanged == 3 and older.skipped == 0
         # "skip" and "replace" restore a finished snapshot again.
-        assert destination.restore(archive, on_conflict="skip", progress=False).skipped == 4
+        assert destination.restore(archive, on_conflict="skip", progress=False).unchanged == 4
 
         # What the destination lost since is restored again, the rest kept as done.
         destination.drop_database(database)

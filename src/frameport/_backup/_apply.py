@@ -2,12 +2,14 @@
 `copy` (from another project), in the service's order.
 
 Databases, then tables (their columns, then waiting until every column is available, then
-their indexes), then each table's rows (`write_batches`, with the `on_conflict` rule), then
+their indexes), then each table's rows (`write_batches`: the rows a table there before holds
+as the source does are left alone, counted as unchanged (`_unchanged`); the `on_conflict`
+rule decides for those it holds otherwise), then
 buckets and their files, then functions and their active code. IDs, permissions, row
 security and the enabled flags are kept; rows keep ``$createdAt`` and ``$updatedAt`` (the
 service takes them from API keys), while the service numbers rows itself (``$sequence``) and
 sets the times of everything else. What already exists is kept (a table gets the columns and
-indexes it lacks), and a dry run only says what would happen.
+indexes it lacks), and a dry run only says what would happen, and where it would stop.
 
 A restore records each step it completes, and each batch of rows, in a `Checkpoint` in
 frameport's cache directory; run again after a crash, it goes on from there (the batch that
@@ -62,13 +64,15 @@ NOT_KEPT = [
 
 class ProjectSource(Protocol):
     """What a restore or a copy reads from: the project's records (as `describe_project`
-    gives them), each table's rows, and the files' and functions' contents."""
+    gives them), each table's rows, and the files' and functions' contents; `check` raises
+    what reading them would, before anything is written."""
 
     label: str
     action: str  # "restore" or "copy"
     snapshot: str | None
     project: ProjectRecords
 
+    async def check(self) -> None: ...
     def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]: ...
     async def row_ids(self, database_id: str, table_id: str) -> pa.Array[Any]: ...
     def content(self, bucket_id: str, file_id: str) -> AbstractAsyncContextManager[Path]: ...
@@ -209,6 +213,7 @@ class RestoreRun:
         if dry_run:
             await self.plan()
             return self.report
+        await source.check()
         for database in source.project.databases:
             await self.database(database.record)
             for table in database.tables:

@@ -53,6 +53,12 @@ class ArchiveSource:
         }
         self._code = {f.record["$id"]: f.path for f in manifest.functions if f.path is not None}
 
+    async def check(self) -> None:
+        """Read every table's IDs: a layer that is not Parquet of rows is an `ArchiveError`
+        before anything is written."""
+        for layers in self._layers.values():
+            await table_ids(self.archive, layers)
+
     async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
         batches = table_batches(self.archive, self._layers[(database_id, table_id)])
         async with aclosing(batches):
@@ -111,6 +117,9 @@ class ServiceSource:
         )
         bound = self._bounds[(database_id, table_id)] or 0
         return read.narrowed(*SequenceRange(0, bound).queries(read.member))
+
+    async def check(self) -> None:
+        """Nothing to check: the service's rows are read as they are written."""
 
     async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
         read = await self._read(database_id, table_id)
