@@ -14,9 +14,8 @@ indexes it lacks), and a dry run only says what would happen, and where it would
 A restore records each step it completes, and each batch of rows, in a `Checkpoint` in
 frameport's cache directory; run again after a crash, it goes on from there (the batch that
 was being written when it stopped is written again, its rows already there skipped when
-`on_conflict` is ``"fail"``: they are the same rows). Finished, it leaves the checkpoint as
-its mark that it is done, so that run again (killed before it could say so), it says that
-and writes nothing.
+`on_conflict` is ``"fail"``: they are the same rows). Finished, it says so in the checkpoint;
+run again, it starts from the beginning and finds unchanged what it wrote.
 """
 
 from __future__ import annotations
@@ -138,7 +137,7 @@ async def restore(
     checkpoint = Checkpoint(None)  # a dry run keeps none, nor does a copy
     if not dry_run:
         checkpoint = Checkpoint.for_restore(
-            requester, archive.label, checked.snapshot, checked.digest, rule, part
+            requester, archive.label, checked.snapshot, checked.digest, part
         )
     return await RestoreRun(requester, archived, rule, checkpoint, progress).run(dry_run)
 
@@ -193,15 +192,13 @@ class RestoreRun:
     report: RestoreReport = field(init=False)
 
     async def run(self, dry_run: bool) -> RestoreReport:
-        """Every step, in the service's order (see the module docstring); a dry run, and a
-        run a checkpoint says is finished, only say what they would do."""
+        """Every step, in the service's order (see the module docstring); a dry run only
+        says what it would do."""
         started = time.perf_counter()
         source, checkpoint = self.source, self.checkpoint
         self.existing = Destination(self.requester)
         await self.existing.read(source.project)
         checkpoint.keep_what_exists(self.existing)
-        if checkpoint.finished:
-            return RestoreReport(source.label, source.snapshot, dry_run, already_done=True)
         self.report = RestoreReport(
             source.label,
             source.snapshot,
@@ -466,7 +463,7 @@ class RestoreRun:
                 example = f", e.g. {differ[-1]!r}" if differ else ""
                 exc.hint = (
                     f"Rows of table {key} differ from the {self._theirs} ({len(differ):,} found "
-                    f"so far{example}), so the {self.source.action} stopped there: "
+                    f"so far{example}), so the {self.source.action} stopped there. Run it again: "
                     f"{conflict_advice(self.source.action)}."
                 )
                 raise
@@ -514,8 +511,8 @@ class RestoreRun:
                 if self.on_conflict == "fail":
                     raise ConflictError(
                         f"file {file['$id']} of bucket {bucket_id} exists with other content "
-                        f"than the {self._theirs}, so the {self.source.action} stopped there: "
-                        f"{conflict_advice(self.source.action)}.",
+                        f"than the {self._theirs}, so the {self.source.action} stopped there. "
+                        f"Run it again: {conflict_advice(self.source.action)}.",
                         status=409,
                         type="storage_file_already_exists",
                         method="POST",

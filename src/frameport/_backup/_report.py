@@ -89,13 +89,13 @@ class VerifyReport:
 
 
 def conflict_advice(action: str) -> str:
-    """What a restore (`action`: ``"restore"``) or copy (``"copy"``) that stops on rows or
-    files the destination holds otherwise can be told instead."""
+    """The options of a restore (`action`: ``"restore"``) or copy (``"copy"``) for the rows
+    and files the destination holds with other content than the source."""
     theirs = "snapshot's" if action == "restore" else "source's"
     return (
-        f'run it again with on_conflict="skip" to keep the project\'s, or on_conflict="replace" '
-        f"to put the {theirs} in their place (on the command line: frameport {action} ... "
-        "--on-conflict skip, or --on-conflict replace)"
+        f'on_conflict="skip" keeps the project\'s, on_conflict="replace" puts the {theirs} in '
+        f"their place (on the command line: frameport {action} ... --on-conflict skip, or "
+        "--on-conflict replace)"
     )
 
 
@@ -121,10 +121,8 @@ class RestoreReport:
     (`tables`), the `files` uploaded, unchanged (held already with the same content),
     skipped and replaced, every item the destination `rejected` (``(item, reason)``), what
     it could not keep (`not_kept`: e.g. times the service sets itself), whether it `resumed`
-    a killed run, whether it was a `dry_run`, and whether the snapshot was restored into the
-    destination already (`already_done`: a run before finished it, so this one wrote
-    nothing). A dry run fills the same counts with what the run would do, up to where it
-    would `stop` (None: it would not)."""
+    a killed run, and whether it was a `dry_run`. A dry run fills the same counts with what
+    the run would do, up to where it would `stop` (None: it would not)."""
 
     source: str
     snapshot: str | None
@@ -142,7 +140,6 @@ class RestoreReport:
     not_kept: list[str] = field(default_factory=list)
     stop: str | None = None
     resumed: bool = False
-    already_done: bool = False
     seconds: float = 0.0
 
     @property
@@ -180,7 +177,7 @@ class RestoreReport:
             f"dry run: the {self.action} would create {len(self.created)} item(s), write "
             f"{self.written:,} new row(s), leave {self.unchanged:,} row(s) unchanged"
             f"{differing}, upload {self.files_uploaded} file(s), leave "
-            f"{self.files_unchanged} unchanged{files}"
+            f"{self.files_unchanged} file(s) unchanged{files}"
         )
         if self.stop is not None:
             line += (
@@ -194,12 +191,6 @@ class RestoreReport:
         and its plan, else what was done, each item rejected and what could not be kept."""
         if self.dry_run:
             return "\n".join([self._what_it_would_do(), *self.plan])
-        if self.already_done:
-            return (
-                f"{self.source}{'' if self.snapshot is None else f' ({self.snapshot})'} was "
-                "restored into this project already: a run before finished it, so nothing was "
-                'written (on_conflict="skip" or "replace" restores it again)'
-            )
         done = "restored" if self.action == "restore" else "copied"
         lines = [
             f"{done} {self.source}{'' if self.snapshot is None else f' ({self.snapshot})'}"
