@@ -88,9 +88,10 @@ class Selection:
             _check_named(self.tables, held, "table", holder=holder)
 
         databases = [
-            DatabaseEntry(entry.record, tuple(self.chosen_tables(entry.record["$id"], tables)))
+            DatabaseEntry(
+                entry.record, tuple(self.chosen_tables(entry.record["$id"], entry.tables))
+            )
             for entry in chosen(project.databases, database_ids, "database")
-            for tables in [entry.tables]
         ]
         return ProjectRecords(
             tuple(databases),
