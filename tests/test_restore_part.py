@@ -161,9 +161,15 @@ def test_a_refusal_names_the_restores_own_options(
     assert "--on-conflict skip" in capsys.readouterr().err
 
 
-def test_a_copy_says_it_copied(archive: tuple[Path, str], restored: Client) -> None:
+def test_a_copy_says_it_copied_and_copies_one_table(
+    archive: tuple[Path, str], restored: Client
+) -> None:
     with LocalService() as service, service.client() as destination:
         report = fp.copy(restored, destination, progress=False)
         assert report.summary().startswith("copied ")
         again = fp.copy(restored, destination, progress=False)  # the defaults: nothing differs
         assert again.unchanged == 123 and again.written == 0
+    _, database = archive
+    with LocalService() as service, service.client() as destination:
+        one = fp.copy(restored, destination, tables=[f"{database}/notes"], progress=False)
+        assert one.written == 3 and list(destination.tables(database)["$id"]) == ["notes"]
