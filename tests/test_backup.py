@@ -145,7 +145,7 @@ def test_a_restore_into_a_project_holding_some_rows_follows_on_conflict(
             notes.insert(pd.DataFrame({"$id": [first_id, "extra"], "text": ["changed", "x"]}),
                          progress=False)  # fmt: skip
             plan = other.restore(archive, dry_run=True)
-            assert any("notes: exists" in line and "1 in conflict" in line for line in plan.plan)
+            assert any("notes: exists" in line and "1 differ" in line for line in plan.plan)
             assert other.table(project.database, "notes").count() == 2  # a dry run writes nothing
             if rule == "skip":
                 with pytest.raises(ConflictError, match="already exist"):
@@ -194,7 +194,7 @@ def test_the_report_lists_each_row_the_destination_rejects_and_restores_the_rest
     assert item == f"row {project.database}/people/{taken}"
     assert "unique columns already exist" in reason
     outcome = next(t for t in report.tables if t.table.endswith("/people"))
-    assert (outcome.written, outcome.skipped) == (0, 299)
+    assert (outcome.written, outcome.skipped, outcome.unchanged) == (0, 0, 299)
     assert f"rejected row {project.database}/people/{taken}" in report.summary()
     restored = set(table_rows(destination, project.database, "people")["$id"])
     assert set(table_rows(client, project.database, "people")["$id"]) - restored == {taken}
@@ -424,7 +424,8 @@ def test_a_copy_streams_a_project_into_another(
     assert report.written == 303 and report.files_uploaded == 3
     assert_same_project(client, destination, project)
     again = fp.copy(client, destination, on_conflict="skip", progress=False)
-    assert again.skipped == 303 and again.written == 0 and again.files_skipped == 3
+    assert again.unchanged == 303 and again.written == again.skipped == 0
+    assert again.files_unchanged == 3 and again.files_skipped == 0
 
 
 def test_bad_choices_are_refused_before_anything_is_written(

@@ -1,7 +1,6 @@
-"""A restore finishes once: killed at its last instant (after its checkpoint became its mark
-that it is done, before it could say so), it says it is done when run again, instead of
-starting over and stopping at the first row already there. The mark is the restore's of one
-snapshot into one destination."""
+"""A restore killed at its last instant (after its checkpoint said it finished, before it
+could say so) run again writes nothing and stops at nothing: what it wrote is there as the
+snapshot holds it, so it is unchanged; what the destination lost since is written again."""
 
 from __future__ import annotations
 
@@ -37,7 +36,7 @@ def _restore_killed_at_its_last_instant(service: LocalService, archive: Path, ca
     assert killed.returncode == -signal.SIGKILL, killed.stderr
 
 
-def test_a_restore_killed_at_its_last_instant_says_it_is_done_when_run_again(
+def test_a_restore_killed_at_its_last_instant_run_again_finds_its_rows_unchanged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = tmp_path / "cache"
@@ -58,25 +57,20 @@ def test_a_restore_killed_at_its_last_instant_says_it_is_done_when_run_again(
         assert destination.table(database, "people").count() == 4
 
         again = destination.restore(archive, progress=False)  # on_conflict="fail"
-        assert again.already_done and again.snapshot == second.snapshot
-        assert again.written == 0 and not again.created
-        assert "restored into this project already" in again.summary()
+        assert again.snapshot == second.snapshot and not again.resumed
+        assert (again.written, again.unchanged, again.files_unchanged) == (0, 4, 1)
+        assert not again.created
 
-        # The mark is of this snapshot: another one is restored (here, over the rows there).
-        older = destination.restore(archive, snapshot=first.snapshot, on_conflict="skip",
-                                    progress=False)  # fmt: skip
-        assert not older.already_done and older.skipped == 3
-        # "skip" and "replace" restore a finished snapshot again.
-        assert destination.restore(archive, on_conflict="skip", progress=False).skipped == 4
+        # Another snapshot: the rows there as it holds them are left alone.
+        older = destination.restore(archive, snapshot=first.snapshot, progress=False)
+        assert older.unchanged == 3 and older.skipped == older.written == 0
 
-        # What the destination lost since is restored again, the rest kept as done.
+        # What the destination lost since is restored again, the rest left alone.
         destination.drop_database(database)
         redone = destination.restore(archive, progress=False)
-        assert not redone.already_done and redone.resumed
-        assert redone.written == 4 and redone.files_uploaded == 0
-        assert destination.restore(archive, progress=False).already_done
+        assert redone.written == 4 and redone.files_uploaded == 0 and redone.files_unchanged == 1
 
-    # The mark is of this destination: another one gets the snapshot.
+    # Another destination gets the snapshot.
     with LocalService() as other_service, other_service.client() as other:
         elsewhere = other.restore(archive, progress=False)
-        assert not elsewhere.already_done and elsewhere.written == 4
+        assert elsewhere.written == 4

@@ -1,5 +1,6 @@
 """A restore's checkpoint as versions before checkpoints had a version wrote it (no
-``version`` key) still serves: a restore run again reads it and says it is done."""
+``version`` key) still serves: a restore run again reads it, and starts from the beginning
+as after any finished run, finding its rows unchanged."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import frameport as fp
 from frameport.local import LocalService
 
 
-def test_a_restore_checkpoint_written_without_a_version_still_marks_the_restore_done(
+def test_a_restore_checkpoint_written_without_a_version_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     archive, cache = tmp_path / "archive", tmp_path / "cache"
@@ -30,4 +31,4 @@ def test_a_restore_checkpoint_written_without_a_version_still_marks_the_restore_
         assert state.pop("version") == 1
         mark.write_text(json.dumps(state))  # as an earlier version left it
         again = destination.restore(archive, progress=False)
-        assert again.already_done and again.written == 0
+        assert not again.resumed and (again.written, again.unchanged) == (0, 2)

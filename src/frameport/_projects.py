@@ -24,23 +24,25 @@ def copy(
     destination: Client | AsyncClient,
     *,
     databases: Sequence[str] | None = None,
+    tables: Sequence[str] | None = None,
     buckets: Sequence[str] | None = None,
     functions: Sequence[str] | None = None,
     dry_run: bool = False,
     on_conflict: OnConflict = "fail",
     progress: bool | None = None,
 ) -> RestoreReport:
-    """Copy the project of `source` (or the `databases`, `buckets` and `functions` named)
-    into the project of `destination`, without an archive: each table is read up to the
+    """Copy the project of `source` (or the `databases`, `buckets` and `functions` named;
+    `tables`, each as ``"database/table"``, adds those tables alone to the databases) into
+    the project of `destination`, without an archive: each table is read up to the
     ``$sequence`` it had when the copy started and written as it is read; files go through
-    a temporary file one at a time. The order, the checks, `on_conflict` and the report are
-    those of `Client.restore`; `dry_run` writes nothing and returns the plan. A copy keeps no
-    checkpoint: after a crash, run it again with ``on_conflict="skip"`` (or
-    ``"replace"``).
+    a temporary file one at a time. The order, the checks, `on_conflict` (for what the
+    destination holds otherwise: what it holds as the source does is left alone) and the
+    report are those of `Client.restore`; `dry_run` writes nothing and says what the copy
+    would do. A copy keeps no checkpoint: after a crash, run it again.
 
     >>> fp.copy(staging, production, databases=["crm"], dry_run=True)  # doctest: +SKIP
     """
-    selection = Selection(databases, buckets, functions)
+    selection = Selection(databases, buckets, functions, tables)
     return run_sync(
         copy_project(
             requester_of(source),

@@ -2,33 +2,33 @@
 `copy` (from another project), in the service's order.
 
 Databases, then tables (their columns, then waiting until every column is available, then
-their indexes), then each table's rows (`write_batches`, with the `on_conflict` rule), then
+their indexes), then each table's rows (`write_batches`: the rows a table there before holds
+as the source does are left alone, counted as unchanged (`_unchanged`); the `on_conflict`
+rule decides for those it holds otherwise), then
 buckets and their files, then functions and their active code. IDs, permissions, row
 security and the enabled flags are kept; rows keep ``$createdAt`` and ``$updatedAt`` (the
 service takes them from API keys), while the service numbers rows itself (``$sequence``) and
 sets the times of everything else. What already exists is kept (a table gets the columns and
-indexes it lacks), and a dry run only says what would happen.
+indexes it lacks), and a dry run only says what would happen, and where it would stop.
 
 A restore records each step it completes, and each batch of rows, in a `Checkpoint` in
 frameport's cache directory; run again after a crash, it goes on from there (the batch that
 was being written when it stopped is written again, its rows already there skipped when
-`on_conflict` is ``"fail"``: they are the same rows). Finished, it leaves the checkpoint as
-its mark that it is done, so that run again (killed before it could say so), it says that
-and writes nothing.
+`on_conflict` is ``"fail"``: they are the same rows). Finished, it says so in the checkpoint;
+run again, it starts from the beginning and finds unchanged what it wrote.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .._core._ids import ID
 from .._core._json import JsonObject
@@ -37,15 +37,14 @@ from .._functions import AsyncFunction, create_function
 from .._storage import AsyncBucket, create_bucket
 from .._tables import TableLocation, create_database
 from .._tables._admin import wait_for_columns
-from .._tables._system import ALL_SYSTEM
-from .._tables.read import QuerySpec, TableRead
 from .._tables.writes import OnConflict, check_on_conflict, write_batches
 from ._archive import Archive
 from ._destination import Checkpoint, Destination
 from ._entries import BucketEntry, FunctionEntry, ProjectRecords, Record
 from ._project import Selection
-from ._report import RestoreReport, TableOutcome
+from ._report import RestoreReport, TableOutcome, conflict_advice
 from ._sources import ArchiveSource, ServiceSource
+from ._unchanged import RowsThere
 from ._verify import checked_snapshot
 
 if TYPE_CHECKING:
@@ -64,12 +63,15 @@ NOT_KEPT = [
 
 class ProjectSource(Protocol):
     """What a restore or a copy reads from: the project's records (as `describe_project`
-    gives them), each table's rows, and the files' and functions' contents."""
+    gives them), each table's rows, and the files' and functions' contents; `check` raises
+    what reading them would, before anything is written."""
 
     label: str
+    action: str  # "restore" or "copy"
     snapshot: str | None
     project: ProjectRecords
 
+    async def check(self) -> None: ...
     def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]: ...
     async def row_ids(self, database_id: str, table_id: str) -> pa.Array[Any]: ...
     def content(self, bucket_id: str, file_id: str) -> AbstractAsyncContextManager[Path]: ...
@@ -104,30 +106,40 @@ async def restore(
     dry_run: bool = False,
     on_conflict: OnConflict = "fail",
     *,
+    databases: Sequence[str] | None = None,
+    tables: Sequence[str] | None = None,
     progress: bool | None = None,
 ) -> RestoreReport:
     """Restore a snapshot of the archive at `source` (default: its newest) into this
     project: databases, tables, columns, indexes, rows, buckets, files and functions,
-    with their IDs and permissions. The archive is verified first: a missing or altered
-    file refuses the restore (`ArchiveError` names it). A row or file whose ID is taken
-    follows `on_conflict`: ``"fail"`` raises `ConflictError`, ``"skip"`` keeps the
-    destination's, ``"replace"`` replaces it; the report counts each case and lists
-    every item the service rejected. `dry_run` writes nothing and returns the plan (what
-    would be created, and what conflicts: `RestoreReport.plan`, printed by `summary`).
-    Run again after a crash, a restore goes on where it stopped.
+    with their IDs and permissions; or only the `databases` and `tables` named (a table as
+    ``"database/table"``: table IDs are unique within their database only), without the
+    snapshot's buckets and functions. The archive is verified first: a missing or altered
+    file refuses the restore (`ArchiveError` names it).
 
-    >>> print(other.restore("backups/crm", dry_run=True).summary())  # doctest: +SKIP
+    A row or file the project holds as the snapshot does is left alone (counted as
+    unchanged), so that restoring after one table was dropped writes that table back and
+    rewrites nothing else. One the project holds otherwise follows `on_conflict`:
+    ``"fail"`` stops the restore (`ConflictError`, saying where), ``"skip"`` keeps the
+    project's, ``"replace"`` puts the snapshot's in its place; the report counts each case
+    and lists every item the service rejected. `dry_run` writes nothing and says what the
+    run would do, and where it would stop (`RestoreReport.summary`'s first line, the plan
+    after it). Run again after a crash, a restore goes on where it stopped.
+
+    >>> print(other.restore("backups/crm", tables=["crm/orders"], dry_run=True).summary())
+    ... # doctest: +SKIP
     """
     rule = check_on_conflict(on_conflict)
+    part = Selection.of_part(databases, tables)
     archive = Archive.open(source)
     checked = checked_snapshot(archive, snapshot)
+    archived = ArchiveSource(archive, checked, part)
     checkpoint = Checkpoint(None)  # a dry run keeps none, nor does a copy
     if not dry_run:
         checkpoint = Checkpoint.for_restore(
-            requester, archive.label, checked.snapshot, checked.digest, rule
+            requester, archive.label, checked.snapshot, checked.digest, part
         )
-    run = RestoreRun(requester, ArchiveSource(archive, checked), rule, checkpoint, progress)
-    return await run.run(dry_run)
+    return await RestoreRun(requester, archived, rule, checkpoint, progress).run(dry_run)
 
 
 async def copy_project(
@@ -143,74 +155,6 @@ async def copy_project(
     rule = check_on_conflict(on_conflict)
     live = await ServiceSource.make(source, selection)
     return await RestoreRun(destination, live, rule, Checkpoint(None), progress).run(dry_run)
-
-
-# ---------------------------------------------------------------------------------------------
-# The plan
-
-
-async def _plan(existing: Destination, source: ProjectSource) -> list[str]:
-    lines = []
-    for database in source.project.databases:
-        database_id = database.record["$id"]
-        there = database_id in existing.databases
-        lines.append(f"database {database_id}: {'exists' if there else 'create'}")
-        for table in database.tables:
-            key = f"{database_id}/{table['$id']}"
-            current = existing.tables.get(key)
-            columns = [c["key"] for c in table.get("columns", [])]
-            indexes = [i["key"] for i in table.get("indexes", [])]
-            rows = await source.row_ids(database_id, table["$id"])
-            if current is None:
-                lines.append(
-                    f"table {key}: create with {len(columns)} column(s) and "
-                    f"{len(indexes)} index(es); {len(rows):,} row(s) to write"
-                )
-                continue
-            have = {c["key"] for c in current.get("columns", [])}
-            have_indexes = {i["key"] for i in current.get("indexes", [])}
-            add = [c for c in columns if c not in have]
-            add_indexes = [i for i in indexes if i not in have_indexes]
-            taken = await _taken_ids(
-                existing.requester, TableLocation(database_id, table["$id"]), rows
-            )
-            lines.append(
-                f"table {key}: exists; add column(s) {add or 'none'}, index(es) "
-                f"{add_indexes or 'none'}; {len(rows) - taken:,} new row(s), "
-                f"{taken:,} in conflict (IDs already there)"
-            )
-    for bucket in source.project.buckets:
-        bucket_id = bucket.record["$id"]
-        there = bucket_id in existing.buckets
-        same = changed = 0
-        for record in bucket.files:
-            current = existing.files.get(f"{bucket_id}/{record['$id']}")
-            if current is not None:
-                same += current.get("signature") == record.get("signature")
-                changed += current.get("signature") != record.get("signature")
-        fresh = len(bucket.files) - same - changed
-        lines.append(
-            f"bucket {bucket_id}: {'exists' if there else 'create'}; {fresh} new file(s), "
-            f"{same} already there, {changed} in conflict (other content)"
-        )
-    for function in source.project.functions:
-        function_id = function.record["$id"]
-        there = function_id in existing.functions
-        code = "deploy its active code" if function.deployment else "no code to deploy"
-        lines.append(f"function {function_id}: {'exists' if there else 'create'}; {code}")
-    return lines
-
-
-async def _taken_ids(requester: Requester, location: TableLocation, ids: pa.Array[Any]) -> int:
-    """How many of `ids` are rows of the table at `location`."""
-    read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
-    count = 0
-    async with aclosing(read.ids_only().pages(collect=False)) as pages:
-        async for batch in pages:
-            count += int(
-                pc.sum(pc.is_in(batch.column("$id"), value_set=ids).cast(pa.int64())).as_py() or 0
-            )
-    return count
 
 
 _BUCKET_SETTINGS = {
@@ -248,21 +192,25 @@ class RestoreRun:
     report: RestoreReport = field(init=False)
 
     async def run(self, dry_run: bool) -> RestoreReport:
-        """Every step, in the service's order (see the module docstring); a dry run, and a
-        run a checkpoint says is finished, only say what they would do."""
+        """Every step, in the service's order (see the module docstring); a dry run only
+        says what it would do."""
         started = time.perf_counter()
         source, checkpoint = self.source, self.checkpoint
         self.existing = Destination(self.requester)
         await self.existing.read(source.project)
         checkpoint.keep_what_exists(self.existing)
-        if checkpoint.finished:
-            return RestoreReport(source.label, source.snapshot, dry_run, already_done=True)
         self.report = RestoreReport(
-            source.label, source.snapshot, dry_run, resumed=checkpoint.resumed
+            source.label,
+            source.snapshot,
+            dry_run,
+            source.action,
+            self.on_conflict,
+            resumed=checkpoint.resumed,
         )
-        self.report.plan = await _plan(self.existing, source)
         if dry_run:
+            await self.plan()
             return self.report
+        await source.check()
         for database in source.project.databases:
             await self.database(database.record)
             for table in database.tables:
@@ -277,6 +225,120 @@ class RestoreRun:
         self.report.seconds = time.perf_counter() - started
         checkpoint.finish()
         return self.report
+
+    @property
+    def _theirs(self) -> str:
+        return "snapshot's" if self.source.action == "restore" else "source's"
+
+    @property
+    def _differ(self) -> str:
+        return f"differ from the {self._theirs}"
+
+    async def plan(self) -> None:
+        """What the run would do, as a dry run says it: the plan's lines, and the report's
+        counts and `created` up to where the run would stop (`RestoreReport.stop`)."""
+        existing, source, report = self.existing, self.source, self.report
+        lines, stopped = report.plan, report.created.append
+
+        def would(step: str) -> None:
+            if report.stop is None:
+                stopped(step)
+
+        for database in source.project.databases:
+            database_id = database.record["$id"]
+            there = database_id in existing.databases
+            lines.append(f"database {database_id}: {'exists' if there else 'create'}")
+            if not there:
+                would(f"database {database_id}")
+            for table in database.tables:
+                location = TableLocation(database_id, table["$id"])
+                key = f"{database_id}/{table['$id']}"
+                current = existing.tables.get(key)
+                columns = [c["key"] for c in table.get(location.columns_key, [])]
+                indexes = [i["key"] for i in table.get("indexes", [])]
+                outcome = TableOutcome(key)
+                if report.stop is None:
+                    report.tables.append(outcome)
+                if current is None:
+                    ids = await source.row_ids(database_id, table["$id"])
+                    outcome.rows = outcome.written = len(ids)
+                    lines.append(
+                        f"table {key}: create with {len(columns)} column(s) and "
+                        f"{len(indexes)} index(es); {outcome.rows:,} row(s) to write"
+                    )
+                    would(f"table {key}")
+                    continue
+                have = {c["key"] for c in current.get(location.columns_key, [])}
+                have_indexes = {i["key"] for i in current.get("indexes", [])}
+                add = [c for c in columns if c not in have]
+                add_indexes = [i for i in indexes if i not in have_indexes]
+                for name in add:
+                    would(f"column {location}/{name}")
+                for name in add_indexes:
+                    would(f"index {location}/{name}")
+                differ = await self._sort_rows(location, outcome)
+                lines.append(
+                    f"table {key}: exists; add column(s) {add or 'none'}, index(es) "
+                    f"{add_indexes or 'none'}; {outcome.written:,} new row(s), "
+                    f"{outcome.unchanged:,} unchanged, {differ:,} differ from the {self._theirs}"
+                )
+                if differ and self.on_conflict == "fail" and report.stop is None:
+                    report.stop = f"table {key}, where {differ:,} row(s) {self._differ}"
+                outcome.skipped = differ if self.on_conflict == "skip" else 0
+                outcome.replaced = differ if self.on_conflict == "replace" else 0
+        for bucket in source.project.buckets:
+            self._plan_bucket(bucket, would)
+        for function in source.project.functions:
+            function_id = function.record["$id"]
+            there = function_id in existing.functions
+            code = "deploy its active code" if function.deployment else "no code to deploy"
+            lines.append(f"function {function_id}: {'exists' if there else 'create'}; {code}")
+            if not there:
+                would(f"function {function_id}")
+
+    def _plan_bucket(self, bucket: BucketEntry[Record], would: Callable[[str], None]) -> None:
+        report = self.report
+        bucket_id = bucket.record["$id"]
+        there = bucket_id in self.existing.buckets
+        fresh = same = differ = 0
+        for record in bucket.files:
+            current = self.existing.files.get(f"{bucket_id}/{record['$id']}")
+            if current is None:
+                fresh += 1
+            elif current.get("signature") == record.get("signature"):
+                same += 1
+            else:
+                differ += 1
+        report.plan.append(
+            f"bucket {bucket_id}: {'exists' if there else 'create'}; {fresh} new file(s), "
+            f"{same} unchanged, {differ} differ from the {self._theirs}"
+        )
+        if not there:
+            would(f"bucket {bucket_id}")
+        if report.stop is not None:
+            return
+        report.files_uploaded += fresh
+        report.files_unchanged += same
+        if self.on_conflict == "skip":
+            report.files_skipped += differ
+        elif self.on_conflict == "replace":
+            report.files_replaced += differ
+        elif differ:
+            report.stop = f"bucket {bucket_id}, where {differ} file(s) {self._differ}"
+
+    async def _sort_rows(self, location: TableLocation, outcome: TableOutcome) -> int:
+        """Count the source's rows of the table at `location` into `outcome` (new as
+        written, and unchanged); the number that differ."""
+        there = await RowsThere.read(self.requester, location)
+        differ = 0
+        async with aclosing(self.source.rows(location.database_id, location.table_id)) as batches:
+            async for batch in batches:
+                outcome.rows += batch.num_rows
+                sorted_rows = await there.sort(batch)
+                outcome.unchanged += sorted_rows.unchanged
+                differ += len(sorted_rows.differ)
+        outcome.written = outcome.rows - outcome.unchanged - differ
+        return differ
 
     async def database(self, record: Record) -> None:
         step = f"database {record['$id']}"
@@ -362,6 +424,11 @@ class RestoreRun:
         after = self.checkpoint.batches.get(key, -1)
         # The batches a stopped run had sent past its last whole one may be partly there.
         maybe_written = max(0, self.checkpoint.sent.get(key, -1) - after)
+        # Rows of a table there before are sorted: those there as the source's are left alone.
+        there = None
+        if key in self.existing.tables:
+            there = await RowsThere.read(self.requester, location)
+        differ: list[str] = []
 
         async def remaining() -> AsyncGenerator[pa.RecordBatch]:
             index = -1
@@ -371,6 +438,11 @@ class RestoreRun:
                 async for batch in batches:
                     index += 1
                     outcome.rows += batch.num_rows
+                    if index > after + maybe_written and there is not None:
+                        sorted_rows = await there.sort(batch)
+                        outcome.unchanged += sorted_rows.unchanged
+                        differ.extend(sorted_rows.differ)
+                        batch = sorted_rows.rest
                     if index > after:
                         yield batch
 
@@ -385,9 +457,15 @@ class RestoreRun:
                     on_send=lambda index: self.checkpoint.sending(key, after + 1 + index),
                     on_batch=lambda index: self.checkpoint.batch(key, after + 1 + index),
                 )
-            except ConflictError:
+            except ConflictError as exc:
                 # The rows found were the destination's own: a run again counts them as such.
                 self.checkpoint.sending(key, self.checkpoint.batches.get(key, -1))
+                example = f", e.g. {differ[-1]!r}" if differ else ""
+                exc.hint = (
+                    f"Rows of table {key} differ from the {self._theirs} ({len(differ):,} found "
+                    f"so far{example}), so the {self.source.action} stopped there. Run it again: "
+                    f"{conflict_advice(self.source.action)}."
+                )
                 raise
         outcome.written = counts.written
         outcome.replaced = counts.replaced
@@ -424,14 +502,17 @@ class RestoreRun:
             current = self.existing.files.get(f"{bucket_id}/{file['$id']}")
             # A file a killed run had started uploading is this restore's.
             if current is not None and f"{file_step} started" not in self.checkpoint.done:
-                if current.get("signature") == file.get("signature") or self.on_conflict == "skip":
-                    self.report.files_skipped += 1
+                same = current.get("signature") == file.get("signature")
+                if same or self.on_conflict == "skip":
+                    self.report.files_unchanged += same
+                    self.report.files_skipped += not same
                     self.checkpoint.mark(file_step)
                     continue
                 if self.on_conflict == "fail":
                     raise ConflictError(
-                        f"file {file['$id']} of bucket {bucket_id} exists with other content; pass "
-                        'on_conflict="skip" to keep it or "replace" to replace it.',
+                        f"file {file['$id']} of bucket {bucket_id} exists with other content "
+                        f"than the {self._theirs}, so the {self.source.action} stopped there. "
+                        f"Run it again: {conflict_advice(self.source.action)}.",
                         status=409,
                         type="storage_file_already_exists",
                         method="POST",

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 from .._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
 from .._core._config import default_cache_dir
 from .._core._ids import ID
-from .._tables.writes import OnConflict
 from ._entries import ProjectRecords, Record
-from ._project import list_records
+from ._project import Selection, list_records
 
 if TYPE_CHECKING:
     from .._core import Requester
@@ -24,8 +23,8 @@ _REMEDY = "delete it to restore from the start"
 class Checkpoint:
     """The steps a restore completed, kept in a file that is replaced atomically (None: a
     copy, which keeps none). The file is the restore's of one snapshot (its manifest's
-    SHA-256, `manifest`) into one destination; once the restore finishes, it is its mark
-    that it is `finished`."""
+    SHA-256, `manifest`) into one destination; once the restore finishes, it says so
+    (`finished`), and the next run starts from the beginning."""
 
     def __init__(self, path: Path | None, manifest: str | None = None) -> None:
         self.path = path
@@ -43,14 +42,22 @@ class Checkpoint:
 
     @classmethod
     def for_restore(
-        cls, destination: Requester, source: str, snapshot: str, manifest: str, rule: OnConflict
+        cls,
+        destination: Requester,
+        source: str,
+        snapshot: str,
+        manifest: str,
+        part: Selection,
     ) -> Checkpoint:
         """The checkpoint of restoring `snapshot` of the archive `source` (its manifest's
-        SHA-256: `manifest`) into `destination`. One a run finished is kept only for the
-        rule ``"fail"``: ``"skip"`` and ``"replace"`` restore the snapshot again."""
-        identity = json.dumps([destination.endpoint, destination.project, source, snapshot])
+        SHA-256: `manifest`), or the `part` of it chosen, into `destination`. After a run
+        that finished, the restore is done again from the start: what the destination holds
+        as the snapshot does is left alone, so it writes only what was lost or changed."""
+        whole = [destination.endpoint, destination.project, source, snapshot]
+        chosen = [] if part == Selection() else [part.database_ids(), part.tables]
+        identity = json.dumps([*whole, *chosen])
         checkpoint = cls(checkpoint_path(default_cache_dir() / "restores", identity), manifest)
-        if checkpoint.finished and rule != "fail":
+        if checkpoint.finished:
             checkpoint.done, checkpoint.batches, checkpoint.sent = set(), {}, {}
             checkpoint.resumed = checkpoint.finished = False
         return checkpoint

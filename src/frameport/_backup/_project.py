@@ -13,9 +13,9 @@ session secrets), so they cannot be carried to another project.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core._ids import ID
 from .._core._pages import iter_pages
@@ -37,11 +37,67 @@ LIST_PAGE = 100
 
 @dataclass(frozen=True)
 class Selection:
-    """Which databases, buckets and functions (by ID; None: all of them)."""
+    """Which databases, buckets and functions (by ID; None: all of them). `tables` (each as
+    ``"database/table"``) adds those tables alone to the `databases` named: with either
+    given, only the databases and tables they name are chosen."""
 
     databases: Sequence[str] | None = None
     buckets: Sequence[str] | None = None
     functions: Sequence[str] | None = None
+    tables: Sequence[str] | None = None
+
+    @classmethod
+    def of_part(cls, databases: Sequence[str] | None, tables: Sequence[str] | None) -> Selection:
+        """The part of a snapshot a restore names: the whole of it when neither `databases`
+        nor `tables` is given, else those alone (no bucket, no function)."""
+        if databases is None and tables is None:
+            return cls()
+        return cls(databases or [], [], [], tables)
+
+    def database_ids(self) -> list[str] | None:
+        """The databases chosen, wholly or for some of their tables (None: all)."""
+        if self.tables is None:
+            return None if self.databases is None else list(self.databases)
+        named = [_split_table(name)[0] for name in self.tables]
+        return list(dict.fromkeys([*(self.databases or []), *named]))
+
+    def chosen_tables(self, database_id: str, tables: Sequence[Record]) -> list[Record]:
+        """Those of `tables` (the records of database `database_id`'s) chosen."""
+        if self.tables is None or database_id in (self.databases or ()):
+            return list(tables)
+        prefix = f"{database_id}/"
+        named = [_split_table(name)[1] for name in self.tables if name.startswith(prefix)]
+        found = {record["$id"]: record for record in tables}
+        _check_named(named, found, "table", lambda item: f"{database_id}/{item}")
+        return [found[table_id] for table_id in named]
+
+    def pick(self, project: ProjectRecords, holder: str) -> ProjectRecords:
+        """The chosen part of `project`, the records `holder` (such as "the snapshot")
+        holds."""
+
+        def chosen(records: Sequence[_Held], ids: Sequence[str] | None, what: str) -> list[_Held]:
+            found = {entry.record["$id"]: entry for entry in records}
+            if ids is None:
+                return list(records)
+            _check_named(ids, found, what, holder=holder)
+            return [found[item] for item in ids]
+
+        database_ids = self.database_ids()  # each table's name checked
+        if self.tables is not None:
+            held = {f"{d.record['$id']}/{t['$id']}" for d in project.databases for t in d.tables}
+            _check_named(self.tables, held, "table", holder=holder)
+
+        databases = [
+            DatabaseEntry(
+                entry.record, tuple(self.chosen_tables(entry.record["$id"], entry.tables))
+            )
+            for entry in chosen(project.databases, database_ids, "database")
+        ]
+        return ProjectRecords(
+            tuple(databases),
+            tuple(chosen(project.buckets, self.buckets, "bucket")),
+            tuple(chosen(project.functions, self.functions, "function")),
+        )
 
     def to_json(self) -> Selected:
         def listed(ids: Sequence[str] | None) -> list[str] | None:
@@ -52,6 +108,36 @@ class Selection:
             "buckets": listed(self.buckets),
             "functions": listed(self.functions),
         }
+
+
+_Held = TypeVar("_Held", DatabaseEntry[Record], BucketEntry[Record], FunctionEntry)
+
+
+def _split_table(name: str) -> tuple[str, str]:
+    database_id, slash, table_id = name.partition("/")
+    if not slash or not database_id or not table_id or "/" in table_id:
+        raise ValueError(
+            f'name each table as "database/table", e.g. "crm/orders" (got {name!r}): table IDs '
+            "are unique within their database only."
+        )
+    return database_id, table_id
+
+
+def _check_named(
+    ids: Sequence[str],
+    found: Mapping[str, object] | set[str],
+    what: str,
+    shown: Callable[[str], str] = str,
+    holder: str = "the project",
+) -> None:
+    """ValueError naming each of `ids` not in `found` (what `holder` holds), and the
+    choices."""
+    missing = [shown(item) for item in ids if item not in found]
+    if missing:
+        raise ValueError(
+            f"{holder} has no {what} {', '.join(map(repr, missing))}; "
+            f"choose among {', '.join(repr(shown(item)) for item in sorted(found)) or 'none'}."
+        )
 
 
 async def list_records(requester: Requester, path: str, key: str) -> list[Record]:
@@ -74,12 +160,7 @@ async def _chosen(
     if ids is None:
         return records
     found = {str(record["$id"]): record for record in records}
-    missing = [item for item in ids if item not in found]
-    if missing:
-        raise ValueError(
-            f"the project has no {what} {', '.join(map(repr, missing))}; "
-            f"choose among {', '.join(map(repr, sorted(found))) or 'none'}."
-        )
+    _check_named(ids, found, what)
     return [found[item] for item in ids]
 
 
@@ -87,14 +168,14 @@ async def describe_project(requester: Requester, selection: Selection) -> Projec
     """The records of the chosen part of the project (see the module docstring)."""
     databases, buckets, functions = await together(
         [
-            _chosen(requester, "/tablesdb", "databases", selection.databases, "database"),
+            _chosen(requester, "/tablesdb", "databases", selection.database_ids(), "database"),
             _chosen(requester, "/storage/buckets", "buckets", selection.buckets, "bucket"),
             _chosen(requester, "/functions", "functions", selection.functions, "function"),
         ]
     )
     described: list[Any] = await together(
         [
-            together(_database(requester, record) for record in databases),
+            together(_database(requester, record, selection) for record in databases),
             together(_bucket(requester, record) for record in buckets),
             together(_function(requester, record) for record in functions),
         ]
@@ -102,9 +183,12 @@ async def describe_project(requester: Requester, selection: Selection) -> Projec
     return ProjectRecords(*(tuple(kind) for kind in described))
 
 
-async def _database(requester: Requester, database: Record) -> DatabaseEntry[Record]:
+async def _database(
+    requester: Requester, database: Record, selection: Selection
+) -> DatabaseEntry[Record]:
     path = f"/tablesdb/{ID.custom(database['$id'])}/tables"
-    return DatabaseEntry(database, tuple(await list_records(requester, path, "tables")))
+    tables = await list_records(requester, path, "tables")
+    return DatabaseEntry(database, tuple(selection.chosen_tables(database["$id"], tables)))
 
 
 async def _bucket(requester: Requester, bucket: Record) -> BucketEntry[Record]:

@@ -88,40 +88,58 @@ class VerifyReport:
         return "\n".join([head, *self.problems, *notes])
 
 
+def conflict_advice(action: str) -> str:
+    """The options of a restore (`action`: ``"restore"``) or copy (``"copy"``) for the rows
+    and files the destination holds with other content than the source."""
+    theirs = "snapshot's" if action == "restore" else "source's"
+    return (
+        f'on_conflict="skip" keeps the project\'s, on_conflict="replace" puts the {theirs} in '
+        f"their place (on the command line: frameport {action} ... --on-conflict skip, or "
+        "--on-conflict replace)"
+    )
+
+
 @dataclass
 class TableOutcome:
-    """What a restore did to one table's rows."""
+    """What a restore did (or, in a dry run, would do) to one table's rows: the `rows` of
+    the source, those `written` new, those left `unchanged` (the destination held them as
+    the source does), and those that differ, `replaced` or `skipped` as `on_conflict`
+    said."""
 
     table: str
     rows: int = 0
     written: int = 0
     replaced: int = 0
     skipped: int = 0
+    unchanged: int = 0
 
 
 @dataclass
 class RestoreReport:
-    """One restore (or copy): the `plan` it followed (what it creates, changes and finds in
-    conflict: all a dry run does), what it `created`, the rows of each table (`tables`),
-    the `files` uploaded, skipped and replaced, every item the destination `rejected`
-    (``(item, reason)``), what it could not keep (`not_kept`: e.g. times the service sets
-    itself), whether it `resumed` a killed run, whether it was a `dry_run`, and whether the
-    snapshot was restored into the destination already (`already_done`: a run before
-    finished it, so this one wrote nothing)."""
+    """One restore (or copy: `action`): the `plan` it followed (what it creates, changes and
+    finds differing: a dry run's lines), what it `created`, the rows of each table
+    (`tables`), the `files` uploaded, unchanged (held already with the same content),
+    skipped and replaced, every item the destination `rejected` (``(item, reason)``), what
+    it could not keep (`not_kept`: e.g. times the service sets itself), whether it `resumed`
+    a killed run, and whether it was a `dry_run`. A dry run fills the same counts with what
+    the run would do, up to where it would `stop` (None: it would not)."""
 
     source: str
     snapshot: str | None
     dry_run: bool
+    action: str = "restore"
+    on_conflict: str = "fail"
     plan: list[str] = field(default_factory=list)
     created: list[str] = field(default_factory=list)
     tables: list[TableOutcome] = field(default_factory=list)
     files_uploaded: int = 0
+    files_unchanged: int = 0
     files_skipped: int = 0
     files_replaced: int = 0
     rejected: list[tuple[str, str]] = field(default_factory=list)
     not_kept: list[str] = field(default_factory=list)
+    stop: str | None = None
     resumed: bool = False
-    already_done: bool = False
     seconds: float = 0.0
 
     @property
@@ -130,33 +148,58 @@ class RestoreReport:
         return sum(table.written for table in self.tables)
 
     @property
+    def unchanged(self) -> int:
+        """Rows the destination held as the source does, left alone."""
+        return sum(table.unchanged for table in self.tables)
+
+    @property
     def replaced(self) -> int:
-        """Rows that replaced the destination's (``on_conflict="replace"``)."""
+        """Rows that differed and replaced the destination's (``on_conflict="replace"``)."""
         return sum(table.replaced for table in self.tables)
 
     @property
     def skipped(self) -> int:
-        """Rows left as the destination had them (``on_conflict="skip"``)."""
+        """Rows that differed, left as the destination had them (``on_conflict="skip"``)."""
         return sum(table.skipped for table in self.tables)
 
-    def summary(self) -> str:
-        """The report as lines for people: the plan of a dry run, else what was done, each
-        item rejected and what could not be kept."""
-        if self.dry_run:
-            return "\n".join([f"plan for {self.source} (nothing written):", *self.plan])
-        if self.already_done:
-            return (
-                f"{self.source}{'' if self.snapshot is None else f' ({self.snapshot})'} was "
-                "restored into this project already: a run before finished it, so nothing was "
-                'written (on_conflict="skip" or "replace" restores it again)'
+    def _what_it_would_do(self) -> str:
+        """A dry run's first line."""
+        theirs = "snapshot's" if self.action == "restore" else "source's"
+        differing = {
+            "skip": f", keep {self.skipped:,} differing row(s) as they are",
+            "replace": f", replace {self.replaced:,} differing row(s) with the {theirs}",
+        }.get(self.on_conflict, "")
+        files = {
+            "skip": f", keep {self.files_skipped} differing file(s)",
+            "replace": f", replace {self.files_replaced} differing file(s)",
+        }.get(self.on_conflict, "")
+        line = (
+            f"dry run: the {self.action} would create {len(self.created)} item(s), write "
+            f"{self.written:,} new row(s), leave {self.unchanged:,} row(s) unchanged"
+            f"{differing}, upload {self.files_uploaded} file(s), leave "
+            f"{self.files_unchanged} file(s) unchanged{files}"
+        )
+        if self.stop is not None:
+            line += (
+                f'; then it would stop at {self.stop} (on_conflict="fail"): '
+                f"{conflict_advice(self.action)}"
             )
+        return line + "; nothing was written"
+
+    def summary(self) -> str:
+        """The report as lines for people: a dry run's line saying what the run would do
+        and its plan, else what was done, each item rejected and what could not be kept."""
+        if self.dry_run:
+            return "\n".join([self._what_it_would_do(), *self.plan])
+        done = "restored" if self.action == "restore" else "copied"
         lines = [
-            f"restored {self.source}{'' if self.snapshot is None else f' ({self.snapshot})'}"
+            f"{done} {self.source}{'' if self.snapshot is None else f' ({self.snapshot})'}"
             f"{' (resumed)' if self.resumed else ''} in {self.seconds:.1f} s: "
             f"{len(self.created)} created; rows: {self.written:,} written, "
-            f"{self.replaced:,} replaced, {self.skipped:,} skipped; files: "
-            f"{self.files_uploaded} uploaded, {self.files_replaced} replaced, "
-            f"{self.files_skipped} skipped; {len(self.rejected)} rejected"
+            f"{self.unchanged:,} unchanged, {self.replaced:,} replaced, {self.skipped:,} "
+            f"skipped; files: {self.files_uploaded} uploaded, {self.files_unchanged} unchanged, "
+            f"{self.files_replaced} replaced, {self.files_skipped} skipped; "
+            f"{len(self.rejected)} rejected"
         ]
         lines.extend(f"rejected {item}: {reason}" for item, reason in self.rejected)
         lines.extend(f"not kept: {note}" for note in self.not_kept)

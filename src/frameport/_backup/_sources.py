@@ -30,17 +30,18 @@ if TYPE_CHECKING:
 
 
 class ArchiveSource:
-    """A snapshot of an archive, checked: its manifest's records, its tables' layers and its
-    files."""
+    """A snapshot of an archive, checked: its manifest's records (the `selection` of them),
+    its tables' layers and its files."""
 
-    def __init__(self, archive: Archive, checked: CheckedSnapshot) -> None:
+    def __init__(self, archive: Archive, checked: CheckedSnapshot, selection: Selection) -> None:
         manifest = checked.manifest
         self.archive = archive
         self.manifest = manifest
         self.label = archive.label
+        self.action = "restore"
         self.snapshot: str | None = checked.snapshot
         self._as_written_before = checked.as_written_before
-        self.project = manifest.project()
+        self.project = selection.pick(manifest.project(), "the snapshot")
         self._layers = {
             (database["$id"], table.record["$id"]): table.layers
             for database, table in manifest.tables()
@@ -51,6 +52,12 @@ class ArchiveSource:
             for file in bucket.files
         }
         self._code = {f.record["$id"]: f.path for f in manifest.functions if f.path is not None}
+
+    async def check(self) -> None:
+        """Read every table's IDs: a layer that is not Parquet of rows is an `ArchiveError`
+        before anything is written."""
+        for layers in self._layers.values():
+            await table_ids(self.archive, layers)
 
     async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
         batches = table_batches(self.archive, self._layers[(database_id, table_id)])
@@ -88,6 +95,7 @@ class ServiceSource:
         self.requester = requester
         self.project = project
         self.label = f"{requester.endpoint} (project {requester.project})"
+        self.action = "copy"
         self.snapshot: str | None = None
         self._bounds = bounds
         self._code = {
@@ -109,6 +117,9 @@ class ServiceSource:
         )
         bound = self._bounds[(database_id, table_id)] or 0
         return read.narrowed(*SequenceRange(0, bound).queries(read.member))
+
+    async def check(self) -> None:
+        """Nothing to check: the service's rows are read as they are written."""
 
     async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
         read = await self._read(database_id, table_id)

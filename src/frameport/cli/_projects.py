@@ -11,13 +11,20 @@ from ._common import CommandError, Connection, client_command, fail
 
 TO_KEY_ENV = "FRAMEPORT_TO_KEY"
 ON_CONFLICT_HELP = (
-    "a row or file whose ID the destination already holds: fail (stop, the default), skip "
-    "(keep the destination's) or replace (put the source's in its place)"
+    "a row or file the destination holds with other content (one it holds as the source does "
+    "is left alone): fail (stop, the default), skip (keep the destination's) or replace (put "
+    "the source's in its place)"
 )
 
 
 def _ids(text: str | None) -> list[str] | None:
     return None if text is None else [item.strip() for item in text.split(",") if item.strip()]
+
+
+TABLES_HELP = (
+    "tables to {verb}, each as DATABASE/TABLE (table IDs are unique within their database "
+    "only), e.g. crm/orders,crm/lines"
+)
 
 
 def _add_selection(parser: argparse.ArgumentParser, verb: str) -> None:
@@ -28,6 +35,24 @@ def _add_selection(parser: argparse.ArgumentParser, verb: str) -> None:
             metavar="IDS",
             help=f"{what} to {verb}, e.g. a,b (default: all)",
         )
+
+
+def _add_part(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--databases",
+        "--database",
+        default=None,
+        metavar="IDS",
+        help="restore only these databases, e.g. crm,sales (default: the whole snapshot)",
+    )
+    parser.add_argument(
+        "--tables",
+        "--table",
+        default=None,
+        metavar="NAMES",
+        help=TABLES_HELP.format(verb="restore alone")
+        + "; with --databases or --tables, the snapshot's buckets and functions are left out",
+    )
 
 
 def _add_write_choices(parser: argparse.ArgumentParser) -> None:
@@ -66,13 +91,15 @@ def add_project_commands(commands: Any) -> None:
     ) as restore:
         restore.add_argument("source", help="the archive: a folder, or a URL")
         restore.add_argument("--snapshot", default=None, help="its ID (default: the newest)")
+        _add_part(restore)
         _add_write_choices(restore)
 
     with client_command(
         commands,
         "copy",
         _copy,
-        kept="what was copied so far stays; run the command again with --on-conflict skip to go on",
+        kept="what was copied so far stays; run the command again to go on (what is there as "
+        "the source holds it is left alone)",
         help="copy the project into another project, without an archive",
         description="Stream the project's databases, tables, rows, buckets, files and "
         "functions into another project (--to-endpoint, --to-project; its key in "
@@ -83,6 +110,9 @@ def add_project_commands(commands: Any) -> None:
         copy.add_argument("--to-key", default=None, help=f"default: ${TO_KEY_ENV}")
         _add_write_choices(copy)
         _add_selection(copy, "copy")
+        copy.add_argument(
+            "--tables", default=None, metavar="NAMES", help=TABLES_HELP.format(verb="copy")
+        )
 
     verify = commands.add_parser(
         "verify",
@@ -109,6 +139,8 @@ def _restore(connection: Connection, args: argparse.Namespace) -> str:
     return connection.client.restore(
         args.source,
         snapshot=args.snapshot,
+        databases=_ids(args.databases),
+        tables=_ids(args.tables),
         dry_run=args.dry_run,
         on_conflict=args.on_conflict,
         progress=args.progress,
@@ -127,6 +159,7 @@ def _copy(connection: Connection, args: argparse.Namespace) -> str:
             connection.client,
             destination,
             databases=_ids(args.databases),
+            tables=_ids(args.tables),
             buckets=_ids(args.buckets),
             functions=_ids(args.functions),
             dry_run=args.dry_run,
