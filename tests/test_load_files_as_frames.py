@@ -180,3 +180,14 @@ def test_import_takes_null_values_and_prints_them(
     assert code == 0, out
     assert 'read as null: empty fields, "n/a", "NA", "null"' in out
     assert table.count() == 4
+
+
+def test_text_that_is_no_number_is_rejected_from_a_float_column_not_made_null(
+    new_table: MakeTable, tmp_path: Path
+) -> None:
+    path = tmp_path / "scores.csv"
+    path.write_text("name,score\nAda,1.5\nBo,n/a\nCy,\n")
+    table = new_table({"name": "string", "score": "float"})
+    report = table.load(path, progress=False)
+    assert report.rejected[["row", "column", "rule"]].values.tolist() == [[1, "score", "type"]]
+    assert table.count() == 2

@@ -356,8 +356,9 @@ def _to_float(values: ArrowValues) -> Converted:
         numbers = values.cast(pa.float64())
     else:
         return None
-    finite = pc.is_finite(numbers)
-    return pc.if_else(finite, numbers, None), pc.invert(finite)
+    # text that writes no number is null in `numbers`: wrong, not a null
+    finite: ArrowValues = pc.fill_null(pc.is_finite(numbers), pa.scalar(False))
+    return pc.if_else(finite, numbers, None), pc.and_(values.is_valid(), pc.invert(finite))
 
 
 def _to_boolean(values: ArrowValues) -> Converted:
