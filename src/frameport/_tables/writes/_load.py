@@ -184,7 +184,10 @@ async def load_rows(
         }
     reading = TextReading(
         columns=[*(rules or {}), ID_COLUMN, *id_keys(options.id_from)],
-        json_text=[k for k, r in (rules or {}).items() if r.kind in ("string", "datetime")],
+        json_text=[
+            ID_COLUMN,
+            *(key for key, rule in (rules or {}).items() if rule.kind in ("string", "datetime")),
+        ],
         null_values=null_strings(options.null_values),
     )
     opened = open_source(source, reading=reading)

@@ -21,8 +21,8 @@ class WriteReport:
     * `rejected` — the rows that were not written, one per row: ``row`` (its position in the
       source), ``column``, ``rule`` (the rules are listed in the guide "Loading data into
       tables"; ``id`` for an
-      unusable ID; ``service`` when the service refused the row) and ``message``, then the
-      row's own values;
+      unusable ID; ``service`` when the service refused the row) and ``message`` (a row
+      breaking several rules names each, separated by ``; ``), then the row's own values;
     * `batches` — bulk requests (or transaction operations) that wrote rows;
     * `retries` — batches sent again: split after the service refused one of their rows,
       or completed after a conflict or an answer lost on the way;
@@ -44,6 +44,7 @@ class WriteReport:
     seconds: float = 0.0
     dry_run: bool = False
     null_values: tuple[str, ...] | None = None
+    """The fields of a CSV file read as null; None when the source was no CSV file."""
 
     @property
     def ok(self) -> bool:
