@@ -6,7 +6,8 @@ dynamic analysis gets wrong are put right here:
 
 - `SourceDocstrings`: a module attribute (``__version__``, ``DTYPE_TABLE``) has no docstring
   of its own at run time, so inspection reports its type's (``str``'s, ``tuple``'s); the
-  docstring written under the assignment is read from the source instead.
+  docstring written under the assignment is read from the source instead. So is a class
+  attribute's (a dataclass field's), where the source has one.
 - `PublicMembers`: the exported classes say they live in ``frameport`` (``frameport.Client``)
   while their methods still name the private module they were written in, which griffe
   reads as an alias of an alias, in a cycle; for this build, the methods say ``frameport``
@@ -87,11 +88,14 @@ class PublicMembers(griffe.Extension):
 
 
 class SourceDocstrings(griffe.Extension):
-    """Module attributes keep the docstring written under them in the source."""
+    """Module attributes keep the docstring written under them in the source, and class
+    attributes the one they have there."""
 
     def on_attribute_instance(self, *, attr: griffe.Attribute, **kwargs: Any) -> None:
         if isinstance(attr.parent, griffe.Module):
             attr.docstring = source_docstring(attr.path)
+        elif isinstance(attr.parent, griffe.Class):
+            attr.docstring = source_docstring(attr.path) or attr.docstring
 
 
 class DoctestFences(griffe.Extension):

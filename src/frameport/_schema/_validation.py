@@ -4,13 +4,14 @@
 elements, required, array); `validate_batch` converts a source batch to the columns' types
 and finds the rows that break a rule, column by column with `pyarrow.compute`, so a
 million rows cost a few array passes (only IP addresses and geometries are checked value
-by value). Each rejected row gets the first rule it breaks:
+by value). A rejected row names every rule it breaks, in the order of the batch's columns:
 
 ========== ============================================================================
 rule       broken when
 ========== ============================================================================
 type       the value cannot be the column's type (text that is not a number, a number
-           with a fraction for an integer column, a number for a text column, ...)
+           with a fraction for an integer column (named so), a number for a text column,
+           ...)
 required   the column is required and the value is null
 size       the text is longer than the column's size
 min / max  the number is below the column's minimum or above its maximum
@@ -23,8 +24,10 @@ geometry   the value is no point ``[x, y]``, line (≥ 2 points) or polygon (clo
            of ≥ 4 points)
 ========== ============================================================================
 
-Text converts to numbers, booleans (``true``/``false``) and dates, as CSV files hold them;
-numbers never convert to text. Arrays are checked element by element.
+Text converts to numbers, booleans (``true``/``false``) and dates, as CSV files hold them:
+a text is judged as the number it writes would be in a frame, so ``19.0`` fits an integer
+column (integral text converts exactly, whatever its digits) and ``1.5`` has a fraction.
+Numbers never convert to text. Arrays are checked element by element.
 
 >>> rules = {"age": ColumnRules("age", "integer", minimum=0)}
 >>> checked = validate_batch(pa.record_batch({"age": ["7", "-1", "x"]}), rules)
@@ -57,7 +60,8 @@ TEXT_SIZES = {"text": 65_535, "mediumtext": 16_777_215, "longtext": 4_294_967_29
 FORMAT_SIZES = {"email": 254, "ip": 39, "url": 2000}
 _TEXT_TYPES = frozenset({"string", "varchar", *TEXT_SIZES})
 _KIND_BY_TYPE = {"double": "float", "float": "float", "bigint": "integer"}
-_INTEGER_TEXT = r"^\s*[+-]?\d{1,18}\s*$"
+_INTEGRAL_TEXT = r"^[+-]?\d{1,38}(\.0*)?$"  # of trimmed text; 38 digits: exact as decimal128
+_WHOLE_DECIMAL: pa.DataType = pa.decimal128(38, 0)
 _FLOAT_TEXT = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
 _FORMATS = {  # format: the pattern its text matches, what a text that does not is
     "email": (r"^[^@\s]+@[^@\s]+\.[^@\s]+$", "not an e-mail address"),
@@ -136,8 +140,8 @@ class CheckedBatch:
 
 @dataclass
 class _Findings:
-    """Rows found breaking a rule, in the order the rules were checked; a row keeps only
-    its first finding."""
+    """Rows found breaking a rule, in the order the rules were checked; a row breaking
+    several is one rejection naming each."""
 
     length: int
     bad: npt.NDArray[np.bool_] = field(init=False)
@@ -151,7 +155,7 @@ class _Findings:
         self.bad = np.zeros(self.length, dtype=bool)
 
     def add(self, mask: ArrowValues, column: str, rule: str, message: str) -> None:
-        found = _as_numpy_mask(mask) & ~self.bad
+        found = _as_numpy_mask(mask)
         rows = np.flatnonzero(found)
         if len(rows):
             self.bad |= found
@@ -162,23 +166,35 @@ class _Findings:
             self.counts.append(len(rows))
 
     def table(self) -> pa.Table:
+        """One rejection per row: a row breaking several rules lists their columns, rules
+        and messages (each message after its column), in order, separated by ``; ``."""
         if not self.rows:
             return REJECTED_SCHEMA.empty_table()
         rows = np.concatenate(self.rows)
-        order = np.argsort(rows, kind="stable")
+        order = np.argsort(rows, kind="stable")  # stable: a row's findings stay in order
+        rows = rows[order]
 
-        def repeated(values: list[str]) -> ArrowValues:
-            return pa.array(
-                np.repeat(np.array(values, dtype=object), self.counts)[order], pa.string()
+        def repeated(values: list[str]) -> npt.NDArray[np.object_]:
+            return np.repeat(np.array(values, dtype=object), self.counts)[order]
+
+        columns, rules, messages = (
+            repeated(self.columns),
+            repeated(self.rules),
+            repeated(self.messages),
+        )
+        starts = np.flatnonzero(np.diff(rows, prepend=-1))
+        sizes = np.diff(np.append(starts, len(rows)))
+        joined = [columns[starts], rules[starts], messages[starts]]
+        for group in np.flatnonzero(sizes > 1):
+            at = slice(starts[group], starts[group] + sizes[group])
+            joined[0][group] = "; ".join(columns[at])
+            joined[1][group] = "; ".join(rules[at])
+            joined[2][group] = "; ".join(
+                f"{column}: {message}"
+                for column, message in zip(columns[at], messages[at], strict=True)
             )
-
         return pa.table(
-            [
-                pa.array(rows[order]),
-                repeated(self.columns),
-                repeated(self.rules),
-                repeated(self.messages),
-            ],
+            [pa.array(rows[starts]), *(pa.array(values, pa.string()) for values in joined)],
             schema=REJECTED_SCHEMA,
         )
 
@@ -238,7 +254,7 @@ def _checked_column(values: ArrowValues, column: ColumnRules, findings: _Finding
 
 
 _TYPE_MESSAGES = {
-    "string": "the column holds text; numbers and other values are not converted to text",
+    "string": "the column holds text (numbers and other values are not converted to text)",
     "integer": "the column holds whole numbers (64-bit)",
     "float": "the column holds finite numbers",
     "boolean": "the column holds true or false",
@@ -257,7 +273,14 @@ def _checked_values(
     if converted is None:
         converted = _nulls(len(values), _ARROW_KIND[column.kind]), values.is_valid()
     result, wrong = converted
-    return result, [(wrong, "type", _TYPE_MESSAGES[column.kind]), *_constraints(result, column)]
+    found = [(mask, "type", message) for mask, message in _type_findings(wrong, column.kind)]
+    return result, [*found, *_constraints(result, column)]
+
+
+def _type_findings(wrong: ArrowValues | TypeFindings, kind: str) -> TypeFindings:
+    """A converter's values that are not the column's type, with their messages: one mask
+    (the kind's message), or masks with their own."""
+    return wrong if isinstance(wrong, list) else [(wrong, _TYPE_MESSAGES[kind])]
 
 
 def _nulls(count: int, kind: Any) -> ArrowValues:
@@ -265,7 +288,10 @@ def _nulls(count: int, kind: Any) -> ArrowValues:
     return pa.nulls(count, kind)
 
 
-Converted: TypeAlias = tuple[ArrowValues, ArrowValues] | None
+TypeFindings: TypeAlias = list[tuple[ArrowValues, str]]
+Converted: TypeAlias = tuple[ArrowValues, ArrowValues | TypeFindings] | None
+"""The values converted, and the mask of those that cannot be (or masks with messages)."""
+_FRACTION = "a number with a fraction, where the column holds whole numbers (64-bit)"
 
 
 def _to_string(values: ArrowValues) -> Converted:
@@ -283,29 +309,56 @@ def _to_integer(values: ArrowValues) -> Converted:
             return kept.cast(pa.int64()), wrong
         return values.cast(pa.int64()), pa.nulls(len(values), pa.bool_())
     if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
-        numbers = values.cast(pa.float64())
-        whole = pc.and_(pc.is_finite(numbers), pc.equal(pc.floor(numbers), numbers))
-        whole = pc.and_(whole, pc.less(pc.abs(numbers), pa.scalar(2.0**63)))
-        wrong = pc.invert(whole)
-        return pc.if_else(whole, numbers, None).cast(pa.int64()), wrong
-    if pa.types.is_string(kind):
-        text = pc.match_substring_regex(values, _INTEGER_TEXT)
-        wrong = pc.invert(text)
-        return pc.if_else(text, pc.utf8_trim_whitespace(values), None).cast(pa.int64()), wrong
-    return None
+        return _whole_numbers(values.cast(pa.float64()))
+    if not pa.types.is_string(kind):
+        return None
+    # integral text (``19``, ``19.0``) converts exactly; other numbers as a frame's floats
+    trimmed = pc.utf8_trim_whitespace(values)
+    integral = pc.match_substring_regex(trimmed, _INTEGRAL_TEXT)
+    digits = pc.replace_substring_regex(pc.if_else(integral, trimmed, None), r"\.0*$", "")
+    exact = digits.cast(_WHOLE_DECIMAL)
+    fits = pc.and_(
+        pc.greater_equal(exact, pa.scalar(INT64_MIN).cast(_WHOLE_DECIMAL)),
+        pc.less_equal(exact, pa.scalar(INT64_MAX).cast(_WHOLE_DECIMAL)),
+    )
+    numbers = _float_text(pc.if_else(integral, None, values))
+    whole, (fraction, (wrong, message)) = _whole_numbers(numbers)
+    result = pc.coalesce(pc.if_else(fits, exact, None).cast(pa.int64()), whole)
+    too_large = pc.fill_null(pc.invert(fits), False)
+    not_number = pc.and_(values.is_valid(), pc.invert(pc.or_(integral, numbers.is_valid())))
+    wrong = pc.or_kleene(pc.or_kleene(too_large, wrong), not_number)
+    return result, [fraction, (wrong, message)]
+
+
+def _whole_numbers(numbers: ArrowValues) -> tuple[ArrowValues, TypeFindings]:
+    """Float `numbers` as 64-bit integers: those with a fraction, and those that are not
+    finite or do not fit, are not."""
+    finite = pc.is_finite(numbers)
+    whole = pc.and_(finite, pc.equal(pc.floor(numbers), numbers))
+    fits = pc.and_(whole, pc.less(pc.abs(numbers), pa.scalar(2.0**63)))
+    fraction = pc.and_(finite, pc.invert(whole))
+    wrong = pc.and_(pc.invert(fits), pc.invert(fraction))
+    result = pc.if_else(fits, numbers, None).cast(pa.int64())
+    return result, [(fraction, _FRACTION), (wrong, _TYPE_MESSAGES["integer"])]
+
+
+def _float_text(values: ArrowValues) -> ArrowValues:
+    """Text that writes a number, as float64 (null for the other text)."""
+    text = pc.match_substring_regex(values, _FLOAT_TEXT)
+    return pc.if_else(text, pc.utf8_trim_whitespace(values), None).cast(pa.float64())
 
 
 def _to_float(values: ArrowValues) -> Converted:
     kind = values.type
     if pa.types.is_string(kind):
-        text = pc.match_substring_regex(values, _FLOAT_TEXT)
-        numbers = pc.if_else(text, pc.utf8_trim_whitespace(values), None).cast(pa.float64())
+        numbers = _float_text(values)
     elif pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
         numbers = values.cast(pa.float64())
     else:
         return None
-    finite = pc.is_finite(numbers)
-    return pc.if_else(finite, numbers, None), pc.invert(finite)
+    # text that writes no number is null in `numbers`: wrong, not a null
+    finite: ArrowValues = pc.fill_null(pc.is_finite(numbers), pa.scalar(False))
+    return pc.if_else(finite, numbers, None), pc.and_(values.is_valid(), pc.invert(finite))
 
 
 def _to_boolean(values: ArrowValues) -> Converted:

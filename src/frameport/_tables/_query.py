@@ -539,6 +539,7 @@ class AsyncTable(AsyncTableQuery):
         batch_size: int = MAX_ROWS_PER_REQUEST,
         concurrency: int | Auto = AUTO,
         progress: bool | None = None,
+        null_values: Sequence[str] | None = None,
     ) -> WriteReport:
         """Write the rows of `source` into the table and report what happened.
 
@@ -565,6 +566,9 @@ class AsyncTable(AsyncTableQuery):
           ``$sequence`` follows the source's order (batches in parallel interleave).
         * `batch_size`: rows per bulk request (the service's limit, 100, unless a plan
           raises it); `concurrency`: requests at once, ``"auto"`` (adaptive) or a number.
+        * `null_values`: the fields of a CSV file read as null, e.g. ``["", "NA", "n/a"]``
+          (``""`` is the empty field); by default only the empty field, so text such as
+          ``NA`` stays text. ``report.null_values`` says which were used.
 
         >>> report = people.load("people.parquet", id_from=["email"])  # doctest: +SKIP
         >>> report.written, report.rejected[["row", "column", "rule"]]
@@ -580,6 +584,7 @@ class AsyncTable(AsyncTableQuery):
             batch_size=batch_size,
             concurrency=concurrency,
             progress=progress,
+            null_values=null_values,
         )
         return (await load_rows(self._requester, self._location, source, options)).report
 

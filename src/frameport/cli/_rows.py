@@ -118,6 +118,12 @@ def _add_import_arguments(load: argparse.ArgumentParser) -> None:
     load.add_argument("--dry-run", action="store_true", help="check and report; write nothing")
     load.add_argument("--ordered", action="store_true", help="keep the file's order ($sequence)")
     load.add_argument(
+        "--null-values",
+        default=None,
+        help="the CSV fields read as null, comma-separated, e.g. ',NA,n/a' (an empty item is "
+        "the empty field; default: only the empty field)",
+    )
+    load.add_argument(
         "--rejects",
         default=None,
         help="write the rejected rows to this file (.csv, .parquet or .ndjson)",
@@ -191,6 +197,7 @@ def _import(connection: Connection, args: argparse.Namespace) -> str:
             dry_run=args.dry_run,
             ordered=args.ordered,
             progress=args.progress,
+            null_values=None if args.null_values is None else args.null_values.split(","),
         )
     except RowsRejectedError as exc:
         report = exc.report

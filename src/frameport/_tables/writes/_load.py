@@ -64,6 +64,7 @@ from ._sending import (
     cut_requests,
 )
 from ._sources import Source, open_source
+from ._text_files import TextReading, null_strings
 from ._transaction import StagedTransaction
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ class LoadOptions:
     progress: bool | None = None
     keep_ids: bool = False  # insert / upsert: every row's ID; a rejected row is an error
     transaction: StagedTransaction | None = None  # with atomic: a person's, left uncommitted
+    null_values: Sequence[str] | None = None
 
     def check(self) -> None:
         try:
@@ -150,7 +152,9 @@ class LoadOptions:
             )
 
     def identity(self) -> str:
-        return f"{self.on_conflict}|{','.join(id_keys(self.id_from))}|{self.batch_size}"
+        nulls = null_strings(self.null_values)
+        named = "" if nulls is None else f"|{nulls!r}"
+        return f"{self.on_conflict}|{','.join(id_keys(self.id_from))}|{self.batch_size}{named}"
 
 
 def _whole(value: object) -> bool:
@@ -181,8 +185,15 @@ async def load_rows(
             for m in models
             if m.get("status", "available") == "available"
         }
-    text_columns = [*(rules or {}), ID_COLUMN, *id_keys(options.id_from)]
-    opened = open_source(source, text_columns=text_columns)
+    reading = TextReading(
+        columns=[*(rules or {}), ID_COLUMN, *id_keys(options.id_from)],
+        json_text=[
+            ID_COLUMN,
+            *(key for key, rule in (rules or {}).items() if rule.kind in ("string", "datetime")),
+        ],
+        null_values=null_strings(options.null_values),
+    )
+    opened = open_source(source, reading=reading)
     stored_at = None
     checkpoint = LoadCheckpoint(run_id=secrets.token_hex(8))
     if options.resume and not options.dry_run:
@@ -216,6 +227,7 @@ async def load_rows(
         await run.finish(result.report)
     result.report.seconds = time.perf_counter() - started
     result.report.dry_run = options.dry_run
+    result.report.null_values = opened.null_values
     return result
 
 

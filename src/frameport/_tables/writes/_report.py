@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -20,13 +21,15 @@ class WriteReport:
     * `rejected` — the rows that were not written, one per row: ``row`` (its position in the
       source), ``column``, ``rule`` (the rules are listed in the guide "Loading data into
       tables"; ``id`` for an
-      unusable ID; ``service`` when the service refused the row) and ``message``, then the
-      row's own values;
+      unusable ID; ``service`` when the service refused the row) and ``message`` (a row
+      breaking several rules names each, separated by ``; ``), then the row's own values;
     * `batches` — bulk requests (or transaction operations) that wrote rows;
     * `retries` — batches sent again: split after the service refused one of their rows,
       or completed after a conflict or an answer lost on the way;
     * `seconds` — the load's duration; `dry_run` — nothing was written: `written` counts the
-      rows that would have been sent.
+      rows that would have been sent;
+    * `null_values` — the fields of a CSV file read as null (``("",)``, the empty field,
+      unless the load named others); None when the source was no CSV file.
 
     >>> print(report.summary())                                         # doctest: +SKIP
     written 9,998 · skipped 0 · replaced 0 · rejected 2 · 100 batches · 0 retries · 1.2 s
@@ -40,6 +43,8 @@ class WriteReport:
     retries: int = 0
     seconds: float = 0.0
     dry_run: bool = False
+    null_values: tuple[str, ...] | None = None
+    """The fields of a CSV file read as null; None when the source was no CSV file."""
 
     @property
     def ok(self) -> bool:
@@ -52,8 +57,14 @@ class WriteReport:
         return (
             f"{prefix} {self.written:,} · skipped {self.skipped:,} · replaced "
             f"{self.replaced:,} · rejected {len(self.rejected):,} · {self.batches:,} batches · "
-            f"{self.retries:,} retries · {self.seconds:.1f} s"
+            f"{self.retries:,} retries · {self.seconds:.1f} s{self._nulls()}"
         )
+
+    def _nulls(self) -> str:
+        if self.null_values is None:
+            return ""
+        named = ["empty fields" if v == "" else json.dumps(v) for v in self.null_values]
+        return f" · read as null: {', '.join(named) or 'nothing'}"
 
     def __repr__(self) -> str:
         return f"WriteReport({self.summary()})"

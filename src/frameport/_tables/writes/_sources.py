@@ -14,11 +14,12 @@
   blocks, so memory stays flat whatever the file's size.
 
 CSV columns that the table has are read as text and converted by the table's rules
-(`_schema.validate_batch`), so a value that does not parse is one rejected row, not a failed
-read. CSV and JSON files are read in blocks of whole records (`_text_files`): a record that
-is not UTF-8 or does not parse is one rejected row too.
+(`_schema.validate_batch`), so a value is judged as the same text in a frame would be, and
+one that does not parse is one rejected row, not a failed read. CSV and JSON files are read
+in blocks of whole records (`_text_files`): a record that is not UTF-8 or does not parse is
+one rejected row too.
 
->>> source = open_source(pd.DataFrame({"n": [1, 2]}), text_columns=())
+>>> source = open_source(pd.DataFrame({"n": [1, 2]}), reading=TextReading(()))
 >>> [batch.num_rows for batch in source.batches()]
 [2]
 """
@@ -29,7 +30,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -43,6 +44,7 @@ from ..._exceptions import LoadError
 from ..._schema import to_json_value
 from ._text_files import (
     UNREADABLE,
+    TextReading,
     csv_format,
     json_format,
     record_batches,
@@ -77,6 +79,8 @@ class Source:
     rows: int | None
     identity: Callable[[], str | None]
     read: Callable[[], Iterator[pa.RecordBatch]]
+    null_values: tuple[str, ...] | None = None
+    """The fields read as null: a CSV file's (`TextReading.null_values`); None for others."""
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The source's rows, in order, at most `CHUNK_ROWS` per batch."""
@@ -85,11 +89,22 @@ class Source:
                 yield batch.slice(start, CHUNK_ROWS)
 
 
-def open_source(source: object, *, text_columns: Collection[str]) -> Source:
-    """The `Source` for `source` (see the module docstring); `text_columns` are read as text
-    from CSV files. Anything else raises `LoadError` naming what is accepted."""
+def open_source(source: object, *, reading: TextReading) -> Source:
+    """The `Source` for `source` (see the module docstring); `reading` says how CSV and JSON
+    files are read. Anything else, or null values named for a source other than a CSV file,
+    raises `LoadError` naming what is accepted."""
+    opened = _opened(source, reading)
+    if reading.null_values is not None and opened.null_values is None:
+        raise LoadError(
+            f"null_values applies to CSV files, whose fields are text; {opened.description} "
+            "holds its nulls as nulls: drop null_values"
+        )
+    return opened
+
+
+def _opened(source: object, reading: TextReading) -> Source:
     if isinstance(source, str | os.PathLike):
-        return _file_source(os.fspath(source), text_columns)
+        return _file_source(os.fspath(source), reading)
     if isinstance(source, pd.DataFrame):
         return _pandas_source(source)
     if isinstance(source, pa.Table):
@@ -247,18 +262,16 @@ def _full_text(value: object) -> str:
 # Files
 
 
-def _file_source(location: str, text_columns: Collection[str]) -> Source:
+def _file_source(location: str, reading: TextReading) -> Source:
     name = location.lower()
     for suffix in _COMPRESSION:
         name = name.removesuffix(suffix)
     if name.endswith(_PARQUET):
         return _parquet_source(location)
     if name.endswith(_CSV):
-        return _text_source(
-            location, text_columns, delimiter="\t" if name.endswith(".tsv") else ","
-        )
+        return _text_source(location, reading, delimiter="\t" if name.endswith(".tsv") else ",")
     if name.endswith(_JSON):
-        return _text_source(location, text_columns, delimiter=None)
+        return _text_source(location, reading, delimiter=None)
     raise LoadError(
         f"cannot tell the format of {location!r} from its name: load a file ending in "
         ".parquet, .csv, .tsv, .ndjson, .jsonl or .json (optionally compressed, e.g. .csv.gz)"
@@ -305,7 +318,7 @@ def _parquet_source(location: str) -> Source:
     )
 
 
-def _text_source(location: str, text_columns: Collection[str], *, delimiter: str | None) -> Source:
+def _text_source(location: str, reading: TextReading, *, delimiter: str | None) -> Source:
     """A CSV file's source (`delimiter`), or a JSON lines file's (None); its columns are those
     of its first rows."""
     import pyarrow.fs as pafs
@@ -317,10 +330,10 @@ def _text_source(location: str, text_columns: Collection[str], *, delimiter: str
         stream = (filesystem or pafs.LocalFileSystem()).open_input_stream(path)
         if delimiter is None:
             blocks = record_blocks(stream, quoted=False)
-            yield from record_batches(blocks, json_format(text_columns), None)
+            yield from record_batches(blocks, json_format(reading), None)
             return
         header, blocks = split_header(stream)
-        text_format, names = csv_format(header, text_columns, delimiter)
+        text_format, names = csv_format(header, reading, delimiter)
         yield from record_batches(blocks, text_format, names)
 
     kind = "json" if delimiter is None else "csv"
@@ -331,4 +344,5 @@ def _text_source(location: str, text_columns: Collection[str], *, delimiter: str
     description = (
         f"the JSON lines file {location}" if kind == "json" else f"the CSV file {location}"
     )
-    return Source(description, schema, None, lambda: identity, read)
+    nulls = None if kind == "json" else reading.csv_nulls
+    return Source(description, schema, None, lambda: identity, read, nulls)

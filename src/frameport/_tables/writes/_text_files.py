@@ -8,10 +8,15 @@ than a block grows the block, up to `MAX_RECORD_BYTES`. Each block is then
 * for JSON, scanned for nesting: a line nested deeper than `MAX_JSON_DEPTH` is a `LoadError`
   naming the line, raised before pyarrow, whose parser recurses and crashes the process
   from some 20,000 levels, sees it;
-* parsed by pyarrow on its own, its types inferred from its own values (a column's type may
-  change from block to block; the table's rules convert each block's values). A block that
-  does not parse is split in halves, down to the records that do not parse alone: each is
-  one unreadable row.
+* parsed by pyarrow on its own. A CSV file's table columns are read as text, which the
+  table's rules convert as they convert the same text in a frame; a field is null when it is
+  one of the `null_values` (by default only an empty field: pyarrow's and pandas' default
+  set would silently make nulls of text such as ``NA``). A JSON line's values keep their JSON
+  types, inferred from the block's own values (a column's type may change from block to
+  block; the table's rules convert each block's values), except that a text or date
+  column's strings stay the strings they are (pyarrow would read ISO dates as timestamps).
+  A block that does not parse is split in halves, down to the records that do not parse
+  alone: each is one unreadable row.
 
 An unreadable row comes as a row of nulls whose `UNREADABLE` value says what is wrong and
 on which line of the file; the load reports it as a rejected row (rule ``read``) and loads
@@ -42,6 +47,9 @@ MAX_JSON_DEPTH = 100
 levels at most (a polygon is 3), and pyarrow's parser crashes far deeper."""
 UNREADABLE = "$unreadable"
 """The column of a batch that says, for each unreadable row, why (null for the others)."""
+DEFAULT_NULL_VALUES = ("",)
+"""The CSV fields read as null unless a load names others: only the empty field, as pandas'
+``to_csv`` and frameport write a null."""
 
 _PARSE_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
@@ -61,16 +69,47 @@ class TextFormat:
     """Columns a JSON line may hold though the file's first lines do not."""
 
 
-def csv_format(
-    header: bytes, text_columns: Collection[str], delimiter: str
-) -> tuple[TextFormat, list[str]]:
+@dataclass(frozen=True)
+class TextReading:
+    """How a load reads CSV and JSON lines files: `columns` (the table's, and the ID's) are
+    read as text from a CSV file, and known to a JSON one; `json_text` (the table's text and
+    date columns) keep a JSON line's strings as they are; `null_values` are the CSV fields
+    read as null as the load names them (None: not named, `csv_nulls` is the default)."""
+
+    columns: Collection[str]
+    json_text: Collection[str] = ()
+    null_values: tuple[str, ...] | None = None
+
+    @property
+    def csv_nulls(self) -> tuple[str, ...]:
+        """The CSV fields read as null."""
+        return DEFAULT_NULL_VALUES if self.null_values is None else self.null_values
+
+
+def null_strings(null_values: object) -> tuple[str, ...] | None:
+    """`null_values` (a list of strings, or None) as a tuple, or a `LoadError` saying what
+    it takes."""
+    if null_values is None:
+        return None
+    if isinstance(null_values, Collection) and not isinstance(null_values, str | bytes):
+        values = tuple(null_values)
+        if all(isinstance(value, str) for value in values):
+            return values
+    raise LoadError(
+        "null_values takes a list of the strings a CSV file's fields are null by, e.g. "
+        f'["", "NA", "n/a"] ("" is the empty field); got {null_values!r}'
+    )
+
+
+def csv_format(header: bytes, reading: TextReading, delimiter: str) -> tuple[TextFormat, list[str]]:
     """The format of a CSV file with the header line `header`, and its column names."""
     import pyarrow.csv as csv
 
     parse_options = csv.ParseOptions(delimiter=delimiter)
     names = csv.read_csv(io.BytesIO(header), parse_options=parse_options).column_names
     convert = csv.ConvertOptions(
-        column_types={name: pa.string() for name in text_columns if name in names},
+        column_types={name: pa.string() for name in reading.columns if name in names},
+        null_values=list(reading.csv_nulls),
         strings_can_be_null=True,
     )
 
@@ -86,14 +125,33 @@ def csv_format(
     return TextFormat("csv", _in_blocks(parse)), names
 
 
-def json_format(known_columns: Collection[str]) -> TextFormat:
+def json_format(reading: TextReading) -> TextFormat:
     """The format of a JSON lines file."""
     import pyarrow.json as pj
 
-    def parse(data: bytes, block_size: int) -> pa.Table:
-        return pj.read_json(io.BytesIO(data), read_options=pj.ReadOptions(block_size=block_size))
+    def read(data: bytes, block_size: int, text: list[str]) -> pa.Table:
+        explicit = pa.schema([(name, pa.string()) for name in text]) if text else None
+        return pj.read_json(
+            io.BytesIO(data),
+            read_options=pj.ReadOptions(block_size=block_size),
+            parse_options=pj.ParseOptions(
+                explicit_schema=explicit, unexpected_field_behavior="infer"
+            ),
+        )
 
-    return TextFormat("json", _in_blocks(parse), known_columns)
+    def parse(data: bytes, block_size: int) -> pa.Table:
+        table = read(data, block_size, [])
+        dated = [
+            field.name
+            for field in table.schema
+            if field.name in reading.json_text and pa.types.is_timestamp(field.type)
+        ]
+        if not dated:
+            return table
+        # strings pyarrow took for timestamps: read again as the strings they are
+        return read(data, block_size, dated).select(table.column_names)
+
+    return TextFormat("json", _in_blocks(parse), reading.columns)
 
 
 def _in_blocks(parse: Callable[[bytes, int], pa.Table]) -> Callable[[bytes], pa.Table]:
