@@ -139,6 +139,8 @@ class RestoreReport:
     rejected: list[tuple[str, str]] = field(default_factory=list)
     not_kept: list[str] = field(default_factory=list)
     stop: str | None = None
+    """Where the run would stop with ``on_conflict="fail"`` (the first table or file that
+    differs), or None where it would not."""
     resumed: bool = False
     seconds: float = 0.0
 

@@ -532,4 +532,6 @@ def converts_to(values: ArrowValues, kind: str) -> bool:
     converted = _CONVERTERS[kind](values)
     if converted is None:
         return False
-    return not pc.any(pc.fill_null(converted[1], pa.scalar(False))).as_py()
+    wrong = converted[1]
+    masks = [mask for mask, _ in wrong] if isinstance(wrong, list) else [wrong]
+    return not any(pc.any(pc.fill_null(mask, pa.scalar(False))).as_py() for mask in masks)

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..._schema import SchemaProposal, propose_batches, propose_frame
 from ._sources import open_source
-from ._text_files import UNREADABLE
+from ._text_files import UNREADABLE, TextReading
 
 
 def infer_schema(source: pd.DataFrame | pa.Table | str | os.PathLike[str]) -> SchemaProposal:
@@ -38,7 +38,7 @@ def infer_schema(source: pd.DataFrame | pa.Table | str | os.PathLike[str]) -> Sc
     """
     if isinstance(source, pd.DataFrame):
         return propose_frame(source)
-    opened = open_source(source, text_columns=())
+    opened = open_source(source, reading=TextReading(columns=()))
     batches = (_readable(batch) for batch in opened.batches())
     return propose_batches(opened.schema, batches, source=opened.description)
 
