@@ -474,15 +474,15 @@ class AsyncTable(AsyncTableQuery):
         """The ID of the table's database."""
         return self._location.database_id
 
-    async def columns(self) -> pd.DataFrame:
+    async def columns(self, *, details: bool = False) -> pd.DataFrame:
         """The table's columns, one row each: ``key``, ``type`` (as `add_column` names it),
-        ``array``, ``required``, ``size``, ``elements``, ``status``, ``error``, ``dtype`` (the
-        pandas dtype it reads as), ``$createdAt``, ``$updatedAt``.
+        ``dtype`` (the pandas dtype it reads as), ``required``, ``array``, ``size``; with
+        `details` also ``elements``, ``status``, ``error``, ``$createdAt``, ``$updatedAt``.
 
         >>> people.columns()[["key", "type", "dtype"]].to_dict("records")[0]
         {'key': 'name', 'type': 'string', 'dtype': 'str'}
         """
-        return await column_frame(self._requester, self._location)
+        return await column_frame(self._requester, self._location, details=details)
 
     async def add_column(
         self,
