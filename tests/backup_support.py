@@ -127,8 +127,9 @@ def assert_same_project(source: Client, copy: Client, project: Project) -> None:
     assert _stripped(source._request_json("GET", bucket_path)) == _stripped(
         copy._request_json("GET", bucket_path)
     )
-    files = source.bucket(project.bucket).list_files().drop(columns=["$createdAt", "$updatedAt"])
-    copied = copy.bucket(project.bucket).list_files().drop(columns=["$createdAt", "$updatedAt"])
+    times = ["$createdAt", "$updatedAt"]
+    files = source.bucket(project.bucket).list_files(details=True).drop(columns=times)
+    copied = copy.bucket(project.bucket).list_files(details=True).drop(columns=times)
     pd.testing.assert_frame_equal(
         files.sort_values("$id").reset_index(drop=True),
         copied.sort_values("$id").reset_index(drop=True),

@@ -24,18 +24,18 @@ def test_databases_tables_and_columns_are_dataframes(key_client: Client, databas
     people = key_client.create_table(database, "people", schema=PEOPLE)
     key_client.create_table(database, "empty", schema={"note": "string(20)"})
 
-    databases = key_client.databases()
+    databases = key_client.databases(details=True)
     assert list(databases.columns) == ["$id", "name", "enabled", "$createdAt", "$updatedAt"]
     assert database in set(databases["$id"])
     assert str(databases["$createdAt"].dtype) == "datetime64[ms, UTC]"
 
-    tables = key_client.tables(database).set_index("$id")
+    tables = key_client.tables(database, details=True).set_index("$id")
     assert sorted(tables.index) == ["empty", "people"]
     assert tables["columns"].to_dict() == {"empty": 1, "people": 2}
     assert str(tables["columns"].dtype) == "Int64" and str(tables["enabled"].dtype) == "boolean"
     assert tables.loc["people", "$permissions"] == ()
 
-    columns = people.columns()
+    columns = people.columns(details=True)
     assert columns[["key", "type", "array", "required", "size", "status", "dtype"]].to_dict(
         "records"
     ) == [
@@ -144,7 +144,7 @@ def test_add_column_of_each_type_is_usable_at_once(key_client: Client, database:
         assert str(read[f"c{number}"].dtype) == dtype, kind
         assert read[f"c{number}"].tolist() == [expected], kind
     assert read["level"].tolist() == ["low"]  # the default
-    columns = table.columns().set_index("key")
+    columns = table.columns(details=True).set_index("key")
     assert columns.loc["c0", "size"] == 100
     assert columns.loc["level", "elements"] == ["low", "high"]
     assert columns.loc["c10", "type"] == "string" and columns.loc["c10", "array"]
@@ -175,3 +175,35 @@ def test_create_function_with_exist_ok(key_client: Client) -> None:
         key_client.create_function(function_id, "ETL", "python-3.11")
     again = key_client.create_function(function_id, "Other", "python-3.11", exist_ok=True)
     assert again.info()["name"] == "ETL"
+
+
+def test_catalog_frames_print_their_useful_columns_in_a_terminal_80_wide(
+    key_client: Client, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    people = key_client.create_table(database, "people", schema=PEOPLE)
+    people.add_column("signup", "datetime", progress=False)
+    bucket = key_client.create_bucket(fp.ID.unique(), "Reports")
+    bucket.upload_bytes(b"name,age\nAda,36\n", "people-2024.csv", progress=False)
+    # This test's rows only: the shared service holds others, with long test IDs.
+    databases = key_client.databases().query("`$id` == @database")
+    buckets = key_client.buckets().query("`$id` == @bucket.id")
+    frames = {
+        "tables": (key_client.tables(database), ["$id", "name", "columns", "rowSecurity"]),
+        "columns": (people.columns(), ["key", "type", "dtype", "required", "array", "size"]),
+        "databases": (databases, ["$id", "name", "enabled"]),
+        "buckets": (buckets, ["$id", "name", "totalSize", "maximumFileSize"]),
+        "list_files": (bucket.list_files(), ["$id", "name", "mimeType", "sizeOriginal"]),
+    }
+    monkeypatch.setenv("COLUMNS", "80")  # the terminal's width, as pandas reads it
+    with pd.option_context("display.max_columns", 0):  # pandas' default in a terminal
+        for name, (frame, useful) in frames.items():
+            lines = repr(frame).splitlines()
+            assert "..." not in lines[0], f"{name} elides columns:\n{lines[0]}"
+            assert set(useful) <= set(lines[0].split()), name
+            assert max(map(len, lines)) <= 80, name
+    detailed = key_client.tables(database, details=True).set_index("$id")
+    assert detailed.loc["people", "$permissions"] == ()
+    assert "$createdAt" in people.columns(details=True)
+    assert "$updatedAt" in key_client.databases(details=True)
+    assert "$permissions" in key_client.buckets(details=True)
+    assert "chunksUploaded" in bucket.list_files(details=True)

@@ -74,7 +74,7 @@ def test_hashing_operations_on_a_bucket_listing(key_client: Client) -> None:
     bucket: Bucket = key_client.create_bucket(new_id("hashable"), "hashable")
     for name in ("a.txt", "b.txt"):
         bucket.upload_bytes(b"x", name, permissions=[READ_ANY], progress=False)
-    files: Any = bucket.list_files()
+    files: Any = bucket.list_files(details=True)
     assert files["$permissions"].tolist() == [(READ_ANY,), (READ_ANY,)]
     assert files["$permissions"].nunique() == 1
     assert len(files[["$permissions", "sizeOriginal"]].drop_duplicates()) == 1

@@ -51,7 +51,7 @@ def test_list_files_reads_every_page_into_typed_columns(storage_client: Client):
         bucket.upload_bytes(f"file {n}".encode(), f"f{n}.txt") for n in range(PAGE_SIZE + 7)
     ]
 
-    files = bucket.list_files()
+    files = bucket.list_files(details=True)
 
     assert list(files["$id"]) == [f.id for f in uploaded]
     assert list(files["sizeOriginal"]) == [f.size for f in uploaded]
@@ -66,7 +66,7 @@ def test_list_files_reads_every_page_into_typed_columns(storage_client: Client):
 
 
 def test_an_empty_bucket_lists_no_files_with_the_same_columns(storage_client: Client):
-    files = storage_client.create_bucket(ID.unique(), "empty").list_files()
+    files = storage_client.create_bucket(ID.unique(), "empty").list_files(details=True)
     assert len(files) == 0
     assert files["sizeOriginal"].dtype == "Int64"
     assert "$updatedAt" in files.columns

@@ -86,7 +86,7 @@ def test_create_table_from_a_mapping_of_types(key_client: Client) -> None:
     database = new_id("fresh")  # created by create_table, as it does not exist yet
     schema = {"name": "string(1000)", "n": "integer", "tags": "string[]", "when": "datetime"}
     table = key_client.create_table(database, new_id("t"), schema=schema)
-    columns = table.columns().set_index("key")
+    columns = table.columns(details=True).set_index("key")
     assert columns.loc["name", "size"] == 1000 and columns.loc["tags", "array"]
     assert (columns["status"] == "available").all()
     frame = pd.DataFrame({"name": ["x" * 900], "n": [7], "tags": [["a", "b"]], "when": [None]})

@@ -92,7 +92,7 @@ def kill_upload_after(
 
 
 def only_file(bucket: Bucket) -> pd.Series:
-    files = bucket.list_files()
+    files = bucket.list_files(details=True)
     assert len(files) == 1, files
     return files.iloc[0]
 

@@ -53,7 +53,17 @@ from ._exceptions import (
     NotFoundError,
 )
 from ._functions import AsyncFunction, Function, create_function
-from ._records import BUCKET_SCHEMA, DATABASE_SCHEMA, TABLE_SCHEMA, list_frame, list_table
+from ._records import (
+    BUCKET_SCHEMA,
+    BUCKET_SUMMARY,
+    DATABASE_SCHEMA,
+    DATABASE_SUMMARY,
+    TABLE_SCHEMA,
+    TABLE_SUMMARY,
+    list_frame,
+    list_table,
+    summarized,
+)
 from ._schema import to_pandas
 from ._storage import AsyncBucket, Bucket, create_bucket
 from ._tables import (
@@ -362,19 +372,26 @@ class AsyncClient:
 
     # -- the catalog -----------------------------------------------------------------------------
 
-    async def databases(self) -> pd.DataFrame:
-        """Every database of the project, one row each: ``$id``, ``name``, ``enabled``,
-        ``$createdAt``, ``$updatedAt``. Needs an API key (signed-in users cannot list them).
+    async def databases(self, *, details: bool = False) -> pd.DataFrame:
+        """Every database of the project, one row each: ``$id``, ``name``, ``enabled``; with
+        `details` also ``$createdAt``, ``$updatedAt``. Needs an API key (signed-in users
+        cannot list them). Without `details`, each catalog listing (`tables`, `buckets`,
+        ``table.columns()``, ``bucket.list_files()``) keeps the columns that ``print()``
+        shows whole in a terminal 80 characters wide.
 
         >>> client.databases()["$id"].tolist()                          # doctest: +SKIP
         ['crm']
         """
-        return await list_frame(self._connection, "/tablesdb", "databases", DATABASE_SCHEMA)
+        summary = None if details else DATABASE_SUMMARY
+        return await list_frame(
+            self._connection, "/tablesdb", "databases", DATABASE_SCHEMA, summary
+        )
 
-    async def tables(self, database_id: str) -> pd.DataFrame:
+    async def tables(self, database_id: str, *, details: bool = False) -> pd.DataFrame:
         """Every table of database `database_id`, one row each: ``$id``, ``name``,
-        ``enabled``, ``rowSecurity``, ``columns`` (how many), ``$createdAt``, ``$updatedAt``,
-        ``$permissions``. Each table's own columns: ``client.table(db, id).columns()``.
+        ``columns`` (how many), ``rowSecurity``, ``enabled``; with `details` also
+        ``$createdAt``, ``$updatedAt``, ``$permissions``. Each table's own columns:
+        ``client.table(db, id).columns()``.
 
         >>> client.tables("crm")[["$id", "columns"]].to_dict("records")
         [{'$id': 'people', 'columns': 3}]
@@ -382,15 +399,18 @@ class AsyncClient:
         path = f"/tablesdb/{ID.custom(database_id)}/tables"
         tables = await list_table(self._connection, path, "tables", TABLE_SCHEMA)
         counts = pc.list_value_length(tables["columns"]).cast(pa.int64())
-        index = tables.schema.get_field_index("columns")
-        return to_pandas(tables.set_column(index, "columns", counts))
+        tables = tables.set_column(tables.schema.get_field_index("columns"), "columns", counts)
+        return to_pandas(summarized(tables, None if details else TABLE_SUMMARY))
 
-    async def buckets(self) -> pd.DataFrame:
-        """Every bucket of the project, one row each: ``$id``, ``name``, ``enabled``,
-        ``fileSecurity``, ``maximumFileSize``, ``compression``, ``encryption``,
-        ``antivirus``, ``transformations``, ``totalSize`` (bytes), ``$createdAt``,
-        ``$updatedAt``, ``$permissions``."""
-        return await list_frame(self._connection, "/storage/buckets", "buckets", BUCKET_SCHEMA)
+    async def buckets(self, *, details: bool = False) -> pd.DataFrame:
+        """Every bucket of the project, one row each: ``$id``, ``name``, ``totalSize``
+        (bytes), ``maximumFileSize``, ``compression``; with `details` also ``enabled``,
+        ``fileSecurity``, ``encryption``, ``antivirus``, ``transformations``,
+        ``$createdAt``, ``$updatedAt``, ``$permissions``."""
+        summary = None if details else BUCKET_SUMMARY
+        return await list_frame(
+            self._connection, "/storage/buckets", "buckets", BUCKET_SCHEMA, summary
+        )
 
     async def create_database(
         self, database_id: str, name: str | None = None, *, exist_ok: bool = False

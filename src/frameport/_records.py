@@ -6,7 +6,9 @@ datetimes.
 cursor (``cursorAfter`` the last ID of the previous page) and decodes it with Arrow against a
 fixed schema; `list_frame` converts that with frameport's read dtypes: integers ``Int64``,
 times ``datetime64[ms, UTC]``, text ``str``, flags ``boolean``, lists ``object``
-(``$permissions``: tuples).
+(``$permissions``: tuples). Without ``details=True`` a listing keeps the columns people look
+at (its ``*_SUMMARY``), so that ``print()`` shows them whole in a terminal 80 characters wide;
+the times, permissions and settings are one ``details=True`` away.
 
 >>> frame = await list_frame(client, "/storage/buckets/b/files", "files", FILE_SCHEMA)
 ... # doctest: +SKIP
@@ -14,6 +16,7 @@ times ``datetime64[ms, UTC]``, text ``str``, flags ``boolean``, lists ``object``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -55,6 +58,8 @@ _FILE_FIELDS: Fields = [
 ]
 FILE_SCHEMA = pa.schema(_FILE_FIELDS)
 """The columns of `Bucket.list_files`: the File model's fields, named as the service names them."""
+FILE_SUMMARY = ("$id", "name", "mimeType", "sizeOriginal")
+"""The columns `Bucket.list_files` keeps without ``details=True``."""
 
 _DEPLOYMENT_FIELDS: Fields = [
     ("$id", pa.string()),
@@ -74,6 +79,8 @@ DEPLOYMENT_SCHEMA = pa.schema(_DEPLOYMENT_FIELDS)
 
 DATABASE_SCHEMA = pa.schema([*_ID_NAME_ENABLED, *_TIMES])
 """The columns of `Client.databases`."""
+DATABASE_SUMMARY = ("$id", "name", "enabled")
+"""The columns `Client.databases` keeps without ``details=True``."""
 
 TABLE_SCHEMA = pa.schema(
     [
@@ -85,6 +92,8 @@ TABLE_SCHEMA = pa.schema(
     ]
 )
 """What `Client.tables` reads of each table model (`columns`: their keys)."""
+TABLE_SUMMARY = ("$id", "name", "columns", "rowSecurity", "enabled")
+"""The columns `Client.tables` keeps without ``details=True``."""
 
 BUCKET_SCHEMA = pa.schema(
     [
@@ -101,6 +110,8 @@ BUCKET_SCHEMA = pa.schema(
     ]
 )
 """The columns of `Client.buckets`."""
+BUCKET_SUMMARY = ("$id", "name", "totalSize", "maximumFileSize", "compression")
+"""The columns `Client.buckets` keeps without ``details=True``."""
 
 
 def parse_time(text: object) -> datetime | None:
@@ -186,7 +197,17 @@ async def list_table(
 
 
 async def list_frame(
-    requester: Requester, path: str, items_key: str, schema: pa.Schema
+    requester: Requester,
+    path: str,
+    items_key: str,
+    schema: pa.Schema,
+    summary: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """`list_table` as a DataFrame with frameport's read dtypes."""
-    return to_pandas(await list_table(requester, path, items_key, schema))
+    """`list_table` as a DataFrame with frameport's read dtypes, of the `summary` columns
+    only when given."""
+    return to_pandas(summarized(await list_table(requester, path, items_key, schema), summary))
+
+
+def summarized(records: pa.Table, summary: Sequence[str] | None) -> pa.Table:
+    """`records` with only the `summary` columns, or whole when it is None."""
+    return records if summary is None else records.select(list(summary))

@@ -39,7 +39,7 @@ from ._exceptions import (
     NotFoundError,
     UploadVerificationError,
 )
-from ._records import FILE_SCHEMA, AsyncResource, list_frame, parse_time
+from ._records import FILE_SCHEMA, FILE_SUMMARY, AsyncResource, list_frame, parse_time
 from ._transfer._checkpoint import CheckpointStore, UploadCheckpoint
 from ._transfer._download import RANGE_SPAN, ResumableDownload
 from ._transfer._progress import ProgressCallback
@@ -386,16 +386,18 @@ class AsyncBucket(AsyncResource):
 
     # -- reading ---------------------------------------------------------------------------
 
-    async def list_files(self) -> pd.DataFrame:
+    async def list_files(self, *, details: bool = False) -> pd.DataFrame:
         """Every file of the bucket (unfinished uploads too), one row each, oldest first.
 
-        Columns, named as the service names them: ``$id``, ``bucketId``, ``name``,
-        ``mimeType``, ``sizeOriginal``, ``sizeActual``, ``signature``, ``chunksTotal``,
-        ``chunksUploaded`` (``Int64``), ``compression``, ``encryption`` (``boolean``),
-        ``$permissions`` (tuples of strings), ``$createdAt``, ``$updatedAt``
-        (``datetime64[ms, UTC]``).
+        Columns, named as the service names them: ``$id``, ``name``, ``mimeType``,
+        ``sizeOriginal`` (bytes, ``Int64``); with `details` also ``bucketId``,
+        ``sizeActual``, ``signature``, ``chunksTotal``, ``chunksUploaded`` (``Int64``;
+        fewer than ``chunksTotal``: an unfinished upload), ``compression``, ``encryption``
+        (``boolean``), ``$permissions`` (tuples of strings), ``$createdAt``, ``$updatedAt``
+        (``datetime64[ms, UTC]``), in the service's order.
         """
-        return await list_frame(self._requester, self._items_path, "files", FILE_SCHEMA)
+        summary = None if details else FILE_SUMMARY
+        return await list_frame(self._requester, self._items_path, "files", FILE_SCHEMA, summary)
 
     async def get(self, file_id: str) -> File:
         """The service's record of one file."""

@@ -66,6 +66,8 @@ _COLUMN_FIELDS: list[tuple[str, pa.DataType]] = [
 COLUMN_SCHEMA = pa.schema(_COLUMN_FIELDS)
 """The columns of `Table.columns`: ``type`` is the create-endpoint name (``email``,
 ``float``...), ``dtype`` the pandas dtype the column reads as."""
+COLUMN_SUMMARY = ("key", "type", "dtype", "required", "array", "size")
+"""The columns `Table.columns` keeps without ``details=True``."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,8 +192,11 @@ async def drop_table(requester: Requester, location: TableLocation) -> None:
 # Columns
 
 
-async def column_frame(requester: Requester, location: TableLocation) -> pd.DataFrame:
-    """The table's columns, one row each (see `COLUMN_SCHEMA`), in the table's order."""
+async def column_frame(
+    requester: Requester, location: TableLocation, *, details: bool = False
+) -> pd.DataFrame:
+    """The table's columns, one row each (see `COLUMN_SCHEMA`; `COLUMN_SUMMARY` only,
+    without `details`), in the table's order."""
     models = await column_models(requester, location)
     if models is None:
         raise AuthenticationError(
@@ -213,7 +218,8 @@ async def column_frame(requester: Requester, location: TableLocation) -> pd.Data
         }
         for model in models
     ]
-    return to_pandas(pa.Table.from_pylist(rows, schema=COLUMN_SCHEMA))
+    described = pa.Table.from_pylist(rows, schema=COLUMN_SCHEMA)
+    return to_pandas(described if details else described.select(list(COLUMN_SUMMARY)))
 
 
 def column_of_type(key: str, type: str, *, elements: Sequence[str] | None = None) -> NewColumn:

@@ -56,13 +56,14 @@ import pyarrow as pa
 
 from .._core._adaptive import AUTO, Auto, Parallel
 from .._core._call_stack import user_frame_depth
-from .._core._pages import check_page_size, describe_total
+from .._core._pages import check_page_size
 from .._core._sync import SyncFacade, delegate, forward_property
 from .._expr import Expr, parse
 from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import DtypeBackend, batches_to_pandas, to_pandas
 from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
+from ._preview import rows_text
 from ._system import DEFAULT_SYSTEM, System
 from .export import ExportReport, export_resumable, export_streamed
 from .read import READ_POOL, QuerySpec, TableRead, rechunk
@@ -379,11 +380,7 @@ class AsyncTableQuery:
         notebook shows for a `Table` or `TableQuery`)."""
         read = await self._read(None)
         total, batch = await read.first_page(rows)
-        total_text = "no rows"
-        if total is not None:
-            described = describe_total(total, exact=read.plan.every_row_kept)
-            total_text = "rows" if described is None else f"{described} rows"
-            total_text = total_text.removesuffix("s") if described == "1" else total_text
+        total_text = await rows_text(read, total)
         frame = to_pandas(batch)
         description = " · ".join(self._spec.describe(self._location))
         return _html(description, total_text, batch.schema, frame)
@@ -474,15 +471,15 @@ class AsyncTable(AsyncTableQuery):
         """The ID of the table's database."""
         return self._location.database_id
 
-    async def columns(self) -> pd.DataFrame:
+    async def columns(self, *, details: bool = False) -> pd.DataFrame:
         """The table's columns, one row each: ``key``, ``type`` (as `add_column` names it),
-        ``array``, ``required``, ``size``, ``elements``, ``status``, ``error``, ``dtype`` (the
-        pandas dtype it reads as), ``$createdAt``, ``$updatedAt``.
+        ``dtype`` (the pandas dtype it reads as), ``required``, ``array``, ``size``; with
+        `details` also ``elements``, ``status``, ``error``, ``$createdAt``, ``$updatedAt``.
 
         >>> people.columns()[["key", "type", "dtype"]].to_dict("records")[0]
         {'key': 'name', 'type': 'string', 'dtype': 'str'}
         """
-        return await column_frame(self._requester, self._location)
+        return await column_frame(self._requester, self._location, details=details)
 
     async def add_column(
         self,

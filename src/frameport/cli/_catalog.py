@@ -87,13 +87,13 @@ def _text(frame: pd.DataFrame, columns: list[str], empty: str) -> str:
 def _list(connection: Connection, args: argparse.Namespace) -> str:
     client = connection.client
     if args.db is None:
-        databases = _text(client.databases(), DATABASE_COLUMNS, "no database")
-        buckets = _text(client.buckets(), BUCKET_COLUMNS, "no bucket")
+        databases = _text(client.databases(details=True), DATABASE_COLUMNS, "no database")
+        buckets = _text(client.buckets(details=True), BUCKET_COLUMNS, "no bucket")
         return f"databases:\n{databases}\nbuckets:\n{buckets}"
     if args.table is None:
-        tables = _text(client.tables(args.db), TABLE_COLUMNS, "no table")
+        tables = _text(client.tables(args.db, details=True), TABLE_COLUMNS, "no table")
         return f"tables of {args.db}:\n{tables}"
-    columns = client.table(args.db, args.table).columns()
+    columns = client.table(args.db, args.table).columns(details=True)
     return f"columns of {args.db}/{args.table}:\n{_text(columns, COLUMN_COLUMNS, 'no column')}"
 
 

@@ -117,7 +117,7 @@ class Gallery(StaticViews, widgets.VBox):  # type: ignore[misc]
 
     def _complete_files(self) -> pd.DataFrame:
         try:
-            files = self.bucket.list_files()
+            files = self.bucket.list_files(details=True)
         except FrameportError as exc:
             self.status.value = message_html(describe_failure(exc), error=True)
             return pd.DataFrame({"$id": [], "name": []})

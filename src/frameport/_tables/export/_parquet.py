@@ -1,6 +1,10 @@
 """Streaming, atomic export of record batches to a Parquet file, and to an Arrow IPC file
 (a resumable export's segments, read once more when they are joined).
 
+The file's schema carries the pandas metadata of the frame `to_pandas` makes of its rows
+(`with_pandas_metadata`), so ``pandas.read_parquet`` gives that frame back; other readers
+read the Arrow types alone.
+
 Batches are written as they arrive (Parquet row group by row group, with
 `pyarrow.parquet.ParquetWriter`), so memory holds one row group, not the table. The file is
 written under a temporary name in the target's directory and renamed onto the target only
@@ -24,6 +28,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..._core._threads import in_thread_to_the_end
+from ..._schema import to_pandas
 
 ROW_GROUP_ROWS = 65_536
 """Rows per Parquet row group (the last one may be smaller)."""
@@ -58,6 +63,22 @@ def column_encodings(schema: pa.Schema) -> dict[str, Any]:
     return {"use_dictionary": dictionary, "column_encoding": delta}
 
 
+def with_pandas_metadata(schema: pa.Schema) -> pa.Schema:
+    """`schema` with the ``pandas`` metadata pyarrow writes for a frame of the dtypes
+    `to_pandas` gives its columns (``Int64``, ``boolean``, ``str``, ``datetime64[ms, UTC]``,
+    lists in ``object`` columns), and no index: ``pandas.read_parquet`` then reads those
+    dtypes, as it reads back a frame written with ``DataFrame.to_parquet``.
+
+    >>> import json
+    >>> described = with_pandas_metadata(pa.schema([("age", pa.int64())]))
+    >>> [column["numpy_type"] for column in json.loads(described.metadata[b"pandas"])["columns"]]
+    ['Int64']
+    """
+    frame = to_pandas(schema.empty_table())
+    described = pa.Table.from_pandas(frame, schema=schema, preserve_index=False).schema
+    return schema.with_metadata({**(schema.metadata or {}), **(described.metadata or {})})
+
+
 async def write_parquet(
     batches: AsyncIterator[pa.RecordBatch],
     schema: pa.Schema,
@@ -67,7 +88,9 @@ async def write_parquet(
 ) -> int:
     """Write `batches` (each with exactly `schema`) to the Parquet file `path`; return the row
     count. Compression and writing run in a worker thread, beside the fetching; the system
-    columns are encoded as `column_encodings` says."""
+    columns are encoded as `column_encodings` says and the schema carries the pandas
+    metadata (`with_pandas_metadata`)."""
+    schema = with_pandas_metadata(schema)
     rows = 0
     with (
         _replacing(path) as temporary,
