@@ -1,8 +1,5 @@
-"""The request layer: one project's endpoint, headers and credentials, sent through the transport.
-
-`Connection` (named `Requester` where engines type against it) is what every engine (tables,
-storage, functions, transfers) receives, and nothing else: never the client, which assembles
-it. The transport below it retries and maps errors.
+"""One project's endpoint, headers and credentials: what every engine receives (as
+`Requester`), never the client.
 
 >>> body = await connection.request_json("GET", "/account")            # doctest: +SKIP
 """
@@ -134,9 +131,8 @@ class Connection:
     ) -> httpx.Response:
         """Send one request to `path` (relative to the endpoint) and return the response.
 
-        Sends the project header, the response-format header and the credentials (unless
-        ``authenticate=False``), plus `headers`. Bodies: `json`, or `data` + `files`
-        (multipart), or raw `content`; bodies must be bytes-like to be re-sent on a retry.
+        Bodies: `json`, or `data` + `files` (multipart), or raw `content`; bodies must be
+        bytes-like to be re-sent on a retry.
         `params` may hold lists (repeated names); use `queries_param` for ``queries[]``.
 
         Retries (`RetryPolicy`): an idempotent request (GET, HEAD, PUT, DELETE, or
