@@ -1,12 +1,8 @@
-"""The records of an archive, each read from its JSON and written back as the same JSON: a
-snapshot's `Plan` (with the `ProjectRecords` it fixed), its `Manifest` (databases with their
-`TableEntry`s and their `Layer`s of `FilePart`s, buckets with their files, functions with
-their code) and its `Hashes`. The service's own records (a database, table, bucket, file,
-function or deployment) are kept as it sent them (`Record`).
+"""The records of an archive, each read from its JSON and written back as the same JSON; the
+service's own records are kept as it sent them (`Record`).
 
-Reading one checks it first, field by field as its type says (`_read`): each entry a
-restore or `verify` uses is there and of its kind, each ID one the service takes. What is
-not raises `Misshapen` naming its place:
+Reading one checks each entry a restore or `verify` uses is there and of its kind, each ID
+one the service takes; what is not raises `Misshapen` naming its place:
 
 >>> Manifest.from_json({"format": 1, "snapshot": "s", "databases": "x"})
 Traceback (most recent call last):

@@ -14,8 +14,8 @@ the rows one snapshot read (a full snapshot: every row up to its bound; an incre
 rows updated since the snapshot before it) and, for an incremental one, the ``$id``s of the
 rows gone since and the ``$sequence``s of every row the snapshot holds (which the next
 incremental probes for gone rows; after a full layer, its rows' own). A row's latest layer
-holds it, unless a later layer names it gone; `table_batches` reads the rows a snapshot holds
-that way, so every snapshot can be restored on its own. The manifest's ``files`` maps every
+holds it, unless a later layer names it gone, so every snapshot can be restored on its own.
+The manifest's ``files`` maps every
 file a snapshot needs (its own and the ones it shares with earlier snapshots) to its SHA-256
 and size, which `verify` checks: a restore opens no file that is not listed there (see
 `Manifest.opened_names`). A layer is read in batches of `BATCH_ROWS` rows, never a whole row group.
@@ -144,10 +144,6 @@ def load_manifest(archive: Archive, snapshot: str | None = None) -> Manifest:
     """The manifest of `snapshot` (default: the newest complete one)."""
     chosen = chosen_snapshot(archive, snapshot)
     return parse_manifest(archive, chosen, archive.read_bytes(manifest_name(chosen)))
-
-
-# ---------------------------------------------------------------------------------------------
-# The rows of a table, from its layers
 
 
 @contextmanager
