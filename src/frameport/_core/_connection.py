@@ -49,13 +49,9 @@ def _scope_refused_to_guest(error: APIError) -> bool:
 
 @dataclass(eq=False, repr=False)
 class Connection:
-    """Requests to one project of the service with one set of credentials.
-
-    Sends the project and response-format headers and the credentials with every request,
-    keeps the session cookie the service sets, and adds advice (`APIError.hint`) to errors
-    this connection's settings explain. `endpoint` ends in the version prefix
-    (``http://host:port/v1``); `response_format` is the service version whose answer format
-    every request asks for; `query_member` forces the member name of query objects (None:
+    """Requests to one project of the service with one set of credentials, keeping the
+    session cookie the service sets. `endpoint` ends in the version prefix
+    (``http://host:port/v1``); `query_member` forces the member name of query objects (None:
     each path's default). A connection closes its transport only if it `owns_transport`.
     """
 
