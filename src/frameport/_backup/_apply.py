@@ -184,8 +184,7 @@ class RestoreRun:
     report: RestoreReport = field(init=False)
 
     async def run(self, dry_run: bool) -> RestoreReport:
-        """Every step, in the service's order (see the module docstring); a dry run only
-        says what it would do."""
+        """Every step; a dry run only says what it would do."""
         started = time.perf_counter()
         source, checkpoint = self.source, self.checkpoint
         self.existing = Destination(self.requester)

@@ -62,9 +62,8 @@ class Checkpoint:
 
     def keep_what_exists(self, existing: Destination) -> None:
         """Forget the steps whose database, table, bucket, file or function the destination
-        does not hold (dropped, or the destination made anew, since the run that did them):
-        they are done again, and a finished restore is not any more. Resumed only when
-        something is left."""
+        no longer holds (dropped, or the destination made anew): they are done again, and a
+        finished restore is not any more. Resumed only when something is left."""
         held = {
             "database": existing.databases,
             "table": existing.tables.keys(),

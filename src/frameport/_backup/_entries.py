@@ -216,9 +216,8 @@ class WrittenLayer(_Entry):
 
 @dataclass(frozen=True, slots=True)
 class TableEntry(_Entry):
-    """A table of a snapshot: its record, the rows it holds (read up to the ``$sequence``
-    `bound`, at the service's `time`), its layers, oldest first, and a hash of their
-    contents."""
+    """A table of a snapshot, read up to the ``$sequence`` `bound` at the service's `time`;
+    its layers oldest first."""
 
     record: Record
     layers: tuple[Layer, ...]
@@ -275,8 +274,7 @@ class FunctionEntry(_Entry):
 
 @dataclass(frozen=True, slots=True)
 class ProjectRecords(_Entry):
-    """What a project holds (see `_project`): its databases with their tables, its buckets
-    with their files, and its functions with their active deployment."""
+    """What a project holds (see `_project`)."""
 
     databases: tuple[DatabaseEntry[Record], ...]
     buckets: tuple[BucketEntry[Record], ...]
@@ -285,10 +283,8 @@ class ProjectRecords(_Entry):
 
 @dataclass(frozen=True, slots=True)
 class Plan(_Entry):
-    """What a backup fixed when it started (``plan.json``): its `snapshot` and the one it is
-    incremental on (`base`), the service's `time` and what it is (`service`), the
-    `selection`, the `project`'s records and each table's last ``$sequence`` (`bounds`, by
-    ``database/table``)."""
+    """What a backup fixed when it started (``plan.json``); `base`: the snapshot it is
+    incremental on, `bounds`: each table's last ``$sequence``, by ``database/table``."""
 
     snapshot: str
     base: str | None

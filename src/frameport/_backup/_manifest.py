@@ -167,7 +167,6 @@ def _require(parquet: pq.ParquetFile, columns: list[str]) -> None:
 
 
 def read_columns(archive: Archive, name: str, columns: list[str]) -> pa.Table:
-    """The `columns` of the Parquet file `name`."""
     # Not pre-buffered: that reads the neighbouring columns' bytes as well. One file, so not
     # through `pq.read_table`, whose datasets an incremental backup would import.
     with (
