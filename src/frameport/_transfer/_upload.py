@@ -196,8 +196,7 @@ class ChunkedUpload:
     `acknowledged` holds the parts the service already confirmed (a resumed upload); they are
     read for the MD5 but not sent. `record_exists` says the service already has the record
     (so no part must go alone first). `on_acknowledged` gets the set of confirmed parts after
-    each confirmation, before the progress (a bar labelled `label` unless `progress` is
-    False, and `on_progress(done_bytes, total_bytes)`) advances.
+    each confirmation, before the progress advances.
 
     >>> upload = ChunkedUpload(client, target, open("big.csv", "rb"), size, ID.unique(),
     ...                        label="big.csv", progress=None)    # doctest: +SKIP
