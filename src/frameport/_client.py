@@ -452,13 +452,11 @@ class AsyncClient:
         return await self._connection.request(method, path, **options)
 
     async def _request_json(self, /, method: str, path: str, **options: Any) -> Any:
-        """`Connection.request_json`."""
         return await self._connection.request_json(method, path, **options)
 
     def _stream(
         self, method: str, path: str, **options: Any
     ) -> AbstractAsyncContextManager[httpx.Response]:
-        """`Connection.stream`."""
         return self._connection.stream(method, path, **options)
 
 
