@@ -2,10 +2,6 @@
 
 >>> client = Client("http://127.0.0.1:8080/v1", "demo", key="...")  # doctest: +SKIP
 >>> client.account()  # doctest: +SKIP
-
-The client assembles the pieces: its options make a `Connection` (the request layer in
-`_core`, built by `_core.connect`), and its factories hand that connection to the engines
-(`AsyncTable`, `AsyncBucket`, `AsyncFunction`), which never see the client itself.
 """
 
 from __future__ import annotations
@@ -122,8 +118,6 @@ class AsyncClient:
     def __init__(self, endpoint: str, project: str, **options: Unpack[ClientOptions]) -> None:
         self._connection = connect(endpoint, project, **options)
 
-    # -- construction ---------------------------------------------------------------------
-
     @classmethod
     def from_env(cls, **options: Unpack[ClientOptions]) -> Self:
         """A client configured by FRAMEPORT_ENDPOINT, FRAMEPORT_PROJECT and, if set,
@@ -172,8 +166,6 @@ class AsyncClient:
         clone = object.__new__(type(self))
         clone._connection = self._connection.share(replace(self._credentials, impersonation=target))
         return clone
-
-    # -- settings ---------------------------------------------------------------------------
 
     @property
     def endpoint(self) -> str:
@@ -231,8 +223,6 @@ class AsyncClient:
         if self._credentials.impersonation is not None:
             fields += f", impersonating={self._credentials.impersonation[1]!r}"
         return f"{type(self).__name__}({fields})"
-
-    # -- account and session -----------------------------------------------------------------
 
     async def login(self, email: str, password: str, *, save: bool = False) -> JsonObject:
         """Sign in with e-mail and password and keep the session cookies for later requests.
@@ -293,8 +283,6 @@ class AsyncClient:
         # A duplicate token is harmless, so the create may be retried.
         answer = await self._request_json("POST", "/account/jwts", json=body, idempotent=True)
         return str(answer["jwt"])
-
-    # -- tables ----------------------------------------------------------------------------------
 
     def table(self, database_id: str, table_id: str, *, page_size: int | None = None) -> AsyncTable:
         """The table `table_id` of database `database_id` (``/v1/tablesdb/...``): a lazy query
@@ -370,8 +358,6 @@ class AsyncClient:
         ``client.table(database_id, table_id).drop()``)."""
         await self.table(database_id, table_id).drop()
 
-    # -- the catalog -----------------------------------------------------------------------------
-
     async def databases(self, *, details: bool = False) -> pd.DataFrame:
         """Every database of the project, one row each: ``$id``, ``name``, ``enabled``; with
         `details` also ``$createdAt``, ``$updatedAt``. Needs an API key (signed-in users
@@ -422,8 +408,6 @@ class AsyncClient:
 
     drop_database = _with_connection(drop_database)
 
-    # -- buckets and functions -------------------------------------------------------------------
-
     def bucket(self, bucket_id: str) -> AsyncBucket:
         """The bucket `bucket_id`: uploads, downloads, listings and previews of its files.
 
@@ -438,8 +422,6 @@ class AsyncClient:
         return AsyncFunction(self._connection, function_id)
 
     create_function = _with_connection(create_function)
-
-    # -- whole projects --------------------------------------------------------------------------
 
     async def backup(
         self,
@@ -470,8 +452,6 @@ class AsyncClient:
 
     restore = _with_connection(restore_project)
 
-    # -- lifecycle -------------------------------------------------------------------------------
-
     async def close(self) -> None:
         """Close the connections (a client made by `impersonate` leaves them to its parent)."""
         await self._connection.aclose()
@@ -487,20 +467,16 @@ class AsyncClient:
     ) -> None:
         await self.close()
 
-    # -- internal request API ------------------------------------------------------------------
-
     async def _request(self, /, method: str, path: str, **options: Any) -> httpx.Response:
         """`Connection.request` (the internal request API, for tests and tools)."""
         return await self._connection.request(method, path, **options)
 
     async def _request_json(self, /, method: str, path: str, **options: Any) -> Any:
-        """`Connection.request_json`."""
         return await self._connection.request_json(method, path, **options)
 
     def _stream(
         self, method: str, path: str, **options: Any
     ) -> AbstractAsyncContextManager[httpx.Response]:
-        """`Connection.stream`."""
         return self._connection.stream(method, path, **options)
 
 

@@ -1,15 +1,9 @@
 """`frameport demo` (what `make demo` runs): the whole round trip on the embedded local service.
 
-1. start the local service (a temporary data directory, a free loopback port);
-2. generate a seeded sample of people (name, age with nulls, city, score, signup, active) and
-   load it into a table: the columns come from the DataFrame's dtypes, the rows go in bulk;
-3. export a filtered view to Parquet, streaming: ``age > 30 and city in ['Oslo', 'Bergen']``;
-4. check the file against pandas' own ``DataFrame.query`` on the generated frame;
-5. upload a per-city summary DataFrame to a bucket and read it back;
-6. say what to do next; with ``keep``, leave the service running until Ctrl-C, its
-   connection settings in ``frameport.env`` beside the files (the key is never printed).
-
-Everything it writes goes to ``./out/`` (or `--out`).
+A seeded sample of people is loaded into a table, a filtered view exported to Parquet and
+checked against pandas' own ``DataFrame.query``, and a summary uploaded to a bucket and read
+back, all under ``./out/`` (or `--out`). With ``keep`` the service runs on until Ctrl-C, its
+connection settings in ``frameport.env`` beside the files (the key is never printed).
 
 >>> from frameport._demo import sample_people
 >>> sample_people(3).dtypes.astype(str).to_dict()  # doctest: +NORMALIZE_WHITESPACE

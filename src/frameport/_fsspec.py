@@ -116,8 +116,6 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
     def __repr__(self) -> str:
         return f"{type(self).__name__}(endpoint={self.client.endpoint!r}, project=...)"
 
-    # -- paths -----------------------------------------------------------------------------
-
     @classmethod
     def _strip_protocol(cls, path: Any) -> Any:
         stripped = super()._strip_protocol(path)
@@ -128,8 +126,6 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         """(bucket ID, file name) of a stripped path; the name may be empty."""
         bucket, _, name = path.partition("/")
         return bucket, name.strip("/")
-
-    # -- listing ---------------------------------------------------------------------------
 
     def ls(self, path: str, detail: bool = True, **kwargs: object) -> list[Any]:
         """The buckets (at the root), or the files and folders under `path`."""
@@ -215,8 +211,6 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
 
         return run_sync(every_record())
 
-    # -- reading ---------------------------------------------------------------------------
-
     def _open(
         self,
         path: str,
@@ -276,8 +270,6 @@ class FrameportFileSystem(AbstractFileSystem, metaclass=_ClientOptionAwareCache)
         data = self.client.bucket(bucket_id).read_range(file_id, start, end, size=size)
         self.received_bytes += len(data)
         return data
-
-    # -- writing ---------------------------------------------------------------------------
 
     def put_file(self, lpath: str, rpath: str, callback: object = None, **kwargs: object) -> None:
         """Upload the local file `lpath` as `rpath` (chunked, parallel, checked), replacing

@@ -1,14 +1,8 @@
-"""Records of the service's catalog, storage and function areas: lists as typed DataFrames,
-buckets and functions (`AsyncResource`, created with a client-chosen ID), and the service's
-datetimes.
-
-`list_table` reads every page of a list (databases, tables, buckets, files, deployments) by
-cursor (``cursorAfter`` the last ID of the previous page) and decodes it with Arrow against a
-fixed schema; `list_frame` converts that with frameport's read dtypes: integers ``Int64``,
-times ``datetime64[ms, UTC]``, text ``str``, flags ``boolean``, lists ``object``
-(``$permissions``: tuples). Without ``details=True`` a listing keeps the columns people look
-at (its ``*_SUMMARY``), so that ``print()`` shows them whole in a terminal 80 characters wide;
-the times, permissions and settings are one ``details=True`` away.
+"""Records of the service's catalog, storage and function areas: lists as DataFrames with
+frameport's read dtypes, decoded against a fixed schema; resources created with a
+client-chosen ID; the service's datetimes. Without ``details=True`` a listing keeps the
+columns people look at (its ``*_SUMMARY``), so that ``print()`` shows them whole in a
+terminal 80 characters wide.
 
 >>> frame = await list_frame(client, "/storage/buckets/b/files", "files", FILE_SCHEMA)
 ... # doctest: +SKIP

@@ -6,9 +6,6 @@
 True
 >>> reports.upload_file("big.csv", resume=True)   # after a crash: only the missing parts
 ... # doctest: +SKIP
-
-`AsyncBucket` does the work; `Bucket` is its synchronous face (see `_sync`). Uploads larger
-than 5 MiB are chunked, parallel and resumable (see `_upload` and `_checkpoint`).
 """
 
 from __future__ import annotations
@@ -168,8 +165,6 @@ class AsyncBucket(AsyncResource):
     _collection = "/storage/buckets"
     _items = "files"
     _exists_error = "storage_bucket_already_exists"
-
-    # -- uploads ---------------------------------------------------------------------------
 
     async def upload_file(
         self,
@@ -383,8 +378,6 @@ class AsyncBucket(AsyncResource):
                 await self._requester.request("DELETE", self._item_path(file_id))
         except FrameportError:
             pass  # the new upload does not depend on it
-
-    # -- reading ---------------------------------------------------------------------------
 
     async def list_files(self, *, details: bool = False) -> pd.DataFrame:
         """Every file of the bucket (unfinished uploads too), one row each, oldest first.

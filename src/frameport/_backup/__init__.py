@@ -1,8 +1,5 @@
 """Whole projects: backups into an archive (a folder or any fsspec URL), checked, resumable
-and incremental; their verification; restores from them; and copies from one project into
-another. `_snapshot` writes a snapshot (`backup`), `_verify` checks an archive (`verify`),
-`_apply` puts a project into a destination from an archive (`restore`) or a live project
-(`copy_project`)."""
+and incremental; their verification; restores from them; copies between projects."""
 
 from ._apply import copy_project, restore
 from ._project import Selection

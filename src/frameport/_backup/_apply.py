@@ -1,21 +1,13 @@
 """Putting a project into a destination: the one engine of `restore` (from an archive) and
-`copy` (from another project), in the service's order.
+`copy` (from another project), in the service's order (a table's indexes once its columns
+are available).
 
-Databases, then tables (their columns, then waiting until every column is available, then
-their indexes), then each table's rows (`write_batches`: the rows a table there before holds
-as the source does are left alone, counted as unchanged (`_unchanged`); the `on_conflict`
-rule decides for those it holds otherwise), then
-buckets and their files, then functions and their active code. IDs, permissions, row
-security and the enabled flags are kept; rows keep ``$createdAt`` and ``$updatedAt`` (the
-service takes them from API keys), while the service numbers rows itself (``$sequence``) and
-sets the times of everything else. What already exists is kept (a table gets the columns and
-indexes it lacks), and a dry run only says what would happen, and where it would stop.
-
-A restore records each step it completes, and each batch of rows, in a `Checkpoint` in
-frameport's cache directory; run again after a crash, it goes on from there (the batch that
-was being written when it stopped is written again, its rows already there skipped when
-`on_conflict` is ``"fail"``: they are the same rows). Finished, it says so in the checkpoint;
-run again, it starts from the beginning and finds unchanged what it wrote.
+IDs, permissions, row security and the enabled flags are kept; rows keep ``$createdAt`` and
+``$updatedAt`` (the service takes them from API keys), while the service numbers rows itself
+(``$sequence``) and sets the times of everything else. What already exists is kept (a table
+gets the columns and indexes it lacks). A resumed restore writes again the batch it was
+writing when it stopped, its rows already there skipped when `on_conflict` is ``"fail"``:
+they are the same rows.
 """
 
 from __future__ import annotations
@@ -192,8 +184,7 @@ class RestoreRun:
     report: RestoreReport = field(init=False)
 
     async def run(self, dry_run: bool) -> RestoreReport:
-        """Every step, in the service's order (see the module docstring); a dry run only
-        says what it would do."""
+        """Every step; a dry run only says what it would do."""
         started = time.perf_counter()
         source, checkpoint = self.source, self.checkpoint
         self.existing = Destination(self.requester)

@@ -134,8 +134,6 @@ class Archive:
             raise refusal(name, self.label, LEADS_OUT)
         return self.path(name)
 
-    # -- reading -----------------------------------------------------------------------------
-
     def size(self, name: str) -> int | None:
         """The size of the file `name` in bytes, or None when it is missing."""
         info = self.filesystem.get_file_info(self.path(name))
@@ -184,8 +182,6 @@ class Archive:
             ):
                 shutil.copyfileobj(source, out, COPY_BLOCK)
             yield copy
-
-    # -- writing -----------------------------------------------------------------------------
 
     def write_json(self, name: str, data: object) -> None:
         """Write `data` as the JSON file `name` (`encode_json`), whole or not at all."""

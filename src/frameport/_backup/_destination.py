@@ -1,6 +1,5 @@
-"""Where a restore or copy puts a project: what the destination holds before it starts
-(`Destination`), and the steps a restore completed there (`Checkpoint`, in frameport's cache
-directory), so that run again after a crash it goes on from there."""
+"""What a destination holds before a restore or copy starts, and the steps a restore
+completed there."""
 
 from __future__ import annotations
 
@@ -50,9 +49,8 @@ class Checkpoint:
         part: Selection,
     ) -> Checkpoint:
         """The checkpoint of restoring `snapshot` of the archive `source` (its manifest's
-        SHA-256: `manifest`), or the `part` of it chosen, into `destination`. After a run
-        that finished, the restore is done again from the start: what the destination holds
-        as the snapshot does is left alone, so it writes only what was lost or changed."""
+        SHA-256: `manifest`), or the `part` of it chosen, into `destination`. A finished
+        restore run again writes only what was lost or changed (the rest is unchanged)."""
         whole = [destination.endpoint, destination.project, source, snapshot]
         chosen = [] if part == Selection() else [part.database_ids(), part.tables]
         identity = json.dumps([*whole, *chosen])
@@ -64,9 +62,8 @@ class Checkpoint:
 
     def keep_what_exists(self, existing: Destination) -> None:
         """Forget the steps whose database, table, bucket, file or function the destination
-        does not hold (dropped, or the destination made anew, since the run that did them):
-        they are done again, and a finished restore is not any more. Resumed only when
-        something is left."""
+        no longer holds (dropped, or the destination made anew): they are done again, and a
+        finished restore is not any more. Resumed only when something is left."""
         held = {
             "database": existing.databases,
             "table": existing.tables.keys(),

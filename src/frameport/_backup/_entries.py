@@ -1,12 +1,8 @@
-"""The records of an archive, each read from its JSON and written back as the same JSON: a
-snapshot's `Plan` (with the `ProjectRecords` it fixed), its `Manifest` (databases with their
-`TableEntry`s and their `Layer`s of `FilePart`s, buckets with their files, functions with
-their code) and its `Hashes`. The service's own records (a database, table, bucket, file,
-function or deployment) are kept as it sent them (`Record`).
+"""The records of an archive, each read from its JSON and written back as the same JSON; the
+service's own records are kept as it sent them (`Record`).
 
-Reading one checks it first, field by field as its type says (`_read`): each entry a
-restore or `verify` uses is there and of its kind, each ID one the service takes. What is
-not raises `Misshapen` naming its place:
+Reading one checks each entry a restore or `verify` uses is there and of its kind, each ID
+one the service takes; what is not raises `Misshapen` naming its place:
 
 >>> Manifest.from_json({"format": 1, "snapshot": "s", "databases": "x"})
 Traceback (most recent call last):
@@ -220,9 +216,8 @@ class WrittenLayer(_Entry):
 
 @dataclass(frozen=True, slots=True)
 class TableEntry(_Entry):
-    """A table of a snapshot: its record, the rows it holds (read up to the ``$sequence``
-    `bound`, at the service's `time`), its layers, oldest first, and a hash of their
-    contents."""
+    """A table of a snapshot, read up to the ``$sequence`` `bound` at the service's `time`;
+    its layers oldest first."""
 
     record: Record
     layers: tuple[Layer, ...]
@@ -279,8 +274,7 @@ class FunctionEntry(_Entry):
 
 @dataclass(frozen=True, slots=True)
 class ProjectRecords(_Entry):
-    """What a project holds (see `_project`): its databases with their tables, its buckets
-    with their files, and its functions with their active deployment."""
+    """What a project holds (see `_project`)."""
 
     databases: tuple[DatabaseEntry[Record], ...]
     buckets: tuple[BucketEntry[Record], ...]
@@ -289,10 +283,8 @@ class ProjectRecords(_Entry):
 
 @dataclass(frozen=True, slots=True)
 class Plan(_Entry):
-    """What a backup fixed when it started (``plan.json``): its `snapshot` and the one it is
-    incremental on (`base`), the service's `time` and what it is (`service`), the
-    `selection`, the `project`'s records and each table's last ``$sequence`` (`bounds`, by
-    ``database/table``)."""
+    """What a backup fixed when it started (``plan.json``); `base`: the snapshot it is
+    incremental on, `bounds`: each table's last ``$sequence``, by ``database/table``."""
 
     snapshot: str
     base: str | None

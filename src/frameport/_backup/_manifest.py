@@ -14,8 +14,8 @@ the rows one snapshot read (a full snapshot: every row up to its bound; an incre
 rows updated since the snapshot before it) and, for an incremental one, the ``$id``s of the
 rows gone since and the ``$sequence``s of every row the snapshot holds (which the next
 incremental probes for gone rows; after a full layer, its rows' own). A row's latest layer
-holds it, unless a later layer names it gone; `table_batches` reads the rows a snapshot holds
-that way, so every snapshot can be restored on its own. The manifest's ``files`` maps every
+holds it, unless a later layer names it gone, so every snapshot can be restored on its own.
+The manifest's ``files`` maps every
 file a snapshot needs (its own and the ones it shares with earlier snapshots) to its SHA-256
 and size, which `verify` checks: a restore opens no file that is not listed there (see
 `Manifest.opened_names`). A layer is read in batches of `BATCH_ROWS` rows, never a whole row group.
@@ -146,10 +146,6 @@ def load_manifest(archive: Archive, snapshot: str | None = None) -> Manifest:
     return parse_manifest(archive, chosen, archive.read_bytes(manifest_name(chosen)))
 
 
-# ---------------------------------------------------------------------------------------------
-# The rows of a table, from its layers
-
-
 @contextmanager
 def _reading_rows(archive: Archive, name: str) -> Iterator[None]:
     """Reading the Parquet file `name` (fetched already): what goes wrong is an
@@ -171,7 +167,6 @@ def _require(parquet: pq.ParquetFile, columns: list[str]) -> None:
 
 
 def read_columns(archive: Archive, name: str, columns: list[str]) -> pa.Table:
-    """The `columns` of the Parquet file `name`."""
     # Not pre-buffered: that reads the neighbouring columns' bytes as well. One file, so not
     # through `pq.read_table`, whose datasets an incremental backup would import.
     with (

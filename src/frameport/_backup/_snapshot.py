@@ -1,21 +1,13 @@
 """One backup: a snapshot of the project written into an archive, checked as it is written,
 resumable after a crash, and incremental when the archive already holds a snapshot.
 
-1. The plan is fixed first (``plan.json``): the service's time, the records of the chosen
-   databases, tables, buckets, files and functions, and each table's last ``$sequence``.
-   Each table is read up to that bound, so rows created during the backup wait for the next.
-2. Each table's rows go to Parquet through the resumable export (``$sequence`` segments,
-   every ``$`` field kept). With an earlier snapshot of the same table (same columns), only
-   the rows updated since its time (less `lag` seconds) are read, and the rows gone since
-   are found by probed ranges (`changes.gone_sequences`) of the ``$sequence``s the earlier
-   snapshot held (its ``held`` file); the table's layers then refer to the earlier
-   snapshot's files.
-3. Files (their content, checked against the service's size and MD5) and the code of each
-   function's active deployment are downloaded once: a file whose signature an earlier
-   snapshot holds is not read again.
-4. Every file written is read back from the archive for its SHA-256 and, for rows, its row
-   count, which must equal the rows the export listed; the manifest is written last, with
-   those figures. A run killed at any point continues where it stopped when run again.
+Each table is read up to the ``$sequence`` bound the plan fixed first, so rows created during
+the backup wait for the next. With an earlier snapshot of the same table (same columns), only
+the rows updated since its time (less `lag` seconds) are read, and the rows gone since are
+found by probing the ``$sequence``s the earlier snapshot held. A file or function code whose
+signature an earlier snapshot holds is not downloaded again. Every file written is read back
+for its SHA-256 (and a row count, which must equal the rows the export listed); the manifest
+is written last, with those figures.
 """
 
 from __future__ import annotations
@@ -131,10 +123,6 @@ async def backup(
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# The plan
-
-
 async def _plan(
     requester: Requester, archive: Archive, selection: Selection
 ) -> tuple[Plan, dict[TableLocation, TableRead] | None]:
@@ -218,10 +206,6 @@ async def _service_version(requester: Requester) -> str | None:
         return None
     version = answer.get("version") if isinstance(answer, dict) else None
     return str(version) if version else None
-
-
-# ---------------------------------------------------------------------------------------------
-# The run
 
 
 def _column_shape(record: Record) -> list[tuple[Any, ...]]:

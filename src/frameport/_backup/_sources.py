@@ -1,7 +1,5 @@
-"""The two sources a project is put into a destination from: a snapshot of an archive
-(`ArchiveSource`, for restore) and a live project (`ServiceSource`, for copy: each table read
-up to the ``$sequence`` bound fixed when the copy starts, files streamed through a temporary
-file one at a time)."""
+"""The sources a project is put into a destination from: an archive's snapshot (restore) and
+a live project (copy: each table read up to the ``$sequence`` bound fixed when it starts)."""
 
 from __future__ import annotations
 

@@ -56,7 +56,6 @@ class RowsThere:
 
     @classmethod
     async def read(cls, requester: Requester, location: TableLocation) -> RowsThere:
-        """The rows of the table at `location`."""
         read = await TableRead.make(requester, location, QuerySpec(system=ALL_SYSTEM))
         ids: set[str] = set()
         async with aclosing(read.ids_only().pages(collect=False)) as pages:

@@ -45,8 +45,6 @@ class CheckedSnapshot:
 
 @dataclass
 class _Findings:
-    """What checking an archive found so far."""
-
     archive: Archive
     listed: dict[str, FileHash] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)

@@ -1,7 +1,4 @@
-"""The request layer, below everything else: settings and environment names, credentials,
-the transport (retries, throttling, the one place errors are mapped), `Connection` (typed as
-`Requester`) and its construction from a client's options (`connect`), the sync loop thread,
-the wire-format query JSON, IDs, time formats, polling and progress bars."""
+"""The request layer, below everything else; the one place errors are mapped."""
 
 from ._auth import (
     Credentials,

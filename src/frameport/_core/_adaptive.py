@@ -16,9 +16,6 @@ the wait is no longer than the work; a service far away needs about ``wait / wor
 * **bounds** — at most `cap`, at most what `budget` bytes hold (``budget // (largest unit ×
   units_per_slot)``), at least 1.
 
-Reads use it for their concurrent ``$sequence`` ranges, uploads for their parts in flight,
-each with its own cap and budget; a fixed number is the controller `pinned` at it.
-
 >>> concurrency = AdaptiveConcurrency(cap=16, budget=2**30)
 >>> concurrency.waited(0.070, nbytes=1_000_000); concurrency.worked(0.017)
 >>> concurrency()

@@ -239,7 +239,6 @@ def config_dir() -> Path:
 
 
 def credential_file() -> Path:
-    """Where saved sessions live."""
     return config_dir() / CREDENTIAL_FILE_NAME
 
 
@@ -277,7 +276,6 @@ def save_session(endpoint: str, project: str, session: Session) -> Path:
 
 
 def load_session(endpoint: str, project: str) -> Session | None:
-    """The session saved for (endpoint, project), or None."""
     entry = _read_credential_file(credential_file())["sessions"].get(
         _session_key(endpoint, project)
     )

@@ -1,6 +1,4 @@
-"""A `Connection` made from a client's options (`ClientOptions`, the one record of them): the
-one construction behind `AsyncClient` and `Client`, also used where a connection is rebuilt
-elsewhere from a reference to a client (a dask worker), without a client.
+"""A `Connection` made from a client's options, with or without a client (a dask worker).
 
 >>> connection = connect("http://127.0.0.1:8080/v1", "demo", key="...")   # doctest: +SKIP
 >>> with_saved_session(connect("http://127.0.0.1:8080/v1", "demo"))       # doctest: +SKIP

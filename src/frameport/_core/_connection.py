@@ -1,8 +1,5 @@
-"""The request layer: one project's endpoint, headers and credentials, sent through the transport.
-
-`Connection` (named `Requester` where engines type against it) is what every engine (tables,
-storage, functions, transfers) receives, and nothing else: never the client, which assembles
-it. The transport below it retries and maps errors.
+"""One project's endpoint, headers and credentials: what every engine receives (as
+`Requester`), never the client.
 
 >>> body = await connection.request_json("GET", "/account")            # doctest: +SKIP
 """
@@ -52,13 +49,9 @@ def _scope_refused_to_guest(error: APIError) -> bool:
 
 @dataclass(eq=False, repr=False)
 class Connection:
-    """Requests to one project of the service with one set of credentials.
-
-    Sends the project and response-format headers and the credentials with every request,
-    keeps the session cookie the service sets, and adds advice (`APIError.hint`) to errors
-    this connection's settings explain. `endpoint` ends in the version prefix
-    (``http://host:port/v1``); `response_format` is the service version whose answer format
-    every request asks for; `query_member` forces the member name of query objects (None:
+    """Requests to one project of the service with one set of credentials, keeping the
+    session cookie the service sets. `endpoint` ends in the version prefix
+    (``http://host:port/v1``); `query_member` forces the member name of query objects (None:
     each path's default). A connection closes its transport only if it `owns_transport`.
     """
 
@@ -134,9 +127,8 @@ class Connection:
     ) -> httpx.Response:
         """Send one request to `path` (relative to the endpoint) and return the response.
 
-        Sends the project header, the response-format header and the credentials (unless
-        ``authenticate=False``), plus `headers`. Bodies: `json`, or `data` + `files`
-        (multipart), or raw `content`; bodies must be bytes-like to be re-sent on a retry.
+        Bodies: `json`, or `data` + `files` (multipart), or raw `content`; bodies must be
+        bytes-like to be re-sent on a retry.
         `params` may hold lists (repeated names); use `queries_param` for ``queries[]``.
 
         Retries (`RetryPolicy`): an idempotent request (GET, HEAD, PUT, DELETE, or

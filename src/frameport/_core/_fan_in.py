@@ -1,9 +1,5 @@
 """Fan-in in order: several sources running at once, their items handed on source by source.
 
-`in_order` drives the async iterators it is handed, as many at once as its window says (a
-number, or an `AdaptiveConcurrency`); a source whose requests are done gives up its place
-early through its `Slot`.
-
 >>> slots_and_reads = [(Slot(), read(part)) for part in parts]    # doctest: +SKIP
 >>> async for batch in in_order(slots_and_reads, window=4): ...    # doctest: +SKIP
 """

@@ -1,19 +1,13 @@
-"""The process's memory: the allocators a bulk job's process chooses, and freed memory given
-back to the operating system.
+"""The allocators a bulk job's process chooses, and freed memory given back to the system.
 
 A read or a backup allocates and frees many page-sized buffers from several threads in
 turn; glibc's malloc and mimalloc (Arrow's default) keep freed memory for the thread that
-freed it, so the process grows with every thread that has held a page. `choose_allocators`,
-called by the ``frameport`` command before pyarrow loads and any thread starts, takes (unless
-the environment says otherwise) Arrow's system pool (``ARROW_DEFAULT_MEMORY_POOL=system``,
-read once when pyarrow is imported, whatever `pyarrow.set_memory_pool` says later), two
-malloc arenas (``MALLOC_ARENA_MAX``) and blocks of 256 KiB and more mapped on their own
-(``MALLOC_MMAP_THRESHOLD_``), freed back to the system at once. A full backup then peaks well
-below the defaults' peak in the same time (benchmarks/README.md); a program calling the
-client can start with these three variables set for the same.
-
-`release_free_memory` asks glibc to return its free pages (``malloc_trim``), as after a read
-whose result is converted to pandas; elsewhere it does nothing.
+freed it, so the process grows with every thread that has held a page. Arrow's system pool
+(``ARROW_DEFAULT_MEMORY_POOL``, read once when pyarrow is imported, whatever
+`pyarrow.set_memory_pool` says later), two malloc arenas and large blocks mapped on their own
+make a full backup peak well below the defaults' peak in the same time
+(benchmarks/README.md); a program calling the client can set these three variables for the
+same.
 
 >>> release_free_memory()
 """

@@ -26,7 +26,6 @@ _ORDER_NULL = "database_query_order_null"
 
 
 def check_page_size(page_size: int) -> int:
-    """`page_size` if it is a whole number of rows of at least 1."""
     if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
         raise ValueError(f"page_size must be a whole number of rows >= 1 (got {page_size!r}).")
     return page_size

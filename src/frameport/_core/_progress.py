@@ -4,11 +4,8 @@
 work has taken `DELAY` seconds, so quick operations print nothing; `progress=True` shows it
 at once; `progress=False` turns a bar off.
 
-A bar shows a percentage and a time left once its total is known, from the start (bytes,
-rows, columns) or when the work learns it (`set_total`: a read's count, or an upper bound of
-it, labelled as one); without a total it only counts. A finished bar stays, work that learned
-its total as it went ending at what it counted (`finish`). `tqdm.auto` draws it: a widget in
-a notebook, a line redrawn in place in a terminal, and, in a file or a pipe (a log, CI), a
+A bar without a known total only counts; a finished bar stays. `tqdm.auto` draws it: a widget
+in a notebook, a line redrawn in place in a terminal, and, in a file or a pipe (a log, CI), a
 new line every `LINE_INTERVAL` seconds.
 
 >>> with progress_bar(total=None, unit="rows", desc="people", enabled=None) as bar:

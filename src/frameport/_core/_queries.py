@@ -53,7 +53,6 @@ class ServiceQuery:
         return body
 
     def contains_search(self) -> bool:
-        """Whether this query or a nested one is a fulltext search."""
         if self.method in ("search", "notSearch"):
             return True
         return any(
@@ -72,7 +71,6 @@ def json_text(value: object) -> str:
 
 
 def check_member(member: str) -> Member:
-    """`member` if it is "column" or "attribute"."""
     if member not in QUERY_MEMBERS:
         raise FilterError(f"The query member must be 'column' or 'attribute', not {member!r}.")
     return member
@@ -103,7 +101,6 @@ def select_query(columns: Iterable[str], member: str = "column") -> str:
 
 
 def order_query(column: str, ascending: bool = True, member: str = "column") -> str:
-    """`orderAsc`/`orderDesc` on one column."""
     if not isinstance(column, str) or not column:
         raise FilterError(f"sort() takes a column name, got {column!r}.")
     method = "orderAsc" if ascending else "orderDesc"
@@ -130,7 +127,6 @@ def offset_query(count: int) -> str:
 
 
 def cursor_after_query(row_id: str) -> str:
-    """`cursorAfter` the row with ID `row_id`."""
     if not is_valid_id(row_id):
         raise FilterError(f"{row_id!r} is not a row ID (1-36 of a-z A-Z 0-9 . - _).")
     return json_text({"method": "cursorAfter", "values": [row_id]})

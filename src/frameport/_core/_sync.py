@@ -1,26 +1,14 @@
 """Synchronous faces of frameport's async objects, run on one private event-loop thread.
 
-All I/O is implemented once, in async code. A sync face (`Client`, the sync `Table`,
-`Bucket`, ...) holds its async object in `self._async` and forwards to it:
-
-* `run_sync` runs a coroutine on frameport's loop thread (a daemon thread with its own event
-  loop, started on first use) and blocks until it finishes. The caller's own event loop
-  (Jupyter's, a callback's, an ``asyncio.run`` body) is never touched and nothing in asyncio
-  is patched (no ``nest_asyncio``), so the same call works in a script, a notebook cell, a
-  callback and any thread. Called from the loop thread itself it would deadlock, so it raises.
-* ``class Table(SyncFacade, wraps=AsyncTable)`` registers the pair, so a delegated call that
-  returns an ``AsyncTable`` hands back a ``Table``.
-* `delegate(AsyncX.method)` declares a forwarding method whose signature and docstring are
-  generated from the async method's, as a sync caller sees them (``AsyncX`` named ``X``,
-  ``Iterator`` for ``AsyncIterator``, no ``await`` in examples), so that a misspelled keyword
-  names the face. `forward_property("name")` does the same for a read-only property.
+All I/O is implemented once, in async code; a sync face holds its async object in
+`self._async` and forwards to it. The caller's own event loop (Jupyter's, a callback's) is
+never touched and nothing in asyncio is patched (no ``nest_asyncio``), so the same call works
+in a script, a notebook cell, a callback and any thread. Signatures and docstrings of the
+forwarding methods are generated from the async ones, so a misspelled keyword names the face.
 
     class Bucket(SyncFacade["AsyncBucket"], wraps=AsyncBucket):
         id = forward_property("id")
         download = delegate(AsyncBucket.download)
-
-Only constructors and class methods are written out, in one line each:
-``return cls._from_async(AsyncClient.from_env(**options))``.
 """
 
 from __future__ import annotations

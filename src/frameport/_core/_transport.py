@@ -370,14 +370,8 @@ class Transport:
         stream: bool = False,
         **body: Any,
     ) -> httpx.Response:
-        """Send a request, retrying as the policy allows, and return a successful response.
-
-        `path` is relative to the endpoint (``"/account"``); `body` holds the `params`, `json`,
-        `data`, `files` or `content` of ``httpx.AsyncClient.build_request``. With
-        ``stream=True`` the body of the returned response is not read: the caller must close
-        it. Raises `APIError` (a subclass by status) or `TransportError`; see
-        `Connection.request` for the retry rules.
-        """
+        """`Connection.request`'s exchange (see it for the retry rules and errors); `body`
+        holds the keyword arguments of ``httpx.AsyncClient.build_request``."""
         http = self._client()
         retry = 0
         ambiguous = False  # an earlier attempt may have reached the service and acted

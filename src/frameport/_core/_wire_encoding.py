@@ -33,7 +33,6 @@ _ACCEPT_ENCODING = {"off": "identity", "zstd": "zstd, gzip;q=0.5", "gzip": "gzip
 
 
 def check_compression(compression: object) -> Compression:
-    """`compression` if it is one of `COMPRESSIONS`."""
     if compression not in COMPRESSIONS:
         choices = ", ".join(repr(name) for name in COMPRESSIONS)
         raise ValueError(f"compression must be one of {choices} (got {compression!r}).")
@@ -50,7 +49,6 @@ class WireEncoding:
 
     @property
     def accept_encoding(self) -> str:
-        """The request's ``Accept-Encoding`` value."""
         return _ACCEPT_ENCODING[self.encoding]
 
     def describe(self) -> str:

@@ -1,5 +1,4 @@
-"""The filter DSL: build (`col`) or parse (`parse`) a filter, compile it for the service,
-evaluate it on a DataFrame.
+"""The filter DSL: build or parse a filter, compile it for the service, evaluate it locally.
 
 >>> from frameport._expr import col, compile_filter, ColumnSpec
 >>> expr = (col("age") > 30) & col("city").isin(["Oslo", "Bergen"])

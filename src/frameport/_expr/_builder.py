@@ -78,7 +78,6 @@ class Expr:
             "(1 < col('a') < 5) ask for a truth value and cannot work."
         )
 
-    # comparisons -------------------------------------------------------------------------
     def __eq__(self, other: object) -> Expr:  # type: ignore[override]
         return self._compare("==", other)
 
@@ -97,7 +96,6 @@ class Expr:
     def __ge__(self, other: object) -> Expr:
         return self._compare(">=", other)
 
-    # logic -------------------------------------------------------------------------------
     def __and__(self, other: object) -> Expr:
         return Expr(combine(And, (self._node, _condition(other, "&"))))
 
@@ -113,7 +111,6 @@ class Expr:
     def __invert__(self) -> Expr:
         return Expr(Not(self._node))
 
-    # column methods ----------------------------------------------------------------------
     def isin(self, values: object) -> Expr:
         """The column's value is one of `values` (a list-like; null never matches)."""
         return Expr(IsIn(self._column("isin"), normalize_scalars(values)))
@@ -141,7 +138,6 @@ class Expr:
             raise FilterError(f".search() takes a text, got {type(text).__name__}.")
         return Expr(Search(column, cast(str, normalize_scalar(text))))
 
-    # helpers -----------------------------------------------------------------------------
     def _column(self, method: str) -> str:
         if not isinstance(self._node, ColumnRef):
             raise FilterError(

@@ -200,7 +200,6 @@ def pandas_null_value(leaf: nodes.Leaf, kind: ColumnKind) -> bool | None:
     return isinstance(leaf, nodes.Comparison) and leaf.op == "!="
 
 
-# translation ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Translation:
     """Service query for a condition; True = every row, False = no row. `exact` is False
@@ -457,7 +456,6 @@ def _compare(
     return ServiceQuery(method, column, (grid.wire(bound),))
 
 
-# the values a column can hold ----------------------------------------------------------
 class _Grid:
     """The values a column kind holds. This base holds every value of its types as it is
     (`$id`, boolean and float columns); integers and millisecond instants refine it."""

@@ -157,7 +157,6 @@ def push_negation(node: Node, negate: bool = False) -> Node:
     return Not(node) if negate else node
 
 
-# the query-string form ---------------------------------------------------------------
 _OR, _AND, _NOT, _ATOM = 1, 2, 3, 4
 
 #: Names pandas' query() resolves to something other than a column; quoted to stay columns.

@@ -1,10 +1,9 @@
 """pandas 3 ``pd.col(...)`` expressions read as frameport filters (pandas 2 has no ``pd.col``:
 there nothing is one).
 
-A pandas `Expression` is a deferred computation on a DataFrame. Evaluating it on a stand-in
-frame whose columns are frameport's `col(...)` replays the user's operators and methods
-(``>``, ``&``, ``.isin``, ``.between``, ``.isna``, ``.str.startswith``...) on frameport's
-builder, which gives the same filter as `fp.col` and refuses what it cannot send.
+Evaluated on a stand-in frame whose columns are frameport's `col(...)`, a pandas `Expression`
+replays the user's operators and methods on frameport's builder, which gives the same filter
+as `fp.col` and refuses what it cannot send.
 
 >>> import pandas as pd
 >>> from_pandas_expression((pd.col("age") > 30) & pd.col("city").isin(["Oslo"]))

@@ -101,7 +101,6 @@ class _Parser:
                 "The filter is nested too deeply to be parsed.", text=self._text, offset=0
             ) from None
 
-    # conditions ------------------------------------------------------------------------
     def _condition(self, node: ast.expr) -> nodes.Node:
         if isinstance(node, ast.BoolOp):
             operands = [self._condition(value) for value in node.values]
@@ -227,7 +226,6 @@ class _Parser:
             self._fail(node, f"{{text}}: this method takes {count} positional {plural}")
         return list(node.args)
 
-    # operands --------------------------------------------------------------------------
     def _operand(self, node: ast.expr) -> _Operand:
         if isinstance(node, ast.Name):
             if node.id in self._source.columns:
@@ -297,7 +295,6 @@ class _Parser:
         except FilterError as exc:
             self._fail(node, "{text}: " + _clause(exc))
 
-    # errors ----------------------------------------------------------------------------
     def _fail(self, node: ast.expr, template: str) -> NoReturn:
         self._fail_span(node, node, template)
 

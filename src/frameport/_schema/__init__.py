@@ -1,21 +1,6 @@
-"""Service column types, Arrow types and pandas dtypes: one table, both ways.
-
-Reading (`_reading`): the column models of a table give the Arrow schema of its row batches
-(`arrow_schema`); `to_pandas` turns batches into a DataFrame with pandas 3 dtypes (also
-under pandas 2.3).
-Writing (`_writing`): a DataFrame's dtypes give the columns to create (`new_column`), and
-`frame_to_rows` (`batch_to_rows` for Arrow) turns its rows into the JSON values the service
-stores.
-Proposals (`_proposal`): the columns a frame's, an Arrow table's or a file's values call for,
-each with its reason (`SchemaProposal`): whole numbers with nulls as integers, ISO dates as
-datetimes; `column_definitions` gives the create-column bodies of a frame, a proposal or a
-mapping.
-Validation (`_validation`): the rules a table's columns set (`ColumnRules`), checked on
-Arrow batches before a write (`validate_batch`).
-Inference (`_inference`): when the columns cannot be read (session users), `InferredSchema`
-settles the schema page by page.
-
-`DTYPE_TABLE` is the published write → read table; the documentation is written from it.
+"""Service column types, Arrow types and pandas dtypes: one table, both ways (pandas 3 dtypes,
+also under pandas 2.3). `DTYPE_TABLE` is the published write → read table; the documentation
+is written from it.
 
 >>> arrow_schema([{"key": "age", "type": "integer", "array": False}]).field("age").type
 DataType(int64)

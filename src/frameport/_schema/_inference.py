@@ -18,9 +18,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# ---------------------------------------------------------------------------------------------
-# Inference without access to the table's columns
-
 
 def infer_batch(rows: Sequence[Mapping[str, Any]]) -> pa.RecordBatch:
     """The non-internal columns of decoded JSON rows as Arrow, types inferred from the values

@@ -118,10 +118,6 @@ def _type_text(column: NewColumn) -> str:
     return f"{column.type}{size}{'[]' if column.array else ''}"
 
 
-# ---------------------------------------------------------------------------------------------
-# The evidence of each column
-
-
 @dataclass(frozen=True)
 class _Seen:
     """What a column's values were, in the batches seen so far."""
@@ -213,10 +209,6 @@ _VALUES = {
     "datetime": "datetimes",
     "string": "text",
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# Proposals
 
 
 def propose_frame(frame: pd.DataFrame) -> SchemaProposal:

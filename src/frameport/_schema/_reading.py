@@ -82,7 +82,6 @@ WIRE_DATETIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d
 WIRE_DATETIME_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"  # Arrow's %S carries the milliseconds
 
 
-# ---------------------------------------------------------------------------------------------
 # Columns of types frameport does not map (relationships, and any type the service adds): read
 # as their JSON text, never dropped, with one warning per read naming them. Such a column's
 # field is a string field marked with `JSON_TEXT_METADATA`; page decoding writes each value as
@@ -125,10 +124,6 @@ def warn_unmapped(schema: pa.Schema, types: dict[str, str]) -> None:
             UnmappedColumnWarning,
             stacklevel=2,
         )
-
-
-# ---------------------------------------------------------------------------------------------
-# Column models → Arrow
 
 
 def column_type_name(column: Mapping[str, object]) -> str:
@@ -195,9 +190,6 @@ def arrow_schema(
         ]
     )
 
-
-# ---------------------------------------------------------------------------------------------
-# Arrow → pandas
 
 STR_DTYPE = pd.StringDtype(na_value=np.nan)
 """pandas 3's default string dtype, "str" (missing values are NaN), built the same way in
@@ -358,10 +350,6 @@ def _cyclic_gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-# ---------------------------------------------------------------------------------------------
-# The published write → read table
 
 
 class DtypeMapping(NamedTuple):

@@ -34,9 +34,6 @@ if TYPE_CHECKING:
     ListArray: TypeAlias = pa.ListArray[Any] | pa.LargeListArray[Any]
     """An Arrow list array, either offset width."""
 
-# ---------------------------------------------------------------------------------------------
-# pandas → service columns
-
 
 @dataclass(frozen=True)
 class NewColumn:
@@ -219,10 +216,6 @@ def parse_column_type(key: str, type_name: str) -> NewColumn:
     return NewColumn(
         key, kind, array=match["array"] is not None, size=size if kind in _SIZED_TYPES else None
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# Python / pandas values → the JSON the service stores
 
 
 def to_json_value(value: object) -> Any:

@@ -62,11 +62,8 @@ class UploadCheckpoint:
 
 
 class CheckpointStore:
-    """Checkpoint files in `directory` (default: ``<cache dir>/uploads``).
-
-    Writes are atomic (`_core._checkpoint`), so a process killed at any moment leaves the
-    previous checkpoint or the new one, never a torn file.
-    """
+    """Checkpoint files in `directory` (default: ``<cache dir>/uploads``), written atomically
+    (`_core._checkpoint`): a killed process never leaves a torn file."""
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory if directory is not None else default_cache_dir() / "uploads"

@@ -53,11 +53,8 @@ def _md5_of(path: Path, length: int) -> hashlib._Hash:
 
 @dataclass(eq=False, repr=False)
 class ResumableDownload:
-    """Download `path` (relative to the endpoint) to `destination`.
-
-    `size` and `md5` are the service's record of the file (`md5` None: not known): a
-    ``.part`` file left by an earlier attempt is continued, and the result is checked.
-    """
+    """Download `path` (relative to the endpoint) to `destination`, checked against `size`
+    and `md5` (the service's record; `md5` None: not known)."""
 
     requester: Requester
     path: str

@@ -4,18 +4,14 @@ A source of at most 5 MiB goes in one request without Content-Range. A larger on
 parts of exactly 5 MiB (the last one shorter), each a multipart form with
 ``Content-Range: bytes <start>-<end>/<size>`` and the upload's client-made ID in
 ``X-Service-ID`` (and in ``fileId`` for files): the first part alone, so that the service
-creates the record once, then the others with at most `concurrency` requests under way.
-By default (``concurrency="auto"``) that number follows the upload (`_adaptive`): each part
-reports how long it waited on the network and how long reading and hashing it took, so more
-parts are in flight when they wait on a distant service, fewer when requests queue at the
-service; within a cap and a memory budget (`PARTS_CAP`, `PARTS_BUDGET`).
-The service stores a part it already holds only once, so every part is idempotent: the
-transport retries it after a failure, and a resumed upload may send a part a second time.
-The part that completes the file can be any of them; its answer carries the finished record.
+creates the record once, then the others with at most `concurrency` requests under way
+(``"auto"``: adaptive, within `PARTS_CAP` and `PARTS_BUDGET`). The service stores a part it
+already holds only once, so every part is idempotent: the transport retries it after a
+failure, and a resumed upload may send a part a second time. The part that completes the
+file can be any of them; its answer carries the finished record.
 
 For files the final record is checked: every part arrived, ``sizeOriginal`` is the source's
-size and ``signature`` its MD5, computed while the parts are read, in order (one part is read
-ahead of those under way).
+size and ``signature`` its MD5, computed while the parts are read, in order.
 
 >>> [(part.index, part.start, part.end) for part in plan_parts(CHUNK_SIZE + 1)]
 [(1, 0, 5242880), (2, 5242880, 5242881)]
@@ -200,8 +196,7 @@ class ChunkedUpload:
     `acknowledged` holds the parts the service already confirmed (a resumed upload); they are
     read for the MD5 but not sent. `record_exists` says the service already has the record
     (so no part must go alone first). `on_acknowledged` gets the set of confirmed parts after
-    each confirmation, before the progress (a bar labelled `label` unless `progress` is
-    False, and `on_progress(done_bytes, total_bytes)`) advances.
+    each confirmation, before the progress advances.
 
     >>> upload = ChunkedUpload(client, target, open("big.csv", "rb"), size, ID.unique(),
     ...                        label="big.csv", progress=None)    # doctest: +SKIP

@@ -182,8 +182,6 @@ def add_view_arguments(parser: argparse.ArgumentParser, *, columns: str | None) 
 
 
 def view_from_args(connection: Connection, args: argparse.Namespace) -> TableQuery:
-    """The table `args.db`/`args.table` (legacy with `args.collection`), filtered by
-    `args.where` and projected to `args.columns` (comma-separated) when given."""
     client = connection.client
     table = (client.collection if args.collection else client.table)(args.db, args.table)
     query = table.query(args.where, local_dict={}) if args.where else table

@@ -2,8 +2,7 @@
 
 The password is read from the terminal without echo (or from standard input with
 ``--password-stdin``), never from an option: options are visible to other users of the
-machine and stay in shell history. Only the session cookie is saved (mode 0600, see
-`_auth`), never the password.
+machine and stay in shell history.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""What the widgets show: the text and HTML views every widget also sends, the HTML pieces
-they share (file facts, images, tables, sizes) and failures told in plain words.
+"""What the widgets show: text and HTML views, shared HTML pieces, failures in plain words.
 
-A notebook output of a widget carries only a model ID, which means nothing without a running
-kernel and the widget extension (a saved notebook on a web page, an editor without
-ipywidgets). Every frontend picks the richest type it can render from the same output, so each
-widget also sends ``text/plain`` and ``text/html`` views of what it shows.
+A widget's notebook output carries only a model ID, which means nothing without a running
+kernel and the widget extension, so each widget also sends ``text/plain`` and ``text/html``
+views; every frontend picks the richest type it can render.
 """
 
 from __future__ import annotations

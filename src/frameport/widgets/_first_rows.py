@@ -1,10 +1,5 @@
-"""The first rows of a Parquet or CSV file in a bucket, reading as little of it as it can.
-
-Parquet keeps its metadata at the end and its first rows at the start, and a CSV's first rows
-are its first lines: neither needs the whole file. `RangedReader` fetches only the spans that
-pyarrow or pandas ask for (in blocks of `BLOCK_SIZE`) with HTTP Range requests, and counts the
-bytes it fetched.
-"""
+"""The first rows of a Parquet or CSV file in a bucket, fetching only the byte ranges pyarrow
+or pandas ask for: neither format needs the whole file for its first rows."""
 
 from __future__ import annotations
 

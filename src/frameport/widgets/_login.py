@@ -70,8 +70,6 @@ class LoginForm(StaticViews, widgets.VBox):  # type: ignore[misc]
         self._resume_session()
         self._show_state()
 
-    # -- actions -------------------------------------------------------------------------------
-
     def log_in(self) -> None:
         """Sign in with the e-mail and password in the form (the "Log in" button)."""
         password = self.password_field.value
@@ -108,8 +106,6 @@ class LoginForm(StaticViews, widgets.VBox):  # type: ignore[misc]
     def signed_in(self) -> bool:
         """Whether the form's client holds a signed-in user."""
         return self.account is not None
-
-    # -- helpers -------------------------------------------------------------------------------
 
     def _client_for_form(self) -> Client:
         """The client for the endpoint and project in the form, made anew when they changed
