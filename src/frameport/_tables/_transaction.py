@@ -36,7 +36,6 @@ Decisions:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -53,9 +52,9 @@ from .writes import (
     rows_rejected,
     update_data,
 )
-from .writes._changes import by_id, selected_ids
+from .writes._changes import selected_ids
 from .writes._load import LoadResult
-from .writes._transaction import DEFAULT_TTL, StagedTransaction, encode_operation
+from .writes._transaction import DEFAULT_TTL, RowAction, StagedTransaction
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -110,27 +109,26 @@ class AsyncTransactionQuery:
     async def update(self, set: dict[str, Any]) -> None:
         """Stage a change of the chosen rows: each column of `set` to its value, or by its
         operator (``fp.increment(by=1)``, ...). The rows are the committed ones the query
-        selects now; each 100 of them take one of the transaction's 100 operations."""
-        data = update_data(set)
-        await self._change("bulkUpdate", "update", data)
+        selects now; each 100 of them take one of the transaction's 100 operations (each
+        row one, for a client signed in as a user)."""
+        await self._change("update", update_data(set))
 
     async def delete(self) -> None:
         """Stage the deletion of the chosen rows (the committed ones the query selects now;
-        each 100 of them take one of the transaction's 100 operations)."""
-        await self._change("bulkDelete", "delete", None)
+        each 100 of them take one of the transaction's 100 operations, each row one for a
+        client signed in as a user)."""
+        await self._change("delete", None)
 
-    async def _change(self, action: str, verb: str, data: dict[str, Any] | None) -> None:
+    async def _change(self, action: RowAction, data: dict[str, Any] | None) -> None:
         async def staged() -> None:
             self._staged.check_open()
             read = await self._query._read(None)
             plan = read.plan
-            chosen = by_id(await selected_ids(read), plan.member)
-            self._staged.check_room(len(chosen), f"this {verb} (of 100 rows per operation)")
-            for queries in chosen:
-                body: dict[str, Any] = {"queries": queries}
-                if data is not None:
-                    body["data"] = data
-                await self._staged.stage(encode_operation(plan.location, action, _json(body)))
+            chosen = await selected_ids(read)
+            operations = self._staged.changes(plan.location, action, chosen, plan.member, data)
+            self._staged.check_room(len(operations), f"this {action} of {len(chosen):,} rows")
+            for operation in operations:
+                await self._staged.stage(operation)
 
         await _ending_on_failure(self._staged, staged())
 
@@ -200,10 +198,6 @@ async def _ending_on_failure(staged: StagedTransaction, write: Awaitable[T]) -> 
     except BaseException:
         await staged.rollback()
         raise
-
-
-def _json(value: object) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class AsyncTransaction:
