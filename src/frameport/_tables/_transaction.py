@@ -23,7 +23,7 @@ Decisions:
   could not be trusted. Reads go through ``client.table(...)`` and show the committed rows.
 * **Rows chosen when staged.** `update` and `delete` read the IDs of the committed rows
   their query selects (rows staged in the transaction are not among them), and stage the
-  change of those rows, 100 to an operation. A row that someone else changes or deletes
+  change of those rows by ID, 100 to an operation. A row that someone else changes or deletes
   before the commit makes the commit fail (the service's conflict check), so a commit
   never changes rows the filter no longer selects unnoticed.
 * **A failed write ends it.** A write that raises (rejected rows, a limit, a lost service)
@@ -32,6 +32,9 @@ Decisions:
 * **Limits before sending.** Each write counts the operations it needs against the 100 a
   transaction holds (a bulk write counts once) and the time against `ttl`, and is refused
   before it is sent when it does not fit (`TransactionError`, naming the limit).
+* **People signed in stage rows.** The service takes bulk operations in a transaction only
+  from API keys, so a client signed in as a user (a session or a JWT) stages each row as an
+  operation of its own (`StagedTransaction.row_by_row`): the same writes, fewer rows.
 """
 
 from __future__ import annotations
@@ -225,7 +228,8 @@ class AsyncTransaction:
 
     @property
     def operations(self) -> int:
-        """The operations staged so far (a transaction holds 100; a bulk write counts once)."""
+        """The operations staged so far: a transaction holds 100. A bulk write counts once;
+        a client signed in as a user (not an API key) stages each row as one."""
         return self._staged.operations
 
     @property
