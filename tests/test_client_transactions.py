@@ -173,11 +173,21 @@ def user_tables(key_client: Client) -> Iterator[tuple[Table, Table, Table]]:
     yield shop(key_client, permissions=USERS_WRITE)
 
 
+@pytest.fixture(params=["session", "jwt"])
+def signed_in(request: pytest.FixtureRequest, user_client: Client) -> Iterator[Client]:
+    """A client signed in as a user, with a session or with a JWT."""
+    if request.param == "session":
+        yield user_client
+        return
+    with Client(user_client.endpoint, user_client.project, jwt=user_client.create_jwt()) as jwt:
+        yield jwt
+
+
 def test_a_signed_in_user_commits_a_transaction_over_two_tables(
-    user_client: Client, key_client: Client, user_tables: tuple[Table, Table, Table]
+    signed_in: Client, key_client: Client, user_tables: tuple[Table, Table, Table]
 ) -> None:
     orders, lines, stock = user_tables
-    with user_client.transaction() as tx:
+    with signed_in.transaction() as tx:
         [order] = tx.table(orders.database_id, orders.id).insert(
             pd.DataFrame({"customer": ["ada"], "total": [12.5]})
         )
