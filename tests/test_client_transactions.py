@@ -26,12 +26,12 @@ LINES = {"order": "string(36)", "item": "string(20)", "n": "integer"}
 STOCK = {"item": "string(20)", "left": "integer"}
 
 
-def shop(client: Client) -> tuple[Table, Table, Table]:
+def shop(client: Client, permissions: list[str] | None = None) -> tuple[Table, Table, Table]:
     """Orders and their lines in one database, the stock in another."""
     sales, store = new_id("sales"), new_id("store")
-    orders = client.create_table(sales, "orders", schema=ORDERS)
-    lines = client.create_table(sales, "lines", schema=LINES)
-    stock = client.create_table(store, "stock", schema=STOCK)
+    orders = client.create_table(sales, "orders", schema=ORDERS, permissions=permissions)
+    lines = client.create_table(sales, "lines", schema=LINES, permissions=permissions)
+    stock = client.create_table(store, "stock", schema=STOCK, permissions=permissions)
     stock.insert(pd.DataFrame({"$id": ["pen", "ink"], "item": ["pen", "ink"], "left": [10, 5]}))
     return orders, lines, stock
 
@@ -140,6 +140,136 @@ def test_reads_through_a_transaction_table_name_what_to_do(
         staged = tx.table(orders.database_id, orders.id)
         with pytest.raises(AttributeError, match=r"client\.table"):
             staged.to_pandas()
+
+
+def recorded_operations(key_client: Client, transaction: str | None) -> int:
+    """The operations the service recorded for `transaction`."""
+    return int(
+        key_client._request_json("GET", f"/tablesdb/transactions/{transaction}")["operations"]
+    )
+
+
+def test_an_api_key_stages_bulk_operations(
+    key_client: Client, tables: tuple[Table, Table, Table]
+) -> None:
+    orders, _, stock = tables
+    with key_client.transaction() as tx:
+        tx.table(orders.database_id, orders.id).insert(pd.DataFrame({"customer": ["a", "b", "c"]}))
+        tx.table(stock.database_id, stock.id).where(fp.col("left") > 0).update(set={"left": 0})
+    assert recorded_operations(key_client, tx.id) == 2, "one bulk operation a write"
+    assert orders.count() == 3
+    assert stock.to_pandas()["left"].tolist() == [0, 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# A signed-in user (a session or a JWT, not an API key): the service takes bulk operations in
+# a transaction only from API keys, so each row is an operation of its own.
+
+USERS_WRITE = ['read("users")', 'create("users")', 'update("users")', 'delete("users")']
+
+
+@pytest.fixture
+def user_tables(key_client: Client) -> Iterator[tuple[Table, Table, Table]]:
+    yield shop(key_client, permissions=USERS_WRITE)
+
+
+@pytest.fixture(params=["session", "jwt"])
+def signed_in(request: pytest.FixtureRequest, user_client: Client) -> Iterator[Client]:
+    """A client signed in as a user, with a session or with a JWT."""
+    if request.param == "session":
+        yield user_client
+        return
+    with Client(user_client.endpoint, user_client.project, jwt=user_client.create_jwt()) as jwt:
+        yield jwt
+
+
+def test_a_signed_in_user_commits_a_transaction_over_two_tables(
+    signed_in: Client, key_client: Client, user_tables: tuple[Table, Table, Table]
+) -> None:
+    orders, lines, stock = user_tables
+    with signed_in.transaction() as tx:
+        [order] = tx.table(orders.database_id, orders.id).insert(
+            pd.DataFrame({"customer": ["ada"], "total": [12.5]})
+        )
+        tx.table(lines.database_id, lines.id).load(
+            pd.DataFrame({"order": [order, order], "item": ["pen", "ink"], "n": [2, 1]}),
+            progress=False,
+        )
+        in_stock = tx.table(stock.database_id, stock.id)
+        in_stock.where(fp.col("item") == "pen").update(set={"left": fp.decrement(by=2)})
+        in_stock.where(fp.col("item") == "ink").delete()
+        assert tx.operations == 5, "one operation a row"
+        assert orders.count() == 0, "nothing is written before the block is left"
+    assert recorded_operations(key_client, tx.id) == 5
+    assert orders.to_pandas()["$id"].tolist() == [order]
+    assert lines.sort("item").to_pandas()["item"].tolist() == ["ink", "pen"]
+    assert stock.to_pandas()[["item", "left"]].values.tolist() == [["pen", 8]]
+
+
+def test_a_signed_in_users_transaction_rolls_back_on_an_exception(
+    user_client: Client, user_tables: tuple[Table, Table, Table]
+) -> None:
+    before = contents(*user_tables)
+    with pytest.raises(RuntimeError), user_client.transaction() as tx:
+        place_order(tx, *user_tables)
+        raise RuntimeError("stopped")
+    for read, was in zip(contents(*user_tables), before, strict=True):
+        pd.testing.assert_frame_equal(read, was)
+
+
+def test_a_signed_in_users_rows_are_counted_one_an_operation_before_sending(
+    user_client: Client, user_tables: tuple[Table, Table, Table]
+) -> None:
+    orders, _, stock = user_tables
+    customers = pd.DataFrame({"customer": [f"c{n}" for n in range(99)]})
+    with pytest.raises(fp.TransactionError) as too_many, user_client.transaction() as tx:
+        tx.table(orders.database_id, orders.id).insert(customers)
+        tx.table(stock.database_id, stock.id).where(fp.col("left") > 0).delete()
+    message = str(too_many.value)
+    assert too_many.value.limit == "operations"
+    assert "99 are staged" in message and "needs 2 more" in message and "split" in message
+    assert "API key" in message, "the message says why each row counts"
+    assert tx.operations == 99, "the refused delete was not sent"
+    with (
+        pytest.raises(fp.TransactionError, match="101") as refused,
+        user_client.transaction() as tx,
+    ):
+        tx.table(orders.database_id, orders.id).insert(pd.concat([customers] * 2).head(101))
+    assert refused.value.limit == "operations"
+    assert tx.id is None, "refused before anything was sent"
+    assert orders.count() == 0 and stock.count() == 2
+
+
+def test_a_signed_in_users_rows_get_the_permissions_the_service_gives_them(
+    user_client: Client, user_tables: tuple[Table, Table, Table]
+) -> None:
+    orders = user_tables[0]
+    user_id = user_client.account()["$id"]
+    mine = [f'read("user:{user_id}")']
+    rows = pd.DataFrame(
+        {"$id": ["given", "none"], "customer": ["a", "b"], "$permissions": [mine, None]}
+    )
+    with user_client.transaction() as tx:
+        tx.table(orders.database_id, orders.id).insert(rows)
+    stored = orders.sort("$id").to_pandas(system=["id", "permissions"])
+    assert [list(p) for p in stored["$permissions"]] == [mine, []]
+
+
+def test_a_signed_in_users_atomic_load_runs_row_by_row(
+    user_client: Client, user_tables: tuple[Table, Table, Table]
+) -> None:
+    orders = user_tables[0]
+    mine = user_client.table(orders.database_id, orders.id)
+    first = pd.DataFrame({"$id": ["a", "b", "c"], "customer": ["a", "b", "c"]})
+    report = mine.load(first, atomic=True, progress=False)
+    assert (report.written, report.batches) == (3, 3)
+    again = first.assign(customer=["A", "B", "C"])
+    report = mine.load(again, on_conflict="replace", atomic=True, progress=False)
+    assert (report.replaced, report.batches) == (3, 3)
+    assert orders.sort("$id").to_pandas()["customer"].tolist() == ["A", "B", "C"]
+    with pytest.raises(fp.LoadError, match="101"):
+        mine.load(pd.DataFrame({"customer": ["x"] * 101}), atomic=True, progress=False)
+    assert orders.count() == 3
 
 
 # ---------------------------------------------------------------------------------------------

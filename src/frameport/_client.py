@@ -309,8 +309,9 @@ class AsyncClient:
         are staged, and leaving the block commits them. An exception or Ctrl-C in the
         block rolls them back; a client that dies leaves them uncommitted until the
         service drops them, `ttl` seconds (60 to 3600) after the first write. A transaction
-        holds 100 operations (a bulk write counts once); a write that does not fit is
-        refused before it is sent (`TransactionError`). See the transactions guide.
+        holds 100 operations (a bulk write counts once, or each row for a client signed in
+        as a user); a write that does not fit is refused before it is sent
+        (`TransactionError`). See the transactions guide.
 
         >>> with client.transaction() as tx:                         # doctest: +SKIP
         ...     [order] = tx.table("sales", "orders").insert(orders)

@@ -285,6 +285,9 @@ def test_a_user_needs_the_permissions_the_route_needs(
         assert 'update("user:txstager")' in created["$permissions"]
         bulk = user.post(ROWS, json={"rows": [{"name": "b"}], "transactionId": tx})
         assert_error(bulk, 401, "general_unauthorized_scope")
+        staged_bulk = {"action": "bulkCreate", "databaseId": DB, "tableId": TABLE, "data": [{}]}
+        refused = user.post(f"{TX}/{tx}/operations", json={"operations": [staged_bulk]})
+        assert_error(refused, 401, "user_unauthorized")
         ok(user.patch(f"{ROWS}/mine", json={"data": {"name": "mine2"}, "transactionId": tx}))
         assert ok(commit(user, tx))["status"] == "committed"
         assert ok(user.get(f"{ROWS}/mine"))["name"] == "mine2"

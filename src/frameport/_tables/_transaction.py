@@ -23,7 +23,7 @@ Decisions:
   could not be trusted. Reads go through ``client.table(...)`` and show the committed rows.
 * **Rows chosen when staged.** `update` and `delete` read the IDs of the committed rows
   their query selects (rows staged in the transaction are not among them), and stage the
-  change of those rows, 100 to an operation. A row that someone else changes or deletes
+  change of those rows by ID, 100 to an operation. A row that someone else changes or deletes
   before the commit makes the commit fail (the service's conflict check), so a commit
   never changes rows the filter no longer selects unnoticed.
 * **A failed write ends it.** A write that raises (rejected rows, a limit, a lost service)
@@ -32,11 +32,13 @@ Decisions:
 * **Limits before sending.** Each write counts the operations it needs against the 100 a
   transaction holds (a bulk write counts once) and the time against `ttl`, and is refused
   before it is sent when it does not fit (`TransactionError`, naming the limit).
+* **People signed in stage rows.** The service takes bulk operations in a transaction only
+  from API keys, so a client signed in as a user (a session or a JWT) stages each row as an
+  operation of its own (`StagedTransaction.row_by_row`): the same writes, fewer rows.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
@@ -53,9 +55,9 @@ from .writes import (
     rows_rejected,
     update_data,
 )
-from .writes._changes import by_id, selected_ids
+from .writes._changes import selected_ids
 from .writes._load import LoadResult
-from .writes._transaction import DEFAULT_TTL, StagedTransaction, encode_operation
+from .writes._transaction import DEFAULT_TTL, RowAction, StagedTransaction
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -110,27 +112,26 @@ class AsyncTransactionQuery:
     async def update(self, set: dict[str, Any]) -> None:
         """Stage a change of the chosen rows: each column of `set` to its value, or by its
         operator (``fp.increment(by=1)``, ...). The rows are the committed ones the query
-        selects now; each 100 of them take one of the transaction's 100 operations."""
-        data = update_data(set)
-        await self._change("bulkUpdate", "update", data)
+        selects now; each 100 of them take one of the transaction's 100 operations (each
+        row one, for a client signed in as a user)."""
+        await self._change("update", update_data(set))
 
     async def delete(self) -> None:
         """Stage the deletion of the chosen rows (the committed ones the query selects now;
-        each 100 of them take one of the transaction's 100 operations)."""
-        await self._change("bulkDelete", "delete", None)
+        each 100 of them take one of the transaction's 100 operations, each row one for a
+        client signed in as a user)."""
+        await self._change("delete", None)
 
-    async def _change(self, action: str, verb: str, data: dict[str, Any] | None) -> None:
+    async def _change(self, action: RowAction, data: dict[str, Any] | None) -> None:
         async def staged() -> None:
             self._staged.check_open()
             read = await self._query._read(None)
             plan = read.plan
-            chosen = by_id(await selected_ids(read), plan.member)
-            self._staged.check_room(len(chosen), f"this {verb} (of 100 rows per operation)")
-            for queries in chosen:
-                body: dict[str, Any] = {"queries": queries}
-                if data is not None:
-                    body["data"] = data
-                await self._staged.stage(encode_operation(plan.location, action, _json(body)))
+            chosen = await selected_ids(read)
+            operations = self._staged.changes(plan.location, action, chosen, plan.member, data)
+            self._staged.check_room(len(operations), f"this {action} of {len(chosen):,} rows")
+            for operation in operations:
+                await self._staged.stage(operation)
 
         await _ending_on_failure(self._staged, staged())
 
@@ -202,10 +203,6 @@ async def _ending_on_failure(staged: StagedTransaction, write: Awaitable[T]) -> 
         raise
 
 
-def _json(value: object) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 class AsyncTransaction:
     """Writes to tables staged together and written all at once when the ``async with``
     block is left; an exception (a cancelled task too) rolls them back, and nothing is
@@ -231,7 +228,8 @@ class AsyncTransaction:
 
     @property
     def operations(self) -> int:
-        """The operations staged so far (a transaction holds 100; a bulk write counts once)."""
+        """The operations staged so far: a transaction holds 100. A bulk write counts once;
+        a client signed in as a user (not an API key) stages each row as one."""
         return self._staged.operations
 
     @property

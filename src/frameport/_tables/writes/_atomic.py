@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..._exceptions import LoadError, RowsRejectedError
 from ._sending import ID, EncodedRows, OnConflict, Outcome, existing_ids
-from ._transaction import MAX_OPERATIONS, MAX_TTL, StagedTransaction, encode_operation
+from ._transaction import MAX_OPERATIONS, MAX_TTL, RowAction, StagedTransaction
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -45,11 +45,6 @@ OPERATION_BYTES = 8 << 20
 OPERATION_ROWS = 9_000
 """Rows in one staged operation: a request body decodes into at most 10,000 JSON objects
 (the local service's bound), each row one of them."""
-
-
-def _per_operation(per_row: float) -> int:
-    """Rows of `per_row` JSON bytes each that one operation takes."""
-    return max(1, min(OPERATION_ROWS, int(OPERATION_BYTES / per_row)))
 
 
 class AtomicLoad:
@@ -73,8 +68,10 @@ class AtomicLoad:
         self._checked = False
         self._staged = 0  # operations of this load
         self._rows = 0
-        self._creates: list[bytes] = []
-        self._upserts: list[bytes] = []
+        # Rows one operation takes: each row is one where the service takes no bulk ones.
+        self._operation_rows = 1 if self._transaction.row_by_row else OPERATION_ROWS
+        self._creates: list[tuple[str, bytes]] = []
+        self._upserts: list[tuple[str, bytes]] = []
         self._bytes = 0
         self._skipped = 0
         self._replaced = 0
@@ -95,13 +92,13 @@ class AtomicLoad:
                     self._skipped += 1
                     continue
                 self._replaced += 1
-                self._upserts.append(text)
+                self._upserts.append((str(row[ID]), text))
             else:
-                self._creates.append(text)
+                self._creates.append((str(row[ID]), text))
             self._rows += 1
             self._bytes += len(text) + 1
             pending = len(self._creates) + len(self._upserts)
-            if self._bytes >= OPERATION_BYTES or pending >= OPERATION_ROWS:
+            if self._bytes >= OPERATION_BYTES or pending >= self._operation_rows:
                 await self._flush()
         return Outcome()
 
@@ -110,42 +107,55 @@ class AtomicLoad:
         if source_rows is None or not encoded:
             return
         per_row = sum(len(text) + 1 for text in encoded) / len(encoded)
-        self._refuse(source_rows, per_row, math.ceil(source_rows / _per_operation(per_row)))
+        self._refuse(source_rows, per_row, math.ceil(source_rows / self._per_operation(per_row)))
+
+    def _per_operation(self, per_row: float) -> int:
+        """Rows of `per_row` JSON bytes each that one operation takes."""
+        return max(1, min(self._operation_rows, int(OPERATION_BYTES / per_row)))
 
     def _refuse(self, rows: int, per_row: float, needed: int) -> None:
         """Refuse a load of `rows` rows that needs `needed` operations if they do not fit."""
         if needed <= self._transaction.room:
             return
-        per_operation = _per_operation(per_row)
+        per_operation = self._per_operation(per_row)
         load = (
             f"{rows:,} rows of about {per_row:,.0f} bytes of JSON need {needed:,} bulk "
             f"operations of at most {per_operation:,} such rows ({OPERATION_ROWS:,} rows or "
             f"{OPERATION_BYTES / 2**20:.0f} MiB each)"
         )
+        if self._transaction.row_by_row:
+            load = f"{rows:,} rows need {needed:,} operations"
         if not self._own:
             self._transaction.check_room(needed, f"this load ({load})")
+        fitting = MAX_OPERATIONS * per_operation
+        advice = "Load without atomic=True (resume=True makes it safe to rerun), or split"
+        if self._transaction.row_by_row:
+            advice = "Split"
         raise LoadError(
             f"atomic=True cannot fit this load in one transaction: {load}, and a transaction "
-            f"holds {MAX_OPERATIONS} operations, {MAX_OPERATIONS * per_operation:,} rows. "
-            "Load without atomic=True (resume=True makes it safe to rerun), or split the "
-            "source into atomic parts"
+            f"holds {MAX_OPERATIONS} operations ({self._transaction.counting}), {fitting:,} "
+            f"rows. {advice} the source into atomic parts of at most {fitting:,} rows"
         )
 
     async def _flush(self) -> None:
-        for action, rows in (("bulkCreate", self._creates), ("bulkUpsert", self._upserts)):
+        writes: tuple[tuple[RowAction, list[tuple[str, bytes]]], ...] = (
+            ("create", self._creates),
+            ("upsert", self._upserts),
+        )
+        for action, rows in writes:
             if not rows:
                 continue
             try:
-                if self._transaction.room < 1:
-                    per_row = max(1, self._bytes) / max(1, len(rows))
-                    rows_seen = max(self._rows, self._source_rows or 0)
-                    self._refuse(rows_seen, per_row, self._staged + 1)
-                data = b"[" + b",".join(rows) + b"]"
-                await self._transaction.stage(encode_operation(self._location, action, data))
+                for operation in self._transaction.writes(self._location, action, rows):
+                    if self._transaction.room < 1:
+                        per_row = max(1, self._bytes) / max(1, len(rows))
+                        rows_seen = max(self._rows, self._source_rows or 0)
+                        self._refuse(rows_seen, per_row, self._staged + 1)
+                    await self._transaction.stage(operation)
+                    self._staged += 1
             except BaseException:
                 await self._transaction.rollback()
                 raise
-            self._staged += 1
             rows.clear()
         self._bytes = 0
 

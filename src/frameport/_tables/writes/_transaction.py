@@ -14,6 +14,14 @@ through `StagedTransaction`.
   is ``committing``: ``committed`` is a success. Only a ``pending`` transaction is ever
   rolled back; one that cannot be reached expires by its time to live.
 * **Closed once.** After a commit or a rollback nothing more is staged into it.
+* **Bulk for keys, rows for people.** The service takes bulk operations in a transaction
+  only from API keys (a signed-in user gets 401 ``user_unauthorized``), so a client that
+  signs in with a session or a JWT stages each row as an operation of its own: ``create``,
+  ``upsert``, or ``update`` and ``delete`` of the rows chosen by ID (update operators travel
+  in the update's data). `StagedTransaction.row_by_row` is that choice, made once from the
+  client's credentials; `writes` and `changes` encode the operations by it, each counting
+  against `MAX_OPERATIONS`. Rows created without ``$permissions`` get none: the service
+  stores a staged create's data as sent, without the creator's default permissions.
 """
 
 from __future__ import annotations
@@ -22,13 +30,15 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
 from ..._core._polling import poll_until
 from ..._exceptions import APIError, ServerError, TransactionError, TransportError
-from ._sending import JSON_HEADERS
+from ._changes import by_id
+from ._sending import JSON_HEADERS, row_json
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -36,6 +46,14 @@ if TYPE_CHECKING:
 
 MAX_OPERATIONS = 100
 """Operations one transaction holds (bulk operations count once)."""
+
+RowAction = Literal["create", "upsert", "update", "delete"]
+_BULK: dict[RowAction, str] = {
+    "create": "bulkCreate",
+    "upsert": "bulkUpsert",
+    "update": "bulkUpdate",
+    "delete": "bulkDelete",
+}
 
 MIN_TTL, MAX_TTL, DEFAULT_TTL = 60, 3600, 300
 """The time to live the service allows a transaction (seconds), and its default."""
@@ -61,12 +79,20 @@ def check_ttl(ttl: object) -> int:
     return ttl
 
 
-def encode_operation(location: TableLocation, action: str, data: bytes) -> bytes:
-    """The JSON of one operation: `action` on the table at `location`, with `data` (JSON)."""
-    head = json.dumps(
-        {"action": action, "databaseId": location.database_id, location.id_param: location.table_id}
-    )
-    return head[:-1].encode() + b',"data":' + data + b"}"
+def encode_operation(
+    location: TableLocation, action: str, data: bytes | None, row_id: str | None = None
+) -> bytes:
+    """The JSON of one operation: `action` on the table at `location` (on its row `row_id`
+    for a single-row action), with `data` (JSON; None for a delete)."""
+    head: dict[str, str] = {
+        "action": action,
+        "databaseId": location.database_id,
+        location.id_param: location.table_id,
+    }
+    if row_id is not None:
+        head["documentId" if location.legacy else "rowId"] = row_id
+    text = json.dumps(head).encode()
+    return text if data is None else text[:-1] + b',"data":' + data + b"}"
 
 
 class StagedTransaction:
@@ -81,6 +107,8 @@ class StagedTransaction:
         self._closed: str | None = None  # why nothing more may be staged
         self._commit_sent = False
         self._lock = asyncio.Lock()
+        self.row_by_row = requester.credentials.method != "key"
+        """Whether each row is an operation of its own (see the module docstring)."""
 
     @property
     def room(self) -> int:
@@ -95,15 +123,56 @@ class StagedTransaction:
                 "open another with client.transaction()"
             )
 
+    @property
+    def counting(self) -> str:
+        """How writes count against the transaction's operations, said in a refusal."""
+        if self.row_by_row:
+            return (
+                "each row is one: the service takes bulk writes in a transaction only from "
+                "an API key, and this client is signed in as a user"
+            )
+        return "a bulk write counts once"
+
     def check_room(self, needed: int, what: str) -> None:
         """A `TransactionError` if `what` (`needed` operations) does not fit any more."""
         if needed > self.room:
             raise TransactionError(
-                f"a transaction holds at most {MAX_OPERATIONS} operations (a bulk write "
-                f"counts once); {self.operations} are staged and {what} needs {needed:,} "
-                f"more, so it was not sent: {_SPLIT}",
+                f"a transaction holds at most {MAX_OPERATIONS} operations ({self.counting}); "
+                f"{self.operations} are staged and {what} needs {needed:,} more, so it was "
+                f"not sent: {_SPLIT}",
                 limit="operations",
             )
+
+    def writes(
+        self, location: TableLocation, action: RowAction, rows: Sequence[tuple[str, bytes]]
+    ) -> list[bytes]:
+        """The operations that `action` (``create`` or ``upsert``) the rows given as (ID,
+        JSON): one bulk operation, or one a row."""
+        if self.row_by_row:
+            return [encode_operation(location, action, text, row_id) for row_id, text in rows]
+        array = b"[" + b",".join(text for _, text in rows) + b"]"
+        return [encode_operation(location, _BULK[action], array)]
+
+    def changes(
+        self,
+        location: TableLocation,
+        action: RowAction,
+        ids: Sequence[str],
+        member: str,
+        data: dict[str, Any] | None,
+    ) -> list[bytes]:
+        """The operations that `action` (``update`` with `data`, or ``delete``) the rows
+        `ids`: a bulk operation per 100 of them, or one a row; `member` is the service's
+        query member name."""
+        given = None if data is None else row_json(data)
+        if self.row_by_row:
+            return [encode_operation(location, action, given, row_id) for row_id in ids]
+        bulk = _BULK[action]
+        changed = b"" if given is None else b',"data":' + given
+        return [
+            encode_operation(location, bulk, b'{"queries":' + row_json(queries) + changed + b"}")
+            for queries in by_id(list(ids), member)
+        ]
 
     async def stage(self, operation: bytes) -> None:
         """Stage one operation (`encode_operation`), making the transaction first."""
