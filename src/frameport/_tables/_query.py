@@ -398,7 +398,7 @@ class AsyncTableQuery:
         rows and changes nothing. The service sends realtime events for the first 100 rows
         of a bulk change only.
 
-        >>> people.where(col("city") == "Oslo").update(set={"visits": fp.increment("visits")})
+        >>> people.where(col("city") == "Oslo").update(set={"visits": fp.increment(1)})
         ... # doctest: +SKIP
         """
         data = update_data(set)
