@@ -76,7 +76,6 @@ from .writes import (
     change_rows,
     load_rows,
     rows_rejected,
-    update_data,
 )
 
 if TYPE_CHECKING:
@@ -390,28 +389,33 @@ class AsyncTableQuery:
 
     # -- changes -------------------------------------------------------------------------------
 
-    async def update(self, set: dict[str, Any], *, dry_run: bool = False) -> ChangeReport:
+    async def update(
+        self, set: dict[str, Any], *, dry_run: bool = False, progress: bool | None = None
+    ) -> ChangeReport:
         """Change the rows this query selects: each column of `set` to its value, or by its
-        operator (`frameport.increment`, `append`, `now`, ...; the service applies it to
-        each row's own value). One bulk request when the service can apply the filter whole,
-        else the rows' IDs are read first and changed 100 at a time. `dry_run` counts the
-        rows and changes nothing. The service sends realtime events for the first 100 rows
-        of a bulk change only.
+        operator (``fp.increment(1)``, ``fp.append("x")``, ``fp.now()``, ...; the service
+        applies it to each row's own value). One bulk request when the service can apply
+        the filter whole, else the rows' IDs are read first and changed 100 at a time. A
+        column the table does not have raises `FilterError`, listing its columns. The
+        report's `changed` counts only the rows whose values changed. `dry_run` counts the
+        rows and changes nothing; `progress` shows a bar of the rows, as `load` does. The
+        service sends realtime events for the first 100 rows of a bulk change only.
 
         >>> people.where(col("city") == "Oslo").update(set={"visits": fp.increment(1)})
         ... # doctest: +SKIP
         """
-        data = update_data(set)
-        return await change_rows(await self._read(None), "update", data, dry_run=dry_run)
+        read = await self._read(None)
+        return await change_rows(read, "update", set, dry_run=dry_run, progress=progress)
 
-    async def delete(self, *, dry_run: bool = False) -> ChangeReport:
+    async def delete(self, *, dry_run: bool = False, progress: bool | None = None) -> ChangeReport:
         """Delete the rows this query selects (as `update` finds them); `dry_run` counts them
-        and deletes nothing.
+        and deletes nothing; `progress` as for `update`.
 
         >>> people.where(col("age") < 0).delete().changed              # doctest: +SKIP
         3
         """
-        return await change_rows(await self._read(None), "delete", None, dry_run=dry_run)
+        read = await self._read(None)
+        return await change_rows(read, "delete", None, dry_run=dry_run, progress=progress)
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ from .writes import (
     rows_rejected,
     update_data,
 )
-from .writes._changes import by_id, selected_ids
+from .writes._changes import by_id, check_set_columns, selected_ids
 from .writes._load import LoadResult
 from .writes._transaction import DEFAULT_TTL, StagedTransaction, encode_operation
 
@@ -123,6 +123,8 @@ class AsyncTransactionQuery:
         async def staged() -> None:
             self._staged.check_open()
             read = await self._query._read(None)
+            if data is not None:
+                check_set_columns(read, data)
             plan = read.plan
             chosen = by_id(await selected_ids(read), plan.member)
             self._staged.check_room(len(chosen), f"this {verb} (of 100 rows per operation)")
