@@ -355,7 +355,7 @@ def test_update_and_delete_by_filter_count_and_dry_run(key_client: Client, datab
     assert (deleted.matched, deleted.changed) == (59, 59)
     assert table.count() == 241
     with pytest.warns(FutureWarning), pytest.raises(ValueError, match="name of another column"):
-        table.update(set={"m": fp.increment("n")})
+        table.update(set={"m": fp.increment("n")})  # type: ignore[arg-type]
 
 
 def test_report_rejected_rows_carry_their_values(key_client: Client, database: str) -> None:

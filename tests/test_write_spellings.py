@@ -103,7 +103,7 @@ def test_the_column_first_spelling_still_works_with_a_warning_naming_the_new_one
 @pytest.mark.parametrize(
     ("written", "shown"),
     [
-        (lambda: fp.increment("visits"), r"set=\{'n': fp.increment\(1\)\}"),
+        (lambda: fp.increment("visits"), r"set=\{'n': fp.increment\(1\)\}"),  # type: ignore[arg-type]
         (lambda: fp.concat("name", "!"), r"set=\{'n': fp.concat\('!'\)\}"),
     ],
 )
@@ -118,10 +118,10 @@ def test_a_column_name_where_the_amount_goes_shows_the_right_spelling(
 @pytest.mark.parametrize(
     ("make", "shown"),
     [
-        (lambda: fp.increment(by="2"), r"fp.increment\(2\)"),
+        (lambda: fp.increment(by="2"), r"fp.increment\(2\)"),  # type: ignore[arg-type]
         (lambda: fp.multiply(True), r"fp.multiply\(2\)"),
-        (lambda: fp.decrement(1, min="0"), r"min="),
-        (lambda: fp.concat(3), r"fp.concat\('!'\)"),
+        (lambda: fp.decrement(1, min="0"), r"min="),  # type: ignore[arg-type]
+        (lambda: fp.concat(3), r"fp.concat\('!'\)"),  # type: ignore[arg-type]
     ],
 )
 def test_a_wrong_type_shows_the_right_spelling(make: object, shown: str) -> None:

@@ -536,6 +536,7 @@ class AsyncTable(AsyncTableQuery):
         *,
         on_conflict: OnConflict = DEFAULT_ON_CONFLICT,
         id_from: str | Sequence[str] | None = None,
+        id_hash: str | Sequence[str] | None = None,
         atomic: bool = False,
         resume: bool = False,
         dry_run: bool = False,
@@ -554,9 +555,13 @@ class AsyncTable(AsyncTableQuery):
         * Every row is checked against the table's columns first; rows breaking a rule are
           not sent and come back in ``report.rejected`` (column, rule, message). A row the
           service still refuses is split off its batch, and the others are written.
-        * `id_from`: a column whose values are the IDs, or a list of columns whose values are
-          hashed into the ID, so a rerun meets its rows instead of duplicating them. Without
-          it, the source's ``$id`` column, else new IDs.
+        * `id_from`: the column whose values are the IDs; `id_hash`: the key columns (a
+          list, or one name) whose values are hashed into the IDs. Either makes a rerun meet
+          its rows instead of duplicating them. Without them, the source's ``$id`` column,
+          else new IDs: then ``report.rerun_safe`` is False, the summary says a rerun writes
+          the rows again, and the load warns (`FrameportWarning`). A list given to
+          `id_from` is the spelling of 0.1.0 of `id_hash`: it still hashes, with a
+          `FutureWarning`.
         * `on_conflict`: for an ID that exists, ``"skip"`` (the default: a rerun adds only
           what is missing and changes nothing else), ``"replace"`` (upsert: the row becomes
           the source's) or ``"fail"`` (`ConflictError`).
@@ -570,13 +575,14 @@ class AsyncTable(AsyncTableQuery):
         * `batch_size`: rows per bulk request (the service's limit, 100, unless a plan
           raises it); `concurrency`: requests at once, ``"auto"`` (adaptive) or a number.
 
-        >>> report = people.load("people.parquet", id_from=["email"])  # doctest: +SKIP
+        >>> report = people.load("people.parquet", id_hash=["email"])  # doctest: +SKIP
         >>> report.written, report.rejected[["row", "column", "rule"]]
         ... # doctest: +SKIP
         """
         options = LoadOptions(
             on_conflict=on_conflict,
             id_from=id_from,
+            id_hash=id_hash,
             atomic=atomic,
             resume=resume,
             dry_run=dry_run,

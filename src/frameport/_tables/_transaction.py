@@ -162,6 +162,7 @@ class AsyncTransactionTable(AsyncTransactionQuery):
         *,
         on_conflict: OnConflict = DEFAULT_ON_CONFLICT,
         id_from: str | Sequence[str] | None = None,
+        id_hash: str | Sequence[str] | None = None,
         progress: bool | None = None,
     ) -> WriteReport:
         """Stage the rows of `source` as `Table.load` writes them with ``atomic=True``: a
@@ -169,7 +170,7 @@ class AsyncTransactionTable(AsyncTransactionQuery):
         report counts the rows staged, written when the transaction commits. A load that
         needs more operations than the transaction has left is refused before any of it
         is sent (`TransactionError`)."""
-        options = self._options(on_conflict, progress, id_from=id_from)
+        options = self._options(on_conflict, progress, id_from=id_from, id_hash=id_hash)
         return (await self._load(source, options)).report
 
     async def _write_all(

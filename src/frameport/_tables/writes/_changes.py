@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
+import pyarrow as pa
+
 from ..._core._progress import progress_bar
 from ..._core._queries import equal_query
 from ..._exceptions import unknown_column
@@ -141,9 +143,9 @@ async def _selected_versions(read: TableRead) -> dict[str, int]:
     versions: dict[str, int] = {}
     async with aclosing(read.ids_only().pages(collect=False)) as batches:
         async for batch in batches:
-            ids = batch.column("$id").to_pylist()
-            moments = batch.column("$updatedAt").cast("int64").to_pylist()
-            versions.update(zip(map(str, ids), moments, strict=True))
+            ids = (str(row_id) for row_id in batch.column("$id").to_pylist())
+            moments = batch.column("$updatedAt").cast(pa.int64()).to_pylist()
+            versions.update(zip(ids, (int(moment or 0) for moment in moments), strict=True))
     return versions
 
 

@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 REJECTED_COLUMNS = ("row", "column", "rule", "message")
+RERUN = (
+    " · new IDs: a rerun writes these rows again (id_from= a column of IDs, or id_hash= key "
+    "columns, makes it skip them)"
+)
 
 
 @dataclass
@@ -26,7 +30,10 @@ class WriteReport:
     * `retries` — batches sent again: split after the service refused one of their rows,
       or completed after a conflict or an answer lost on the way;
     * `seconds` — the load's duration; `dry_run` — nothing was written: `written` counts the
-      rows that would have been sent.
+      rows that would have been sent;
+    * `rerun_safe` — whether the same load run again meets the rows it wrote (their IDs come
+      from `id_from`, `id_hash` or the source's ``$id``); False: the IDs were made for this
+      load, so a rerun writes every row again (the summary says so, and the load warns).
 
     >>> print(report.summary())                                         # doctest: +SKIP
     written 9,998 · skipped 0 · replaced 0 · rejected 2 · 100 batches · 0 retries · 1.2 s
@@ -40,6 +47,7 @@ class WriteReport:
     retries: int = 0
     seconds: float = 0.0
     dry_run: bool = False
+    rerun_safe: bool = True
 
     @property
     def ok(self) -> bool:
@@ -52,7 +60,7 @@ class WriteReport:
         return (
             f"{prefix} {self.written:,} · skipped {self.skipped:,} · replaced "
             f"{self.replaced:,} · rejected {len(self.rejected):,} · {self.batches:,} batches · "
-            f"{self.retries:,} retries · {self.seconds:.1f} s"
+            f"{self.retries:,} retries · {self.seconds:.1f} s{'' if self.rerun_safe else RERUN}"
         )
 
     def __repr__(self) -> str:
