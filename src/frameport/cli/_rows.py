@@ -105,7 +105,7 @@ def _add_import_arguments(load: argparse.ArgumentParser) -> None:
         help="key columns whose values are hashed into the row IDs, e.g. email or first,last "
         "(a rerun then never duplicates rows)",
     )
-    ids.add_argument("--id-from", default=None, help="the earlier name of --id-hash")
+    ids.add_argument("--id-from", default=None, help=argparse.SUPPRESS)  # --id-hash's old name
     load.add_argument(
         "--on-conflict",
         choices=("skip", "replace", "fail"),
