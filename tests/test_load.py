@@ -337,8 +337,8 @@ def test_update_and_delete_by_filter_count_and_dry_run(key_client: Client, datab
     )
     report = table.where(fp.col("n") >= 100).update(
         set={
-            "n": fp.increment("n", 1000),
-            "tags": fp.append("tags", "b"),
+            "n": fp.increment(1000),
+            "tags": fp.append("b"),
             "seen": fp.now(),
             "on": fp.toggle(),
         }
@@ -355,8 +355,8 @@ def test_update_and_delete_by_filter_count_and_dry_run(key_client: Client, datab
     deleted = table.query("n < 50 or n > 1290").delete()
     assert (deleted.matched, deleted.changed) == (59, 59)
     assert table.count() == 241
-    with pytest.raises(ValueError, match="operator written for column 'n'"):
-        table.update(set={"m": fp.increment("n")})
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="name of another column"):
+        table.update(set={"m": fp.increment("n")})  # type: ignore[arg-type]
 
 
 def test_report_rejected_rows_carry_their_values(key_client: Client, database: str) -> None:

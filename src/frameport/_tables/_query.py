@@ -77,7 +77,6 @@ from .writes import (
     change_rows,
     load_rows,
     rows_rejected,
-    update_data,
 )
 
 if TYPE_CHECKING:
@@ -387,28 +386,33 @@ class AsyncTableQuery:
 
     # -- changes -------------------------------------------------------------------------------
 
-    async def update(self, set: dict[str, Any], *, dry_run: bool = False) -> ChangeReport:
+    async def update(
+        self, set: dict[str, Any], *, dry_run: bool = False, progress: bool | None = None
+    ) -> ChangeReport:
         """Change the rows this query selects: each column of `set` to its value, or by its
-        operator (`frameport.increment`, `append`, `now`, ...; the service applies it to
-        each row's own value). One bulk request when the service can apply the filter whole,
-        else the rows' IDs are read first and changed 100 at a time. `dry_run` counts the
-        rows and changes nothing. The service sends realtime events for the first 100 rows
-        of a bulk change only.
+        operator (``fp.increment(1)``, ``fp.append("x")``, ``fp.now()``, ...; the service
+        applies it to each row's own value). One bulk request when the service can apply
+        the filter whole, else the rows' IDs are read first and changed 100 at a time. A
+        column the table does not have raises `FilterError`, listing its columns. The
+        report's `changed` counts only the rows whose values changed. `dry_run` counts the
+        rows and changes nothing; `progress` shows a bar of the rows, as `load` does. The
+        service sends realtime events for the first 100 rows of a bulk change only.
 
-        >>> people.where(col("city") == "Oslo").update(set={"visits": fp.increment("visits")})
+        >>> people.where(col("city") == "Oslo").update(set={"visits": fp.increment(1)})
         ... # doctest: +SKIP
         """
-        data = update_data(set)
-        return await change_rows(await self._read(None), "update", data, dry_run=dry_run)
+        read = await self._read(None)
+        return await change_rows(read, "update", set, dry_run=dry_run, progress=progress)
 
-    async def delete(self, *, dry_run: bool = False) -> ChangeReport:
+    async def delete(self, *, dry_run: bool = False, progress: bool | None = None) -> ChangeReport:
         """Delete the rows this query selects (as `update` finds them); `dry_run` counts them
-        and deletes nothing.
+        and deletes nothing; `progress` as for `update`.
 
         >>> people.where(col("age") < 0).delete().changed              # doctest: +SKIP
         3
         """
-        return await change_rows(await self._read(None), "delete", None, dry_run=dry_run)
+        read = await self._read(None)
+        return await change_rows(read, "delete", None, dry_run=dry_run, progress=progress)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -529,6 +533,7 @@ class AsyncTable(AsyncTableQuery):
         *,
         on_conflict: OnConflict = DEFAULT_ON_CONFLICT,
         id_from: str | Sequence[str] | None = None,
+        id_hash: str | Sequence[str] | None = None,
         atomic: bool = False,
         resume: bool = False,
         dry_run: bool = False,
@@ -548,9 +553,13 @@ class AsyncTable(AsyncTableQuery):
         * Every row is checked against the table's columns first; rows breaking a rule are
           not sent and come back in ``report.rejected`` (column, rule, message). A row the
           service still refuses is split off its batch, and the others are written.
-        * `id_from`: a column whose values are the IDs, or a list of columns whose values are
-          hashed into the ID, so a rerun meets its rows instead of duplicating them. Without
-          it, the source's ``$id`` column, else new IDs.
+        * `id_from`: the column whose values are the IDs; `id_hash`: the key columns (a
+          list, or one name) whose values are hashed into the IDs. Either makes a rerun meet
+          its rows instead of duplicating them. Without them, the source's ``$id`` column,
+          else new IDs: then ``report.rerun_safe`` is False, the summary says a rerun writes
+          the rows again, and the load warns (`FrameportWarning`). A list given to
+          `id_from` is the spelling of 0.1.0 of `id_hash`: it still hashes, with a
+          `FutureWarning`.
         * `on_conflict`: for an ID that exists, ``"skip"`` (the default: a rerun adds only
           what is missing and changes nothing else), ``"replace"`` (upsert: the row becomes
           the source's) or ``"fail"`` (`ConflictError`).
@@ -567,13 +576,14 @@ class AsyncTable(AsyncTableQuery):
           (``""`` is the empty field); by default only the empty field, so text such as
           ``NA`` stays text. ``report.null_values`` says which were used.
 
-        >>> report = people.load("people.parquet", id_from=["email"])  # doctest: +SKIP
+        >>> report = people.load("people.parquet", id_hash=["email"])  # doctest: +SKIP
         >>> report.written, report.rejected[["row", "column", "rule"]]
         ... # doctest: +SKIP
         """
         options = LoadOptions(
             on_conflict=on_conflict,
             id_from=id_from,
+            id_hash=id_hash,
             atomic=atomic,
             resume=resume,
             dry_run=dry_run,

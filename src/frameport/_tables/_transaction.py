@@ -55,7 +55,7 @@ from .writes import (
     rows_rejected,
     update_data,
 )
-from .writes._changes import selected_ids
+from .writes._changes import check_set_columns, selected_ids
 from .writes._load import LoadResult
 from .writes._transaction import DEFAULT_TTL, RowAction, StagedTransaction
 
@@ -126,6 +126,8 @@ class AsyncTransactionQuery:
         async def staged() -> None:
             self._staged.check_open()
             read = await self._query._read(None)
+            if data is not None:
+                check_set_columns(read, data)
             plan = read.plan
             chosen = await selected_ids(read)
             operations = self._staged.changes(plan.location, action, chosen, plan.member, data)
@@ -161,6 +163,7 @@ class AsyncTransactionTable(AsyncTransactionQuery):
         *,
         on_conflict: OnConflict = DEFAULT_ON_CONFLICT,
         id_from: str | Sequence[str] | None = None,
+        id_hash: str | Sequence[str] | None = None,
         progress: bool | None = None,
     ) -> WriteReport:
         """Stage the rows of `source` as `Table.load` writes them with ``atomic=True``: a
@@ -168,7 +171,7 @@ class AsyncTransactionTable(AsyncTransactionQuery):
         report counts the rows staged, written when the transaction commits. A load that
         needs more operations than the transaction has left is refused before any of it
         is sent (`TransactionError`)."""
-        options = self._options(on_conflict, progress, id_from=id_from)
+        options = self._options(on_conflict, progress, id_from=id_from, id_hash=id_hash)
         return (await self._load(source, options)).report
 
     async def _write_all(

@@ -25,7 +25,7 @@ EXAMPLES: dict[str, str] = {
   frameport export crm people -o people.parquet --where "age > 30" --columns name,age
   frameport export crm people -o people.parquet --resume   # continues a stopped export""",
     "import": """\
-  frameport import crm people people.parquet --id-from email           # rerun-safe
+  frameport import crm people people.parquet --id-hash email           # rerun-safe
   frameport import crm people s3://bucket/people.csv --resume --rejects rejects.csv
   frameport import crm people people.ndjson --atomic --dry-run""",
     "sync": """\

@@ -5,6 +5,8 @@ fsspec URL) loaded into a table through `Table.load`."""
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -98,11 +100,12 @@ def _add_import_arguments(load: argparse.ArgumentParser) -> None:
     ids = load.add_mutually_exclusive_group()
     ids.add_argument("--id-column", default=None, help="a column whose values are the row IDs")
     ids.add_argument(
-        "--id-from",
+        "--id-hash",
         default=None,
-        help="columns whose values are hashed into the row IDs, e.g. email or first,last "
+        help="key columns whose values are hashed into the row IDs, e.g. email or first,last "
         "(a rerun then never duplicates rows)",
     )
+    ids.add_argument("--id-from", default=None, help=argparse.SUPPRESS)  # --id-hash's old name
     load.add_argument(
         "--on-conflict",
         choices=("skip", "replace", "fail"),
@@ -173,25 +176,29 @@ def _import_kept(args: argparse.Namespace) -> str:
     if args.resume:
         return "the rows written so far stay written; run the same command again to continue"
     return (
-        "the rows written so far stay written; run again with --resume (and --id-from) to "
+        "the rows written so far stay written; run again with --resume (and --id-hash) to "
         "continue without duplicates"
     )
 
 
 def _import(connection: Connection, args: argparse.Namespace) -> str:
-    from .._exceptions import RowsRejectedError
+    from .._exceptions import FrameportWarning, RowsRejectedError
 
     table = connection.client.table(args.db, args.table)
-    id_from: str | list[str] | None = args.id_column
     if args.id_from:
-        id_from = [name.strip() for name in args.id_from.split(",") if name.strip()]
+        print("frameport import: --id-from is now --id-hash (the same hash)", file=sys.stderr)
+    hashed = args.id_hash or args.id_from
+    id_hash = None if not hashed else [name.strip() for name in hashed.split(",") if name.strip()]
     if args.rejects is not None and not Path(args.rejects).parent.is_dir():
         raise CommandError(f"the directory of --rejects {args.rejects!r} does not exist", code=2)
+    # the report's summary says what a load's rerun warning says
+    warnings.filterwarnings("ignore", "this load of", FrameportWarning)
     try:
         report = table.load(
             args.source,
             on_conflict=args.on_conflict,
-            id_from=id_from,
+            id_from=args.id_column,
+            id_hash=id_hash,
             atomic=args.atomic,
             resume=args.resume,
             dry_run=args.dry_run,

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import secrets
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,10 +40,11 @@ import pandas as pd
 import pyarrow as pa
 
 from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto
+from ..._core._call_stack import user_frame_depth
 from ..._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
 from ..._core._config import default_cache_dir
 from ..._core._progress import progress_bar
-from ..._exceptions import LoadError, RowsRejectedError
+from ..._exceptions import FrameportWarning, LoadError, RowsRejectedError
 from ..._schema import ColumnRules
 from ..read import column_models
 from ._atomic import AtomicLoad
@@ -74,6 +76,10 @@ if TYPE_CHECKING:
 DEFAULT_ON_CONFLICT: OnConflict = "skip"
 _VERBS = {"fail": "inserting", "replace": "upserting", "skip": "loading"}
 _SAVE_INTERVAL = 0.2  # seconds between checkpoint saves of the finished prefix
+RERUN_ADVICE = (
+    "give id_from= the column whose values are the IDs, or id_hash= the key columns hashed "
+    "into them (e.g. id_hash=['email']), and a rerun skips the rows written already"
+)
 
 
 _FILES = ("parquet|", "csv|", "json|")  # the identities of files, the same in every version
@@ -116,7 +122,8 @@ class LoadOptions:
     """How a load writes (`Table.load` documents each)."""
 
     on_conflict: OnConflict = DEFAULT_ON_CONFLICT
-    id_from: IdFrom = None
+    id_from: IdFrom = None  # a column of IDs (a list: the spelling of 0.1.0 of id_hash)
+    id_hash: str | Sequence[str] | None = None  # the key columns hashed into the IDs
     atomic: bool = False
     resume: bool = False
     dry_run: bool = False
@@ -139,11 +146,29 @@ class LoadOptions:
             raise LoadError(
                 f'concurrency must be "auto" or a whole number >= 1 (got {self.concurrency!r})'
             )
-        id_from = self.id_from
+        id_from, id_hash = self.id_from, self.id_hash
+        if id_from is not None and id_hash is not None:
+            raise LoadError(
+                "give one of id_from= or id_hash=: id_from= names the column whose values are "
+                "the IDs, id_hash= the key columns hashed into the IDs"
+            )
         if not (id_from is None or isinstance(id_from, str) or _names(id_from)):
             raise LoadError(
-                "id_from takes a column name (its values are the IDs) or a list of column "
-                f"names (the IDs are a hash of their values); got {id_from!r}"
+                "id_from takes the name of the column whose values are the IDs (for IDs "
+                f"hashed from key columns, id_hash= takes their names); got {id_from!r}"
+            )
+        if not (id_hash is None or isinstance(id_hash, str) or _names(id_hash)):
+            raise LoadError(
+                "id_hash takes the names of the key columns hashed into the IDs, e.g. "
+                f"id_hash=['email']; got {id_hash!r}"
+            )
+        if id_from is not None and not isinstance(id_from, str):
+            warnings.warn(
+                f"id_from={list(id_from)!r} hashes the columns into the IDs; that is now "
+                f"spelled id_hash={list(id_from)!r} (id_from= takes one column whose values "
+                "are the IDs), and the list spelling goes in the next release",
+                FutureWarning,
+                stacklevel=1 + user_frame_depth(),
             )
         if self.atomic and self.resume:
             raise LoadError(
@@ -151,10 +176,18 @@ class LoadOptions:
                 "resume=True"
             )
 
+    @property
+    def keys(self) -> IdFrom:
+        """Where the IDs come from, as `RowPreparer` takes it: a column of IDs (a name), or
+        the key columns hashed into them (a list)."""
+        if self.id_hash is not None:
+            return [self.id_hash] if isinstance(self.id_hash, str) else list(self.id_hash)
+        return self.id_from
+
     def identity(self) -> str:
         nulls = null_strings(self.null_values)
         named = "" if nulls is None else f"|{nulls!r}"
-        return f"{self.on_conflict}|{','.join(id_keys(self.id_from))}|{self.batch_size}{named}"
+        return f"{self.on_conflict}|{','.join(id_keys(self.keys))}|{self.batch_size}{named}"
 
 
 def _whole(value: object) -> bool:
@@ -186,7 +219,7 @@ async def load_rows(
             if m.get("status", "available") == "available"
         }
     reading = TextReading(
-        columns=[*(rules or {}), ID_COLUMN, *id_keys(options.id_from)],
+        columns=[*(rules or {}), ID_COLUMN, *id_keys(options.keys)],
         json_text=[
             ID_COLUMN,
             *(key for key, rule in (rules or {}).items() if rule.kind in ("string", "datetime")),
@@ -202,14 +235,14 @@ async def load_rows(
             raise LoadError(
                 f"resume=True cannot tell {opened.description} from another stream of its "
                 "columns before reading it: load a frame or a file (e.g. the stream collected "
-                "with .arrow() or .collect()), or give id_from= and run again without resume "
-                "(on_conflict='skip' leaves the rows already written as they are)"
+                "with .arrow() or .collect()), or give id_from= or id_hash= and run again "
+                "without resume (on_conflict='skip' leaves the rows already written as they are)"
             )
         key = [requester.endpoint, requester.project, str(location), identity, options.identity()]
         stored_at = checkpoint_path(default_cache_dir() / "loads", "\n".join(key))
         checkpoint = load_checkpoint(stored_at, identity) or checkpoint
         checkpoint.source = identity
-    preparer = RowPreparer(rules, options.id_from, checkpoint.run_id)
+    preparer = RowPreparer(rules, options.keys, checkpoint.run_id)
     preparer.check_columns(opened.schema.names)
     atomic = options.atomic and not options.dry_run
     units = 1 if options.ordered or atomic else options.concurrency
@@ -228,6 +261,14 @@ async def load_rows(
     result.report.seconds = time.perf_counter() - started
     result.report.dry_run = options.dry_run
     result.report.null_values = opened.null_values
+    result.report.rerun_safe = bool(options.keys) or ID_COLUMN in opened.schema.names
+    if not (result.report.rerun_safe or options.dry_run or options.keep_ids):
+        warnings.warn(
+            f"this load of {location} made new IDs for its rows, so running it again writes "
+            f"these rows again: {RERUN_ADVICE}",
+            FrameportWarning,
+            stacklevel=1 + user_frame_depth(),
+        )
     return result
 
 

@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 REJECTED_COLUMNS = ("row", "column", "rule", "message")
+RERUN = (
+    " · new IDs: a rerun writes these rows again (id_from= a column of IDs, or id_hash= key "
+    "columns, makes it skip them)"
+)
 
 
 @dataclass
@@ -30,6 +34,9 @@ class WriteReport:
       rows that would have been sent;
     * `null_values` — the fields of a CSV file read as null (``("",)``, the empty field,
       unless the load named others); None when the source was no CSV file.
+    * `rerun_safe` — whether the same load run again meets the rows it wrote (their IDs come
+      from `id_from`, `id_hash` or the source's ``$id``); False: the IDs were made for this
+      load, so a rerun writes every row again (the summary says so, and the load warns).
 
     >>> print(report.summary())                                         # doctest: +SKIP
     written 9,998 · skipped 0 · replaced 0 · rejected 2 · 100 batches · 0 retries · 1.2 s
@@ -45,6 +52,9 @@ class WriteReport:
     dry_run: bool = False
     null_values: tuple[str, ...] | None = None
     """The fields of a CSV file read as null; None when the source was no CSV file."""
+    rerun_safe: bool = True
+    """Whether the same load run again meets the rows it wrote (False: a rerun writes them
+    again)."""
 
     @property
     def ok(self) -> bool:
@@ -58,6 +68,7 @@ class WriteReport:
             f"{prefix} {self.written:,} · skipped {self.skipped:,} · replaced "
             f"{self.replaced:,} · rejected {len(self.rejected):,} · {self.batches:,} batches · "
             f"{self.retries:,} retries · {self.seconds:.1f} s{self._nulls()}"
+            f"{'' if self.rerun_safe else RERUN}"
         )
 
     def _nulls(self) -> str:

@@ -3,12 +3,12 @@
 * ``id_from="sku"`` — the column's values are the IDs (each must be a valid ID: 1 to 36
   characters of ``a-z A-Z 0-9 . - _``, starting with a letter or digit); a row whose value is
   not one is rejected (rule ``id``).
-* ``id_from=["email"]`` (a list) — the ID is the BLAKE2b hash (16 bytes, 32 hex digits) of
-  the row's key values written as one JSON array (``["ada@example.com"]``), after they are
-  converted to the table's column types. The same key gives the same ID from any source:
-  ``42`` read from a CSV file and ``42`` in a pandas frame hash alike, and a rerun meets the
-  rows it wrote before instead of duplicating them.
-* no `id_from` — the source's ``$id`` column where it has one, else IDs made for the load:
+* ``id_hash=["email"]`` (in `IdFrom`, a list) — the ID is the BLAKE2b hash (16 bytes, 32
+  hex digits) of the row's key values written as one JSON array (``["ada@example.com"]``),
+  after they are converted to the table's column types. The same key gives the same ID from
+  any source: ``42`` read from a CSV file and ``42`` in a pandas frame hash alike, and a
+  rerun meets the rows it wrote before instead of duplicating them.
+* neither — the source's ``$id`` column where it has one, else IDs made for the load:
   the load's run ID (16 hex digits, kept in the checkpoint with ``resume=True``) and the
   row's position in the source (12 hex digits), so a resumed load gives each row the ID the
   killed one gave it.
