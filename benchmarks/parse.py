@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from frameport._core._pages import last_row_id
 from frameport._schema import arrow_schema
-from frameport._tables.read._decode import _text_for_timestamps, batch_from_rows, decode_page
+from frameport._tables._decode import _text_for_timestamps, batch_from_rows, decode_page
 
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 255},

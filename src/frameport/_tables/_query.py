@@ -63,9 +63,10 @@ from .._expr._pandas_expr import from_pandas_expression, is_pandas_expression
 from .._schema import DtypeBackend, batches_to_pandas, to_pandas
 from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
+from ._rechunk import rechunk
 from ._system import DEFAULT_SYSTEM, System
 from .export import ExportReport, export_resumable, export_streamed
-from .read import READ_POOL, QuerySpec, TableRead, rechunk
+from .read import READ_POOL, QuerySpec, TableRead
 from .writes import (
     DEFAULT_ON_CONFLICT,
     MAX_ROWS_PER_REQUEST,

@@ -8,11 +8,8 @@ at `head` rows; `show_total` puts what the service counted on the progress bar.
 from __future__ import annotations
 
 import asyncio
-import os
-import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -54,10 +51,6 @@ def in_read_pool(batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch
     columns = [pa.concat_arrays([column], memory_pool=READ_POOL) for column in batch.columns]
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
-
-
-Decode = Callable[[bytes], tuple[int, pa.RecordBatch]]
-"""Turns one page body into (the service's total, the rows kept as a batch); runs in a thread."""
 
 
 @dataclass(frozen=True)
@@ -186,47 +179,6 @@ async def _fetch_pages(
     if slot is not None:
         slot.release()
     await queue.put(None)
-
-
-async def decoded(
-    decode: Decode, body: bytes, concurrency: AdaptiveConcurrency | None = None
-) -> tuple[int, pa.RecordBatch]:
-    """`decode(body)` run on the decoding thread, its time told to `concurrency` (the work
-    of a page)."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_decoder(), _timed_decode, decode, body, concurrency)
-
-
-def _timed_decode(
-    decode: Decode, body: bytes, concurrency: AdaptiveConcurrency | None
-) -> tuple[int, pa.RecordBatch]:
-    started = time.perf_counter()
-    try:
-        return decode(body)
-    finally:
-        if concurrency is not None:
-            concurrency.worked(time.perf_counter() - started)
-
-
-def _decoder() -> ThreadPoolExecutor:
-    """The thread decoding pages: one, beside the event loop fetching the next page. (A second
-    thread decoding the next page at once gained nothing measurable on 2 cores, and raised a
-    read's peak memory by half the final frame: more temporaries, another malloc arena.)"""
-    global _decoder_pool
-    with _decoder_pool_lock:
-        if _decoder_pool is None:
-            _decoder_pool = ThreadPoolExecutor(1, thread_name_prefix="frameport-decode")
-        return _decoder_pool
-
-
-def _forget_decoder_after_fork() -> None:
-    global _decoder_pool
-    _decoder_pool = None
-
-
-_decoder_pool: ThreadPoolExecutor | None = None
-_decoder_pool_lock = threading.Lock()
-os.register_at_fork(after_in_child=_forget_decoder_after_fork)
 
 
 class SeenIds:

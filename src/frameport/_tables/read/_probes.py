@@ -16,9 +16,8 @@ from ..._core._pages import fetch_page
 from ..._core._queries import offset_query, order_query, select_query
 from ..._core._together import cancel_and_wait
 from ..._schema import SYSTEM_SCHEMA
-from ._decode import decode_small_page
+from .._decode import decode_small_page, decoded
 from ._plan import Plan
-from ._prefetch import decoded
 from ._ranges import SEQUENCE
 
 if TYPE_CHECKING:

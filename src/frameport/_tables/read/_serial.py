@@ -21,14 +21,13 @@ from ..._core._pages import TOTAL_CAP
 from ..._core._together import cancel_and_wait
 from ..._exceptions import RowDecodeError
 from ..._schema import SYSTEM_SCHEMA, InferredSchema
+from .._decode import Decode, decoded
 from ._ordering import sort_table
 from ._plan import Plan
 from ._prefetch import (
     PREFETCH_PAGES,
-    Decode,
     PagedRead,
     SeenIds,
-    decoded,
     prefetched_pages,
     show_total,
     up_to_head,

@@ -24,10 +24,10 @@ from ..._core._fan_in import in_order
 from ..._core._pages import TOTAL_CAP, fetch_page
 from ..._core._progress import finish, progress_bar
 from ..._schema import SYSTEM_SCHEMA, InferredSchema
+from .._decode import decoded
 from .._location import TableLocation
 from .._system import System
 from ._plan import Plan, QuerySpec, make_plan, plan_before_columns
-from ._prefetch import decoded
 from ._probes import (
     Opening,
     SequenceBounds,
