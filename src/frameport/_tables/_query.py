@@ -245,14 +245,12 @@ class AsyncTableQuery:
         5
         """
         read = await self._read(page_size, parallel, reading=True, system=system)
-        with read.bar(progress) as bar:
-            stream = read.pages(bar, collect=False)
-            async with aclosing(stream):
-                async for batch in rechunk(stream, rows=rows, nbytes=bytes):
-                    if arrow:
-                        yield batch
-                    else:
-                        yield to_pandas(batch, dtype_backend=dtype_backend, memory_pool=READ_POOL)
+        async with aclosing(read.stream(progress)) as stream:
+            async for batch in rechunk(stream, rows=rows, nbytes=bytes):
+                if arrow:
+                    yield batch
+                else:
+                    yield to_pandas(batch, dtype_backend=dtype_backend, memory_pool=READ_POOL)
 
     async def to_parquet(
         self,
