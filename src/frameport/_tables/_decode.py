@@ -97,12 +97,12 @@ def decode_page_inferring(
     settled = [
         field.with_type(_text_for_timestamps(field.type)) if field.name[0] != "$" else field
         for field in inferred.schema
-        if not _holds_null_type(field.type)
+        if not holds(field.type, pa.types.is_null)
     ]
     try:
         total, batch = _read_page(body, settled, items_key, "infer")
         guessed = batch.schema.names[len(settled) :]
-        if any(_holds_timestamp(batch.schema.field(name).type) for name in guessed):
+        if any(holds(batch.schema.field(name).type, pa.types.is_timestamp) for name in guessed):
             # Arrow takes ISO-like text for timestamps; the rules want the service's form only.
             raise pa.ArrowInvalid("inferred a timestamp column")
     except pa.ArrowException as exc:
@@ -117,16 +117,9 @@ def decode_page_inferring(
     return total, inferred.conform(batch)
 
 
-def _holds_null_type(kind: pa.DataType) -> bool:
-    if pa.types.is_list(kind):
-        return _holds_null_type(kind.value_type)
-    return bool(pa.types.is_null(kind))
-
-
-def _holds_timestamp(kind: pa.DataType) -> bool:
-    if pa.types.is_list(kind):
-        return _holds_timestamp(kind.value_type)
-    return bool(pa.types.is_timestamp(kind))
+def holds(kind: pa.DataType, test: Callable[[pa.DataType], bool]) -> bool:
+    """Whether `kind`, or the values of a list of that kind, pass `test`."""
+    return holds(kind.value_type, test) if pa.types.is_list(kind) else bool(test(kind))
 
 
 def _read_page(

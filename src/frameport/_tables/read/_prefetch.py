@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
-from ..._core._pages import TOTAL_CAP, check_page_size, describe_total, iter_pages
+from ..._core._pages import TOTAL_CAP, describe_total, iter_pages
 from ..._core._progress import set_total
 from ..._core._together import cancel_and_wait
 
@@ -72,11 +72,6 @@ class PagedRead:
     counted: bool = True
     last_sequence: int | None = None
     first_page: asyncio.Task[bytes] | None = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        check_page_size(self.page_size)
-        if not self.requests:
-            raise ValueError("a read needs at least one request")
 
     @property
     def row_limit(self) -> int | None:
@@ -188,11 +183,9 @@ class SeenIds:
         self._ids: set[str | None] = set()
 
     def new_rows(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        ids = batch.column("$id").to_pylist()
-        fresh = []
-        for row_id in ids:
-            fresh.append(row_id not in self._ids)
-            self._ids.add(row_id)
+        ids = batch.column("$id").to_pylist()  # a request sends a row once
+        fresh = [row_id not in self._ids for row_id in ids]
+        self._ids.update(ids)
         if all(fresh):
             return batch
         return batch.filter(pa.array(fresh, pa.bool_()))

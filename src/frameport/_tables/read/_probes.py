@@ -18,7 +18,7 @@ from ..._core._together import cancel_and_wait
 from ..._schema import SYSTEM_SCHEMA
 from .._decode import decode_small_page, decoded
 from ._plan import Plan
-from ._ranges import SEQUENCE
+from ._ranges import SEQUENCE, SequenceRange
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -103,14 +103,6 @@ async def _ends(requester: Requester, plan: Plan) -> Ends:
     return near, far, time.perf_counter() - asked
 
 
-@dataclass(frozen=True)
-class SequenceBounds:
-    """The ``$sequence`` of the first and the last row under a filter."""
-
-    first: int
-    last: int
-
-
 async def one_row(
     requester: Requester,
     plan: Plan,
@@ -135,10 +127,10 @@ async def one_row(
 
 async def sequence_bounds(
     requester: Requester, plan: Plan, *, first: bool = True
-) -> SequenceBounds | None:
-    """The bounds of the rows the service returns for `plan` (over all its requests), or
-    None when it returns none: one one-row request per end per request, sent together
-    (without `first`, the last row's only, and the bounds are both the last)."""
+) -> SequenceRange | None:
+    """The ``$sequence`` values from the first row the service returns for `plan` (over all
+    its requests) to the last, or None when it returns none: one one-row request per end per
+    request, sent together (without `first`, the last row's only: the range holds it alone)."""
     ends = await asyncio.gather(
         *(
             one_row(requester, plan, filters, ascending=ascending, counted=False)
@@ -147,4 +139,4 @@ async def sequence_bounds(
         )
     )
     found = [sequence for _, sequence in ends if sequence is not None]
-    return SequenceBounds(min(found) if first else max(found), max(found)) if found else None
+    return SequenceRange((min(found) if first else max(found)) - 1, max(found)) if found else None

@@ -75,14 +75,14 @@ class TableRead:
         early = plan_before_columns(location, member, spec, page_size) if reading else None
         opening = None
         if early is not None:
-            ranged = ReadStrategy.of(spec, early.page_size, parallel).ranged
+            ranged = ReadStrategy.of(early, parallel, inferred=False).ranged
             opening = Opening.send(requester, early, ranged=ranged)
         try:
             plan = await make_plan(requester, location, member, spec, page_size, columns=columns)
         except BaseException:
             await Opening.close_all(opening)
             raise
-        strategy = ReadStrategy.of_plan(plan, parallel)
+        strategy = ReadStrategy.of(plan, parallel)
         inferred = InferredSchema() if plan.fetched is None else None
         return cls(requester, plan, strategy, inferred, opening)
 
@@ -163,7 +163,7 @@ class TableRead:
         if self.plan.output is not None:
             return self.plan.output
         plan = replace(self.plan, spec=self.plan.spec.first(1))
-        first = TableRead(self.requester, plan, ReadStrategy.of_plan(plan, 1), InferredSchema())
+        first = TableRead(self.requester, plan, ReadStrategy.of(plan, 1), InferredSchema())
         return (await first.collect(progress=False))[1]
 
     async def pages_by_range(
@@ -226,11 +226,11 @@ class TableRead:
         bounds = await sequence_bounds(self.requester, self.plan, first=after is None)
         if bounds is None:
             return []
-        first = bounds.first if after is None else min(after + 1, bounds.last)
+        after = bounds.after if after is None else min(after, bounds.after)
         if parts is None:
             assert width is not None, "ranges() takes parts= or width="
-            parts = -(-(bounds.last - first + 1) // width)
-        return split_ranges(first, bounds.last, parts)
+            parts = -(-(bounds.upto - after) // width)
+        return split_ranges(after + 1, bounds.upto, parts)
 
     # -- the same read, restricted ---------------------------------------------------------------
 
@@ -259,7 +259,7 @@ class TableRead:
     def ids_only(self) -> TableRead:
         """This read of the rows' ``$`` fields only, in ``$sequence`` order."""
         plan = self.plan.ids_only()
-        strategy = ReadStrategy.of_plan(plan, self.strategy.parallel)
+        strategy = ReadStrategy.of(plan, self.strategy.parallel)
         inferred = None if self.inferred is None else InferredSchema()
         return TableRead(self.requester, plan, strategy, inferred)
 
@@ -268,8 +268,7 @@ class TableRead:
     @property
     def obstacle(self) -> Obstacle | None:
         """What keeps the rows from being read in ranges of ``$sequence`` (None: nothing)."""
-        plan = self.plan
-        return range_obstacle(plan.spec, requests=len(plan.filters), inferred=plan.fetched is None)
+        return range_obstacle(self.plan)
 
     def result_schema(self, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
         """The schema of a result made of `batches` (for inferred types: of what was seen)."""
@@ -346,4 +345,4 @@ async def table_last_sequence(requester: Requester, location: TableLocation) -> 
     plan = plan_before_columns(location, member, QuerySpec(), None)
     assert plan is not None, "a query without a filter is planned before the columns"
     bounds = await sequence_bounds(requester, plan, first=False)
-    return None if bounds is None else bounds.last
+    return None if bounds is None else bounds.upto
