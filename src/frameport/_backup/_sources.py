@@ -111,7 +111,7 @@ class ServiceSource:
             self.requester, TableLocation(database_id, table_id), QuerySpec(system=ALL_SYSTEM)
         )
         bound = self._bounds[(database_id, table_id)]
-        return read.narrowed(*SequenceRange(0, bound).queries(read.member))
+        return read.narrowed(*SequenceRange(0, bound).queries(read.plan.member))
 
     async def rows(self, database_id: str, table_id: str) -> AsyncGenerator[pa.RecordBatch]:
         read = await self._read(database_id, table_id)

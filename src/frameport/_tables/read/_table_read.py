@@ -86,15 +86,6 @@ class TableRead:
         inferred = InferredSchema() if plan.fetched is None else None
         return cls(requester, plan, strategy, inferred, opening)
 
-    @property
-    def location(self) -> TableLocation:
-        return self.plan.location
-
-    @property
-    def member(self) -> str:
-        """The member name the requests name columns with (``column`` or ``attribute``)."""
-        return self.plan.member
-
     # -- reading -------------------------------------------------------------------------------
 
     async def pages(
@@ -250,7 +241,7 @@ class TableRead:
 
     def after(self, sequence: int) -> TableRead:
         """This read of the rows after ``$sequence`` `sequence` only."""
-        return self.narrowed(sequence_above(sequence, self.member))
+        return self.narrowed(sequence_above(sequence, self.plan.member))
 
     def showing(self, system: System) -> TableRead:
         """This read showing the ``$`` fields `system` names (it sends the same requests)."""
@@ -278,7 +269,7 @@ class TableRead:
     def bar(self, progress: bool | None) -> Iterator[tqdm[object]]:
         """A progress bar of this read's rows (`progress`: None decides by the terminal),
         given its total once the read learns it and left at 100% when the read ends."""
-        desc = str(self.location)
+        desc = str(self.plan.location)
         with progress_bar(total=None, unit="rows", desc=desc, enabled=progress) as bar:
             yield bar
             finish(bar)

@@ -81,5 +81,7 @@ async def _bulk(
     body: dict[str, Any] = {"queries": queries}
     if data is not None:
         body["data"] = data
-    answer = await read.requester.request_json(_METHODS[action], read.location.rows_path, json=body)
+    answer = await read.requester.request_json(
+        _METHODS[action], read.plan.location.rows_path, json=body
+    )
     return int(answer.get("total", 0))
