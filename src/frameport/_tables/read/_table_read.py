@@ -183,11 +183,8 @@ class TableRead:
             total = await self.service_count()
             if total < TOTAL_CAP:
                 return total if plan.head is None else min(total, plan.head)
-        rows = 0
         async with aclosing(self.ids_only().pages(collect=False)) as batches:
-            async for batch in batches:
-                rows += batch.num_rows
-        return rows
+            return sum([batch.num_rows async for batch in batches])
 
     async def service_count(self) -> int:
         """The service's count of the rows its first request keeps (up to `TOTAL_CAP`)."""
