@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from frameport._core._pages import last_row_id
 from frameport._schema import arrow_schema
-from frameport._tables.read._decode import _text_for_timestamps, batch_from_rows, decode_page
+from frameport._tables._decode import _text_for_timestamps, batch_from_rows, decode_page
 
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 255},
@@ -105,20 +105,14 @@ def make_page(rows: int, seed: int = 1) -> bytes:
 def via_from_pylist(body: bytes, schema: pa.Schema) -> pa.RecordBatch:
     """The plain way: Python dicts, then Arrow converts strings to timestamps column-wise."""
     rows = json.loads(body)["rows"]
-    wire = pa.schema([f.with_type(_texts(f.type)) if f.name != "$sequence" else f for f in schema])
+    wire = pa.schema(
+        [f.with_type(_text_for_timestamps(f.type)) if f.name != "$sequence" else f for f in schema]
+    )
     for row in rows:
         row["$sequence"] = int(row["$sequence"])
     batch = pa.RecordBatch.from_pylist(rows, schema=wire)
     columns = [column.cast(field.type) for column, field in zip(batch.columns, schema, strict=True)]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
-def _texts(kind: pa.DataType) -> pa.DataType:
-    if pa.types.is_timestamp(kind):
-        return pa.string()
-    if pa.types.is_list(kind):
-        return pa.list_(_texts(kind.value_type))
-    return kind
 
 
 def polars_wire_schema(schema: pa.Schema) -> dict[str, Any]:

@@ -307,7 +307,7 @@ def parse_limit(directory: Path, rows: int) -> int:
     """Arrow's JSON reader (through `decode_page`) over the recorded bytes on every core at
     once (one thread per core; the reader releases the GIL), nothing else."""
     from frameport._schema import arrow_schema
-    from frameport._tables.read._decode import decode_page
+    from frameport._tables._decode import decode_page
 
     replay = Replay(directory)
     schema = arrow_schema(json.loads(replay.model)["columns"])
@@ -381,7 +381,7 @@ def page_costs(
     import pyarrow as pa
 
     from frameport._schema import arrow_schema, to_pandas
-    from frameport._tables.read._decode import decode_page
+    from frameport._tables._decode import decode_page
 
     pages = rows // PAGE_ROWS
     replay = Replay(directory)

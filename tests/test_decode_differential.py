@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frameport._schema import arrow_schema, is_json_text
-from frameport._tables.read._decode import decode_page
+from frameport._tables._decode import decode_page
 
 texts = st.text(max_size=8) | st.sampled_from(['"', "\\", "\u2028\x00\n", "é😀", "$id", ""])
 int64s = st.integers(-(2**63), 2**63 - 1) | st.sampled_from([-(2**63), 2**63 - 1, 0])

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from frameport import RowDecodeError
 from frameport._core._pages import last_row_id, rows_at_most
 from frameport._schema import TIMESTAMP, InferredSchema, arrow_schema
-from frameport._tables.read._decode import batch_from_rows, decode_page, decode_page_inferring
+from frameport._tables._decode import batch_from_rows, decode_page, decode_page_inferring
 
 COLUMNS: list[dict[str, Any]] = [
     {"key": "name", "type": "string", "size": 100},
@@ -38,7 +38,7 @@ SCHEMA = arrow_schema(COLUMNS)
 
 @contextmanager
 def pages_log() -> Iterator[list[logging.LogRecord]]:
-    """The records `frameport._tables.read._decode` logs meanwhile, DEBUG included."""
+    """The records `frameport._tables._decode` logs meanwhile, DEBUG included."""
     records: list[logging.LogRecord] = []
 
     class Collect(logging.Handler):
@@ -46,7 +46,7 @@ def pages_log() -> Iterator[list[logging.LogRecord]]:
             records.append(record)
 
     handler = Collect(logging.DEBUG)
-    logger = logging.getLogger("frameport._tables.read._decode")
+    logger = logging.getLogger("frameport._tables._decode")
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)

@@ -36,7 +36,7 @@ from frameport._schema import (
     to_json_value,
     to_pandas,
 )
-from frameport._tables.read._decode import decode_page
+from frameport._tables._decode import decode_page
 
 OSLO = timezone(timedelta(hours=2))
 

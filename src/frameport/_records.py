@@ -22,7 +22,7 @@ from ._core._json import JsonObject
 from ._core._pages import iter_pages
 from ._exceptions import ConflictError
 from ._schema import TIMESTAMP, to_pandas
-from ._tables.read import decode_page
+from ._tables._decode import decode_page
 
 if TYPE_CHECKING:
     from ._core import Requester

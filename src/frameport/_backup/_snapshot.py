@@ -307,7 +307,7 @@ class BackupRun:
         snapshot into Parquet; its layer and row count."""
         archive = self.archive
         whole = SequenceRange(0, bound or 0)
-        bounded = read.narrowed(*whole.queries(read.member))
+        bounded = read.narrowed(*whole.queries(read.plan.member))
         changed = (
             bounded
             if earlier is None or earlier.time is None
@@ -338,7 +338,7 @@ class BackupRun:
             )
             if not report.ok:
                 raise ArchiveError(
-                    f"the rows of {read.location} did not pass the export's checks "
+                    f"the rows of {read.plan.location} did not pass the export's checks "
                     f"({report.summary()}); back up again.",
                 )
             archive.commit(name)

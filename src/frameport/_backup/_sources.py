@@ -114,7 +114,7 @@ class ServiceSource:
             self.requester, TableLocation(database_id, table_id), QuerySpec(system=ALL_SYSTEM)
         )
         bound = self._bounds[(database_id, table_id)] or 0
-        return read.narrowed(*SequenceRange(0, bound).queries(read.member))
+        return read.narrowed(*SequenceRange(0, bound).queries(read.plan.member))
 
     async def check(self) -> None:
         """Nothing to check: the service's rows are read as they are written."""

@@ -67,7 +67,7 @@ class RowsThere:
         found: dict[str, dict[str, Any]] = {}
         for first in range(0, len(ids), IDS_PER_REQUEST):
             chunk = ids[first : first + IDS_PER_REQUEST]
-            read = self._read.narrowed(equal_query(ID, chunk, self._read.member))
+            read = self._read.narrowed(equal_query(ID, chunk, self._read.plan.member))
             async with aclosing(read.pages(collect=True)) as pages:
                 async for page in pages:
                     found.update((row[ID], row) for row in batch_to_rows(page))

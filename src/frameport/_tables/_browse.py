@@ -18,7 +18,7 @@ import pyarrow as pa
 from .._core import run_sync
 from .._core._pages import TOTAL_CAP, iter_pages
 from .._schema import SYSTEM_SCHEMA, to_pandas
-from .read import decode_page, decoded
+from ._decode import decode_page, decoded
 
 if TYPE_CHECKING:
     from ._location import TableLocation

@@ -7,6 +7,16 @@ from dataclasses import dataclass
 from .._core._ids import ID
 
 
+class _Named:
+    """A name a `TableLocation` reads as `current`, or as `legacy` on the legacy interface."""
+
+    def __init__(self, current: str, legacy: str) -> None:
+        self.names = (current, legacy)
+
+    def __get__(self, location: TableLocation, owner: type[TableLocation]) -> str:
+        return self.names[location.legacy]
+
+
 @dataclass(frozen=True)
 class TableLocation:
     """Where a table lives: its database and ID, and which interface reaches it
@@ -39,19 +49,9 @@ class TableLocation:
     def rows_path(self) -> str:
         return f"{self.path}/{self.items_key}"
 
-    @property
-    def items_key(self) -> str:
-        """``rows``, or ``documents`` on the legacy interface (list key and bulk body key)."""
-        return "documents" if self.legacy else "rows"
-
-    @property
-    def columns_key(self) -> str:
-        return "attributes" if self.legacy else "columns"
-
-    @property
-    def id_param(self) -> str:
-        return "collectionId" if self.legacy else "tableId"
-
-    @property
-    def security_param(self) -> str:
-        return "documentSecurity" if self.legacy else "rowSecurity"
+    # The names that differ between the two interfaces: the list key and bulk body key, the
+    # key of the table's columns, and the parameters of a new table's ID and row security.
+    items_key = _Named("rows", "documents")
+    columns_key = _Named("columns", "attributes")
+    id_param = _Named("tableId", "collectionId")
+    security_param = _Named("rowSecurity", "documentSecurity")

@@ -17,30 +17,19 @@ Decisions:
 * Chained filters combine with ``&``; a later `select` or `sort` replaces the earlier one;
   `head` is applied last, so filtering or sorting after `head` raises ValueError (write the
   filter first) — the lazy query does what it reads as.
-* Results start with ``$id``, the row's key, then the table's columns: every read takes
-  ``system=`` (True: every ``$`` field the service sends, False: none, or the names to show;
-  see `_system`). `select` chooses exactly the columns it names (a ``$`` field included),
-  after the ``$`` fields `system=` shows. A Delta sync keeps every ``$`` field
-  (it merges by ``$id`` and ``$updatedAt``); an export writes what `system=` shows.
+* Results start with the ``$`` fields ``system=`` shows (``$id`` by default; see `_system`),
+  then the table's columns, or exactly those `select` names. A Delta sync keeps every ``$``
+  field (it merges by ``$id`` and ``$updatedAt``); an export writes what `system=` shows.
 * A filter the DSL splits into several requests is merged by ``$id`` (first request wins);
-  with a sort, those rows are collected and sorted on the client in the service's order
-  (nulls first ascending, case- and accent-insensitive text, ties by ``$sequence``), so that
-  read holds its result in memory.
+  with a sort, those rows are collected and sorted on the client in the service's order, so
+  that read holds its result in memory.
 * Without access to the table's columns (a signed-in user gets 401 there), the types are
-  inferred from the rows (`InferredSchema`). Collecting terminals settle them over all rows;
-  streaming ones hold pages back until every column has shown a value (at most
-  `read._serial.HOLD_BACK_ROWS` rows) and raise `RowDecodeError` if a later page would change
-  a type.
-  Column kinds for the filter are then guessed from its values; when the service refuses
-  them (a float compared with an integer column), the client applies the whole filter. Once
-  the rows show a column's kind, the filter is checked against it, so a value that does not
-  fit raises the `FilterError` an API-key read raises. A result without rows learns its
-  columns from rows read without the filter (`read._serial.learn_columns`), so it has the
-  dtypes of a read that has rows; a table without rows gives only the ``$`` fields.
+  inferred from the rows and the filter's column kinds guessed from its values (see
+  `read._serial` and `read._kinds`): a result has the dtypes a read with an API key has, and
+  a filter value that does not fit a column raises the same `FilterError`.
 * The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
-  with the serial read's result (`read._ranged`): ``parallel="auto"`` (the default) runs as many
-  as the machine keeps up with, ``parallel=N`` fixes it, ``parallel=1`` reads serially;
-  `to_dask` builds a dask DataFrame of such ranges, read on dask's workers (`dask/`).
+  with the serial read's result (`read._ranged`); `to_dask` builds a dask DataFrame of such
+  ranges, read on dask's workers (`dask/`).
 """
 
 from __future__ import annotations
@@ -64,9 +53,10 @@ from .._schema import DtypeBackend, batches_to_pandas, to_pandas
 from ._admin import add_column, column_frame, column_of_type, drop_table
 from ._location import TableLocation
 from ._preview import rows_text
+from ._rechunk import rechunk
 from ._system import DEFAULT_SYSTEM, System
 from .export import ExportReport, export_resumable, export_streamed
-from .read import READ_POOL, QuerySpec, TableRead, rechunk
+from .read import READ_POOL, QuerySpec, TableRead
 from .writes import (
     DEFAULT_ON_CONFLICT,
     MAX_ROWS_PER_REQUEST,
@@ -244,14 +234,12 @@ class AsyncTableQuery:
         5
         """
         read = await self._read(page_size, parallel, reading=True, system=system)
-        with read.bar(progress) as bar:
-            stream = read.pages(bar, collect=False)
-            async with aclosing(stream):
-                async for batch in rechunk(stream, rows=rows, nbytes=bytes):
-                    if arrow:
-                        yield batch
-                    else:
-                        yield to_pandas(batch, dtype_backend=dtype_backend, memory_pool=READ_POOL)
+        async with aclosing(read.stream(progress)) as stream:
+            async for batch in rechunk(stream, rows=rows, nbytes=bytes):
+                if arrow:
+                    yield batch
+                else:
+                    yield to_pandas(batch, dtype_backend=dtype_backend, memory_pool=READ_POOL)
 
     async def to_parquet(
         self,

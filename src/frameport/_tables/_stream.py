@@ -6,7 +6,7 @@ Any engine that reads Arrow streams takes a query as it is, without pandas:
 >>> pa.table(query); pl.DataFrame(query)                              # doctest: +SKIP
 >>> duckdb.sql("select city, count(*) from query group by city")      # doctest: +SKIP
 
-The batches come from the query's read (`TableRead.pages`, streaming), driven step by step on
+The batches come from the query's read (`TableRead.stream`), driven step by step on
 frameport's loop thread (`iterate_sync`). A consumer that pauses pauses the read: each range
 running ahead of it stops with two pages waiting (`_core._fan_in.ITEMS_AHEAD`), one more
 decoded and held back and the next one fetched: about four pages per range, in a window of
@@ -17,8 +17,7 @@ already holds pages back until every column has a type).
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator
-from contextlib import aclosing
+from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -39,18 +38,11 @@ def record_batch_reader(
     """A reader of the rows of `spec` on the table at `location`, batch by batch, with the
     same schema as `to_arrow()`."""
     read = run_sync(TableRead.make(requester, location, spec, reading=True))
-    batches = _trimming(iterate_sync(_batches(read, progress)))
+    batches = _trimming(iterate_sync(read.stream(progress)))
     first = next(batches, None)
     if first is None:
         return pa.RecordBatchReader.from_batches(read.result_schema([]), iter(()))
     return pa.RecordBatchReader.from_batches(first.schema, chain([first], batches))
-
-
-async def _batches(read: TableRead, progress: bool | None) -> AsyncGenerator[pa.RecordBatch]:
-    with read.bar(progress) as bar:
-        async with aclosing(read.pages(bar, collect=False)) as batches:
-            async for batch in batches:
-                yield batch
 
 
 TRIM_EVERY = 8

@@ -50,4 +50,4 @@ def minus_seconds(text: str, seconds: float) -> str:
 def updated_since(read: TableRead, since: str) -> TableRead:
     """`read` restricted to the rows with ``$updatedAt >= since`` (service datetime text)."""
     recent = ServiceQuery("greaterThanEqual", "$updatedAt", (since,))
-    return read.narrowed(render_query(recent, check_member(read.member)))
+    return read.narrowed(render_query(recent, check_member(read.plan.member)))

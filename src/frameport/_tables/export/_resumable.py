@@ -75,7 +75,7 @@ async def export_resumable(
     schema = _refuse_unsegmentable(read)
     target = Path(path)
     folder = folder_for(target)
-    location = read.location
+    location = read.plan.location
     fingerprint = Fingerprint(
         table=f"{location}{' (legacy)' if location.legacy else ''}",
         requests=[list(request) for request in read.plan.requests],

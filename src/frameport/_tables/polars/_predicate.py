@@ -35,7 +35,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..._expr import Expr, col
-from ..read import filter_columns
+from ..read._kinds import filter_columns
 
 _INT64 = (-(2**63), 2**63 - 1)
 _EXACT_FLOAT_INT = 2**53

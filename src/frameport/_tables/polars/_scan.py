@@ -28,7 +28,8 @@ import pyarrow as pa
 
 from ..._core._sync import iterate_sync, on_loop_thread, run_sync
 from .._location import TableLocation
-from ..read import QuerySpec, TableRead, rechunk
+from .._rechunk import rechunk
+from ..read import QuerySpec, TableRead
 
 if TYPE_CHECKING:
     import polars as pl

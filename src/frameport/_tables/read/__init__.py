@@ -5,16 +5,13 @@
 `_core._fan_in`) → `_serial` (a plan's pages: settled, sorted, projected) and `_strategy`
 (serial or ranged, and why) → `_probes` (one-row requests and the read's `Opening`) →
 `_plan` (the query resolved against the table's columns) → `_kinds`, `_ranges`,
-`_prefetch` (pages fetched ahead of their decoding, through `_core._pages`' cursor loop) →
-`_decode` (page bodies to Arrow).
+`_prefetch` (pages fetched ahead of their decoding, through `_core._pages`' cursor loop),
+decoded by `_tables._decode`.
 """
 
-from ._decode import decode_page
-from ._kinds import filter_columns
 from ._plan import QuerySpec, column_models
-from ._prefetch import READ_POOL, decoded
+from ._prefetch import READ_POOL
 from ._ranges import SEQUENCE, SequenceRange
-from ._rechunk import rechunk
 from ._strategy import Obstacle
 from ._table_read import TableRead, table_last_sequence
 
@@ -26,9 +23,5 @@ __all__ = [
     "SequenceRange",
     "TableRead",
     "column_models",
-    "decode_page",
-    "decoded",
-    "filter_columns",
-    "rechunk",
     "table_last_sequence",
 ]

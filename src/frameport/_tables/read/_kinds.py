@@ -102,6 +102,3 @@ class KindCheck:
         if known != self._checked:
             compile_filter(self._condition, {**self._guessed, **known}, member=self._member)
             self._checked = known
-
-
-__all__ = ["KindCheck", "expr_columns", "filter_columns", "guessed_columns"]

@@ -22,11 +22,11 @@ from ..._core._queries import order_query, select_query
 from ..._exceptions import AuthenticationError, BadRequestError, FilterError
 from ..._expr import CompiledFilter, Expr, compile_filter, evaluate
 from ..._schema import SYSTEM_SCHEMA, InferredSchema, arrow_schema, to_pandas, warn_unmapped
+from .._decode import Decode, decode_page, decode_page_inferring
 from .._location import TableLocation
 from .._system import ALL_SYSTEM, DEFAULT_SYSTEM, System, system_fields
-from ._decode import decode_page, decode_page_inferring
 from ._kinds import KindCheck, expr_columns, filter_columns, guessed_columns
-from ._prefetch import DEFAULT_PAGE_SIZE, READ_POOL, Decode, PagedRead, in_read_pool
+from ._prefetch import DEFAULT_PAGE_SIZE, READ_POOL, PagedRead, in_read_pool
 from ._ranges import SEQUENCE, SequenceRange
 
 if TYPE_CHECKING:

@@ -8,11 +8,8 @@ at `head` rows; `show_total` puts what the service counted on the progress bar.
 from __future__ import annotations
 
 import asyncio
-import os
-import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,7 +17,7 @@ import pyarrow as pa
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
-from ..._core._pages import TOTAL_CAP, check_page_size, describe_total, iter_pages
+from ..._core._pages import TOTAL_CAP, describe_total, iter_pages
 from ..._core._progress import set_total
 from ..._core._together import cancel_and_wait
 
@@ -56,10 +53,6 @@ def in_read_pool(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
 
 
-Decode = Callable[[bytes], tuple[int, pa.RecordBatch]]
-"""Turns one page body into (the service's total, the rows kept as a batch); runs in a thread."""
-
-
 @dataclass(frozen=True)
 class PagedRead:
     """What to fetch: the list endpoint `path` and, per request, its query strings (filters,
@@ -79,11 +72,6 @@ class PagedRead:
     counted: bool = True
     last_sequence: int | None = None
     first_page: asyncio.Task[bytes] | None = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        check_page_size(self.page_size)
-        if not self.requests:
-            raise ValueError("a read needs at least one request")
 
     @property
     def row_limit(self) -> int | None:
@@ -188,47 +176,6 @@ async def _fetch_pages(
     await queue.put(None)
 
 
-async def decoded(
-    decode: Decode, body: bytes, concurrency: AdaptiveConcurrency | None = None
-) -> tuple[int, pa.RecordBatch]:
-    """`decode(body)` run on the decoding thread, its time told to `concurrency` (the work
-    of a page)."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_decoder(), _timed_decode, decode, body, concurrency)
-
-
-def _timed_decode(
-    decode: Decode, body: bytes, concurrency: AdaptiveConcurrency | None
-) -> tuple[int, pa.RecordBatch]:
-    started = time.perf_counter()
-    try:
-        return decode(body)
-    finally:
-        if concurrency is not None:
-            concurrency.worked(time.perf_counter() - started)
-
-
-def _decoder() -> ThreadPoolExecutor:
-    """The thread decoding pages: one, beside the event loop fetching the next page. (A second
-    thread decoding the next page at once gained nothing measurable on 2 cores, and raised a
-    read's peak memory by half the final frame: more temporaries, another malloc arena.)"""
-    global _decoder_pool
-    with _decoder_pool_lock:
-        if _decoder_pool is None:
-            _decoder_pool = ThreadPoolExecutor(1, thread_name_prefix="frameport-decode")
-        return _decoder_pool
-
-
-def _forget_decoder_after_fork() -> None:
-    global _decoder_pool
-    _decoder_pool = None
-
-
-_decoder_pool: ThreadPoolExecutor | None = None
-_decoder_pool_lock = threading.Lock()
-os.register_at_fork(after_in_child=_forget_decoder_after_fork)
-
-
 class SeenIds:
     """The ``$id``s of rows already yielded, to drop repeats when requests overlap."""
 
@@ -236,11 +183,9 @@ class SeenIds:
         self._ids: set[str | None] = set()
 
     def new_rows(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        ids = batch.column("$id").to_pylist()
-        fresh = []
-        for row_id in ids:
-            fresh.append(row_id not in self._ids)
-            self._ids.add(row_id)
+        ids = batch.column("$id").to_pylist()  # a request sends a row once
+        fresh = [row_id not in self._ids for row_id in ids]
+        self._ids.update(ids)
         if all(fresh):
             return batch
         return batch.filter(pa.array(fresh, pa.bool_()))

@@ -13,13 +13,12 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..._core._pages import fetch_page
-from ..._core._queries import offset_query, order_query, select_query
+from ..._core._queries import order_query, select_query
 from ..._core._together import cancel_and_wait
 from ..._schema import SYSTEM_SCHEMA
-from ._decode import decode_small_page
+from .._decode import decode_small_page, decoded
 from ._plan import Plan
-from ._prefetch import decoded
-from ._ranges import SEQUENCE
+from ._ranges import SEQUENCE, SequenceRange
 
 if TYPE_CHECKING:
     from ..._core import Requester
@@ -35,7 +34,7 @@ class Opening:
     rows, counted by the service for a serial read) and, for a `ranged` read, the rows at
     either end under its filters (the near one counted). A read without a filter sends them
     before its plan is made, beside the request for the table's columns: its first rows come
-    a round trip after the call instead of two. `close` cancels what was not taken."""
+    a round trip after the call instead of two. `close_all` cancels what was not taken."""
 
     requests: tuple[tuple[str, ...], ...]
     limit: int
@@ -71,10 +70,13 @@ class Opening:
         first_page, self.first_page = self.first_page, None
         return first_page
 
-    async def close(self) -> None:
-        """Cancel what has not arrived (nothing is raised)."""
-        tasks = [task for task in (self.first_page, self.ends) if task is not None]
-        self.first_page = None
+    @staticmethod
+    async def close_all(*openings: Opening | None) -> None:
+        """Cancel what has not arrived of each of `openings` (nothing is raised)."""
+        tasks = []
+        for opening in filter(None, openings):
+            tasks += [task for task in (opening.first_page, opening.ends) if task is not None]
+            opening.first_page = None
         await cancel_and_wait(*tasks)
 
     async def _fetch_first(self, requester: Requester, plan: Plan) -> bytes:
@@ -101,14 +103,6 @@ async def _ends(requester: Requester, plan: Plan) -> Ends:
     return near, far, time.perf_counter() - asked
 
 
-@dataclass(frozen=True)
-class SequenceBounds:
-    """The ``$sequence`` of the first and the last row under a filter."""
-
-    first: int
-    last: int
-
-
 async def one_row(
     requester: Requester,
     plan: Plan,
@@ -131,43 +125,18 @@ async def one_row(
     return total, batch.column(SEQUENCE)[0].as_py() if batch.num_rows else None
 
 
-async def service_count(requester: Requester, plan: Plan) -> int:
-    """The service's count of the rows of `plan`'s first request (capped at `TOTAL_CAP`)."""
-    total, _ = await one_row(requester, plan, plan.filters[0])
-    return total
-
-
-async def sequence_at(requester: Requester, plan: Plan, position: int) -> int | None:
-    """The ``$sequence`` of the row at `position` (from 0, in ``$sequence`` order) of the rows
-    of `plan`'s first request, or None when it has no more rows than that."""
-    filters = [*plan.filters[0], offset_query(position)]
-    _, sequence = await one_row(requester, plan, filters, ascending=True, counted=False)
-    return sequence
-
-
-async def sequence_bounds(requester: Requester, plan: Plan) -> SequenceBounds | None:
-    """The bounds of the rows the service returns for `plan` (over all its requests), or
-    None when it returns none: two one-row requests per request, sent together."""
-    edges = await asyncio.gather(
+async def sequence_bounds(
+    requester: Requester, plan: Plan, *, first: bool = True
+) -> SequenceRange | None:
+    """The ``$sequence`` values from the first row the service returns for `plan` (over all
+    its requests) to the last, or None when it returns none: one one-row request per end per
+    request, sent together (without `first`, the last row's only: the range holds it alone)."""
+    ends = await asyncio.gather(
         *(
             one_row(requester, plan, filters, ascending=ascending, counted=False)
             for filters in plan.filters
-            for ascending in (True, False)
-        )
-    )
-    found = [sequence for _, sequence in edges if sequence is not None]
-    return SequenceBounds(min(found), max(found)) if found else None
-
-
-async def last_sequence(requester: Requester, plan: Plan) -> int | None:
-    """The ``$sequence`` of the last row the service returns for `plan` (over all its
-    requests), or None when it returns none: one one-row request per request, sent
-    together."""
-    ends = await asyncio.gather(
-        *(
-            one_row(requester, plan, filters, ascending=False, counted=False)
-            for filters in plan.filters
+            for ascending in ((True, False) if first else (False,))
         )
     )
     found = [sequence for _, sequence in ends if sequence is not None]
-    return max(found) if found else None
+    return SequenceRange((min(found) if first else max(found)) - 1, max(found)) if found else None

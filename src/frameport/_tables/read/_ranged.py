@@ -26,8 +26,9 @@ from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot, Source, in_order
 from ..._core._pages import last_row_value, rows_at_most
 from ..._core._together import cancel_and_wait
+from .._decode import decoded
 from ._plan import Plan
-from ._prefetch import decoded, show_total, up_to_head
+from ._prefetch import show_total, up_to_head
 from ._probes import Opening
 from ._ranges import SEQUENCE, SequenceRange, tapering_ranges
 from ._serial import serial_batches

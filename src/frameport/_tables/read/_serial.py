@@ -1,5 +1,6 @@
 """The serial read of a plan: its pages one after the other, decoded off the loop, types
-settled when inferred, rows sorted on the client when the service cannot sort them, output
+settled when inferred, rows sorted on the client as the service sorts them when it cannot
+(the results of several requests: `sort_table`), output
 columns projected, the first page taken from the read's `Opening`. Each range of a ranged
 read is read this way.
 """
@@ -8,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..._core._adaptive import AdaptiveConcurrency
 from ..._core._fan_in import Slot
@@ -21,14 +23,12 @@ from ..._core._pages import TOTAL_CAP
 from ..._core._together import cancel_and_wait
 from ..._exceptions import RowDecodeError
 from ..._schema import SYSTEM_SCHEMA, InferredSchema
-from ._ordering import sort_table
+from .._decode import Decode, decoded, holds
 from ._plan import Plan
 from ._prefetch import (
     PREFETCH_PAGES,
-    Decode,
     PagedRead,
     SeenIds,
-    decoded,
     prefetched_pages,
     show_total,
     up_to_head,
@@ -122,8 +122,7 @@ async def _show_bound(
     """Show on `bar` the upper bound the ``$sequence`` of the first and the last row give."""
     bounds = await sequence_bounds(requester, plan)
     if bounds is not None:
-        span = bounds.last - bounds.first + 1
-        show_total(bar, total, exact=exact, head=head, span=span)
+        show_total(bar, total, exact=exact, head=head, span=bounds.span)
 
 
 async def learn_columns(requester: Requester, plan: Plan, inferred: InferredSchema) -> None:
@@ -199,10 +198,7 @@ async def _settled(
 
 
 def _has_untyped(schema: pa.Schema) -> bool:
-    def untyped(kind: pa.DataType) -> bool:
-        return pa.types.is_null(kind) or (pa.types.is_list(kind) and untyped(kind.value_type))
-
-    return any(untyped(item.type) for item in schema)
+    return any(holds(item.type, pa.types.is_null) for item in schema)
 
 
 async def _sorted(
@@ -216,3 +212,37 @@ async def _sorted(
         table = table.slice(0, plan.head)
     for batch in table.to_batches(max_chunksize=plan.page_size):
         yield batch
+
+
+def sort_table(table: pa.Table, order: Sequence[tuple[str, bool]]) -> pa.Table:
+    """`table` ordered as the service orders rows for `order` ((column, ascending) pairs):
+    nulls first when ascending and last when descending, text compared case- and
+    accent-insensitively (the service's collation), ties by ``$sequence``.
+    """
+    keys: list[tuple[str, Literal["ascending", "descending"]]] = []
+    columns: dict[str, pa.Array[Any]] = {}
+    for position, (name, ascending) in enumerate(order):
+        values = table.column(name).combine_chunks()
+        direction: Literal["ascending", "descending"] = "ascending" if ascending else "descending"
+        present = f"__present{position}"
+        columns[present] = pc.is_valid(values)
+        keys.append((present, direction))  # false (null) first when ascending
+        sortable = f"__value{position}"
+        columns[sortable] = _collation_key(values)
+        keys.append((sortable, direction))
+    # The service's tie-breaker: $sequence ascending, or in the direction of a leading
+    # $createdAt/$updatedAt key.
+    leading, leading_ascending = order[0] if order else ("", True)
+    tie_ascending = leading_ascending if leading in ("$createdAt", "$updatedAt") else True
+    keys.append(("$sequence", "ascending" if tie_ascending else "descending"))
+    columns["$sequence"] = table.column("$sequence").combine_chunks()
+    indices = pc.sort_indices(pa.table(columns), sort_keys=keys)
+    return table.take(indices)
+
+
+def _collation_key(values: pa.Array[Any]) -> pa.Array[Any]:
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return values
+    decomposed: pa.Array[Any] = pc.utf8_normalize(values, form="NFKD")  # type: ignore[attr-defined]
+    bare = pc.replace_substring_regex(decomposed, pattern=r"\p{Mn}", replacement="")
+    return pc.utf8_lower(bare)

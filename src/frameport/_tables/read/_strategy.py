@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass
 
 from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto, Parallel, check_concurrency
-from ._plan import Plan, QuerySpec
+from ._plan import Plan
 
 READ_CAP = 16
 """The most ranges ``parallel="auto"`` runs at once."""
@@ -27,12 +27,14 @@ class Obstacle(enum.Enum):
     INFERRED = "the column types are inferred from the rows, in row order"
 
 
-def range_obstacle(spec: QuerySpec, *, requests: int, inferred: bool) -> Obstacle | None:
-    """What keeps the rows of `spec` (sent as `requests` requests, its types `inferred` or
-    not) from being read in ranges, or None."""
-    if spec.sequence_order is None:
+def range_obstacle(plan: Plan, *, inferred: bool | None = None) -> Obstacle | None:
+    """What keeps the rows of `plan` from being read in ranges, or None; `inferred`: whether
+    its types are inferred from the rows (None: when it has no fetched schema)."""
+    if inferred is None:
+        inferred = plan.fetched is None
+    if plan.spec.sequence_order is None:
         return Obstacle.SORTED
-    if requests > 1:
+    if len(plan.filters) > 1:
         return Obstacle.SEVERAL_REQUESTS
     if inferred:
         return Obstacle.INFERRED
@@ -47,37 +49,18 @@ class ReadStrategy:
     serial_reason: str | None
 
     @classmethod
-    def of(
-        cls,
-        spec: QuerySpec,
-        page_size: int,
-        parallel: Parallel,
-        *,
-        requests: int = 1,
-        inferred: bool = False,
-    ) -> ReadStrategy:
-        """The strategy of a read of `spec` (see the module docstring)."""
+    def of(cls, plan: Plan, parallel: Parallel, *, inferred: bool | None = None) -> ReadStrategy:
+        """The strategy of a read of `plan` (`inferred` as for `range_obstacle`)."""
         checked = 1 if parallel is None else check_concurrency(parallel, "parallel", also=", None")
         reason: str | None = None
-        obstacle = range_obstacle(spec, requests=requests, inferred=inferred)
+        obstacle = range_obstacle(plan, inferred=inferred)
         if checked == 1:
             reason = "parallel is 1"
-        elif checked == AUTO and spec.head is not None and spec.head <= page_size:
+        elif checked == AUTO and plan.head is not None and plan.head <= plan.page_size:
             reason = "the head fits in one page"
         elif obstacle is not None:
             reason = obstacle.value
         return cls(checked, reason)
-
-    @classmethod
-    def of_plan(cls, plan: Plan, parallel: Parallel) -> ReadStrategy:
-        """The strategy of a read of `plan`."""
-        return cls.of(
-            plan.spec,
-            plan.page_size,
-            parallel,
-            requests=len(plan.filters),
-            inferred=plan.fetched is None,
-        )
 
     @property
     def ranged(self) -> bool:

@@ -1,10 +1,11 @@
 """One read of a table query, built once per call: the plan, the requester that sends it,
 how it runs (`ReadStrategy`, which `explain` prints) and what it learns of inferred types.
 
-`pages` is the result, serially or in ranges of ``$sequence``; `count` the number of its
-rows; `ranges` cuts the rows into ranges (dask partitions, export segments), which
-`pages_by_range` reads the way a ranged read reads its own; `within`, `narrowed` and
-`ids_only` are the same read restricted to a range, to more filters, or to the rows' IDs.
+`pages` is the result, serially or in ranges of ``$sequence`` (`stream`: with a progress
+bar); `count` the number of its rows; `ranges` cuts the rows into ranges (dask partitions,
+export segments), which `pages_by_range` reads the way a ranged read reads its own; `within`,
+`narrowed` and `ids_only` are the same read restricted to a range, to more filters, or to the
+rows' IDs.
 
 >>> read = await TableRead.make(requester, location, QuerySpec(head=5))   # doctest: +SKIP
 >>> [batch async for batch in read.pages(collect=True)]                   # doctest: +SKIP
@@ -23,19 +24,13 @@ from ..._core._adaptive import AUTO, Parallel
 from ..._core._fan_in import in_order
 from ..._core._pages import TOTAL_CAP, fetch_page
 from ..._core._progress import finish, progress_bar
+from ..._core._queries import offset_query
 from ..._schema import SYSTEM_SCHEMA, InferredSchema
+from .._decode import decoded
 from .._location import TableLocation
 from .._system import System
 from ._plan import Plan, QuerySpec, make_plan, plan_before_columns
-from ._prefetch import decoded
-from ._probes import (
-    Opening,
-    SequenceBounds,
-    last_sequence,
-    sequence_at,
-    sequence_bounds,
-    service_count,
-)
+from ._probes import Opening, one_row, sequence_bounds
 from ._ranged import GUESSED_WORK_PER_ROW, range_reads, ranged_batches
 from ._ranges import SequenceRange, sequence_above, split_ranges
 from ._serial import learn_columns, serial_batches
@@ -51,8 +46,8 @@ if TYPE_CHECKING:
 class TableRead:
     """One read of a table query (see the module docstring). `inferred` collects the column
     types seen when the table's own cannot be read (None: they can); `opening` holds the
-    requests sent before the plan was made, which `pages` takes (or it sends its own) and
-    closes."""
+    requests sent before the plan was made, which `pages` takes when they serve it (else it
+    sends its own) and closes."""
 
     requester: Requester
     plan: Plan
@@ -80,26 +75,16 @@ class TableRead:
         early = plan_before_columns(location, member, spec, page_size) if reading else None
         opening = None
         if early is not None:
-            ranged = ReadStrategy.of(spec, early.page_size, parallel).ranged
+            ranged = ReadStrategy.of(early, parallel, inferred=False).ranged
             opening = Opening.send(requester, early, ranged=ranged)
         try:
             plan = await make_plan(requester, location, member, spec, page_size, columns=columns)
         except BaseException:
-            if opening is not None:
-                await opening.close()
+            await Opening.close_all(opening)
             raise
-        strategy = ReadStrategy.of_plan(plan, parallel)
+        strategy = ReadStrategy.of(plan, parallel)
         inferred = InferredSchema() if plan.fetched is None else None
         return cls(requester, plan, strategy, inferred, opening)
-
-    @property
-    def location(self) -> TableLocation:
-        return self.plan.location
-
-    @property
-    def member(self) -> str:
-        """The member name the requests name columns with (``column`` or ``attribute``)."""
-        return self.plan.member
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -107,21 +92,18 @@ class TableRead:
         self, bar: tqdm[object] | None = None, *, collect: bool
     ) -> AsyncGenerator[pa.RecordBatch]:
         """The result batches, in the result's order. `collect` says the caller keeps every
-        batch (memory need not be bounded); `bar` counts the rows."""
-        ranged, opening = self.strategy.ranged, self.opening
-        if opening is not None and not opening.serves(self.plan, ranged=ranged):
-            await opening.close()  # the columns made another read of it, or it was taken
-            opening = None
-        opening = opening or Opening.send(self.requester, self.plan, ranged=ranged)
+        batch (memory need not be bounded); `bar` counts the rows. The read's `opening` is
+        taken when it serves (the columns may have made another read of the query, or it
+        was taken), and closed here with the one sent instead."""
+        ranged, early = self.strategy.ranged, self.opening
+        serves = early is not None and early.serves(self.plan, ranged=ranged)
+        opening = early if serves else Opening.send(self.requester, self.plan, ranged=ranged)
         try:
             if ranged:
+                controller = self.strategy.controller()
+                streaming = not collect
                 batches = ranged_batches(
-                    self.requester,
-                    self.plan,
-                    self.strategy.controller(),
-                    bar,
-                    streaming=not collect,
-                    opening=opening,
+                    self.requester, self.plan, controller, bar, streaming=streaming, opening=opening
                 )
             else:
                 batches = serial_batches(
@@ -131,8 +113,15 @@ class TableRead:
                 async for batch in batches:
                     yield batch
         finally:
-            if opening is not None:
-                await opening.close()
+            await Opening.close_all(early, opening)
+
+    async def stream(self, progress: bool | None) -> AsyncGenerator[pa.RecordBatch]:
+        """The result batches as they come, in bounded memory, on a progress bar (shown
+        when `progress`)."""
+        with self.bar(progress) as bar:
+            async with aclosing(self.pages(bar, collect=False)) as batches:
+                async for batch in batches:
+                    yield batch
 
     async def collect(self, progress: bool | None) -> tuple[list[pa.RecordBatch], pa.Schema]:
         """Every result batch (a progress bar shown when `progress`), and the result's
@@ -165,7 +154,7 @@ class TableRead:
         if self.plan.output is not None:
             return self.plan.output
         plan = replace(self.plan, spec=self.plan.spec.first(1))
-        first = TableRead(self.requester, plan, ReadStrategy.of_plan(plan, 1), InferredSchema())
+        first = TableRead(self.requester, plan, ReadStrategy.of(plan, 1), InferredSchema())
         return (await first.collect(progress=False))[1]
 
     async def pages_by_range(
@@ -194,21 +183,24 @@ class TableRead:
             total = await self.service_count()
             if total < TOTAL_CAP:
                 return total if plan.head is None else min(total, plan.head)
-        rows = 0
         async with aclosing(self.ids_only().pages(collect=False)) as batches:
-            async for batch in batches:
-                rows += batch.num_rows
-        return rows
+            return sum([batch.num_rows async for batch in batches])
 
     async def service_count(self) -> int:
         """The service's count of the rows its first request keeps (up to `TOTAL_CAP`)."""
-        return await service_count(self.requester, self.plan) if self.plan.filters else 0
+        if not self.plan.filters:
+            return 0
+        return (await one_row(self.requester, self.plan, self.plan.filters[0]))[0]
 
     async def sequence_at(self, position: int) -> int | None:
         """The ``$sequence`` of the row at `position` (from 0, in ``$sequence`` order) among
         those its first request keeps, or None when there are no more; one one-row request,
         at any position (the service's counts stop at `TOTAL_CAP`, its offsets do not)."""
-        return await sequence_at(self.requester, self.plan, position) if self.plan.filters else None
+        if not self.plan.filters:
+            return None
+        filters = [*self.plan.filters[0], offset_query(position)]
+        _, found = await one_row(self.requester, self.plan, filters, ascending=True, counted=False)
+        return found
 
     async def ranges(
         self, *, parts: int | None = None, width: int | None = None, after: int | None = None
@@ -219,17 +211,14 @@ class TableRead:
         for)."""
         if not self.plan.filters:
             return []
-        if after is None:
-            bounds = await sequence_bounds(self.requester, self.plan)
-        else:
-            last = await last_sequence(self.requester, self.plan)
-            bounds = None if last is None else SequenceBounds(min(after + 1, last), last)
+        bounds = await sequence_bounds(self.requester, self.plan, first=after is None)
         if bounds is None:
             return []
+        after = bounds.after if after is None else min(after, bounds.after)
         if parts is None:
             assert width is not None, "ranges() takes parts= or width="
-            parts = -(-(bounds.last - bounds.first + 1) // width)
-        return split_ranges(bounds.first, bounds.last, parts)
+            parts = -(-(bounds.upto - after) // width)
+        return split_ranges(after + 1, bounds.upto, parts)
 
     # -- the same read, restricted ---------------------------------------------------------------
 
@@ -249,7 +238,7 @@ class TableRead:
 
     def after(self, sequence: int) -> TableRead:
         """This read of the rows after ``$sequence`` `sequence` only."""
-        return self.narrowed(sequence_above(sequence, self.member))
+        return self.narrowed(sequence_above(sequence, self.plan.member))
 
     def showing(self, system: System) -> TableRead:
         """This read showing the ``$`` fields `system` names (it sends the same requests)."""
@@ -258,7 +247,7 @@ class TableRead:
     def ids_only(self) -> TableRead:
         """This read of the rows' ``$`` fields only, in ``$sequence`` order."""
         plan = self.plan.ids_only()
-        strategy = ReadStrategy.of_plan(plan, self.strategy.parallel)
+        strategy = ReadStrategy.of(plan, self.strategy.parallel)
         inferred = None if self.inferred is None else InferredSchema()
         return TableRead(self.requester, plan, strategy, inferred)
 
@@ -267,8 +256,7 @@ class TableRead:
     @property
     def obstacle(self) -> Obstacle | None:
         """What keeps the rows from being read in ranges of ``$sequence`` (None: nothing)."""
-        plan = self.plan
-        return range_obstacle(plan.spec, requests=len(plan.filters), inferred=plan.fetched is None)
+        return range_obstacle(self.plan)
 
     def result_schema(self, batches: Sequence[pa.RecordBatch]) -> pa.Schema:
         """The schema of a result made of `batches` (for inferred types: of what was seen)."""
@@ -278,7 +266,7 @@ class TableRead:
     def bar(self, progress: bool | None) -> Iterator[tqdm[object]]:
         """A progress bar of this read's rows (`progress`: None decides by the terminal),
         given its total once the read learns it and left at 100% when the read ends."""
-        desc = str(self.location)
+        desc = str(self.plan.location)
         with progress_bar(total=None, unit="rows", desc=desc, enabled=progress) as bar:
             yield bar
             finish(bar)
@@ -344,4 +332,5 @@ async def table_last_sequence(requester: Requester, location: TableLocation) -> 
     member = requester.query_member_for(location.rows_path)
     plan = plan_before_columns(location, member, QuerySpec(), None)
     assert plan is not None, "a query without a filter is planned before the columns"
-    return await last_sequence(requester, plan)
+    bounds = await sequence_bounds(requester, plan, first=False)
+    return None if bounds is None else bounds.upto

@@ -97,7 +97,9 @@ async def change_rows(
     if not plan.filters or plan.head == 0:
         return ChangeReport(0, 0, 0, time.perf_counter() - started)
     verb = "updating" if action == "update" else "deleting"
-    bar = progress_bar(total=None, unit="rows", desc=f"{verb} {read.location}", enabled=progress)
+    bar = progress_bar(
+        total=None, unit="rows", desc=f"{verb} {read.plan.location}", enabled=progress
+    )
     with bar:
         if plan.every_row_kept and plan.head is None:
             try:
@@ -175,7 +177,9 @@ async def _holding_read(read: TableRead, changes: Mapping[str, Any] | None) -> T
 
     try:
         spec = _holding_rows(read, changes)
-        return None if spec is None else await TableRead.make(read.requester, read.location, spec)
+        return (
+            None if spec is None else await TableRead.make(read.requester, read.plan.location, spec)
+        )
     except (TypeError, ValueError):  # a value no filter compares (FilterError is one)
         raise _ById from None
 
@@ -220,5 +224,7 @@ async def _bulk(
     body: dict[str, Any] = {"queries": queries}
     if data is not None:
         body["data"] = data
-    answer = await read.requester.request_json(_METHODS[action], read.location.rows_path, json=body)
+    answer = await read.requester.request_json(
+        _METHODS[action], read.plan.location.rows_path, json=body
+    )
     return {"total": int(answer.get("total", 0)), "rows": answer.get("rows") or []}
