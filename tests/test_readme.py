@@ -33,6 +33,35 @@ def test_readme_links_every_guide_and_reference_page() -> None:
     assert sorted(pages - links) == []
 
 
+def test_the_docs_index_links_every_guide() -> None:
+    index = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    links = set(re.findall(r"\]\(([^)#]+)\)", index))
+    guides = {f"guides/{page.name}" for page in (REPO / "docs" / "guides").glob("*.md")}
+    assert sorted(guides - links) == []
+
+
+def test_the_data_moving_commands_are_shown_where_newcomers_look() -> None:
+    """`import`, `backup`, `verify`, `restore` and `copy` each have a word in the README and
+    the docs index, and a heading of the command-line guide that names them."""
+    commands = ("import", "backup", "verify", "restore", "copy")
+    readme = README.read_text(encoding="utf-8")
+    index = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    guide = (REPO / "docs" / "guides" / "command-line.md").read_text(encoding="utf-8")
+    headings = " ".join(line for line in guide.splitlines() if line.startswith("#"))
+    for command in commands:
+        assert f"`{command}`" in index, command
+        assert f"frameport {command}" in readme or command == "copy", command
+        assert command in headings, command
+    assert "frameport copy" in guide
+
+
+def test_the_api_reference_says_in_its_raw_form_how_to_read_it() -> None:
+    page = (REPO / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
+    before_the_first_name = page.split("\n::: ", 1)[0]
+    assert "make docs" in before_the_first_name
+    assert "help(" in before_the_first_name
+
+
 def test_nothing_in_the_repository_points_outside_it() -> None:
     """Every relative path written in a tracked text file (``../x/y``) stays inside it."""
     tracked = subprocess.run(
