@@ -120,7 +120,7 @@ def test_an_edited_proposal_creates_the_edited_columns(client: Client) -> None:
         "name": "string",
         "kind": "enum",
     }
-    columns = table.columns().set_index("key")
+    columns = table.columns(details=True).set_index("key")
     assert columns.loc["name", "size"] == 40
     assert list(columns["elements"]["kind"]) == ["a", "b"]
     with pytest.raises(ValueError, match="unknown type 'number'"):
