@@ -192,9 +192,12 @@ def test_a_load_without_ids_says_a_rerun_writes_the_rows_again(
     key_client: Client, database: str
 ) -> None:
     table = key_client.create_table(database, new_id("t"), schema=COLUMNS)
-    with pytest.warns(fp.FrameportWarning, match="writes these rows again.*id_from=.*id_hash="):
+    with pytest.warns(
+        fp.FrameportWarning, match="writes these rows again.*id_from=.*id_hash="
+    ) as caught:
         report = table.load(frame(), progress=False)
     assert report.rerun_safe is False
+    assert [warning.filename for warning in caught] == [__file__]  # the user's line, not asyncio's
     assert "a rerun writes these rows again" in report.summary()
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -18,8 +18,12 @@ import inspect
 import os
 import re
 import threading
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from contextvars import ContextVar
 from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
+
+from ._call_stack import user_frame_depth
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -27,6 +31,9 @@ T = TypeVar("T")
 A = TypeVar("A")
 F = TypeVar("F", bound="SyncFacade[Any]")
 
+_caller_warnings: ContextVar[list[tuple[str, type[Warning]]] | None] = ContextVar(
+    "frameport_caller_warnings", default=None
+)
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
@@ -68,8 +75,10 @@ def run_sync(awaitable: Awaitable[T]) -> T:
             "await the async API (AsyncClient) there instead."
         )
     started, finished = threading.Event(), threading.Event()
+    pending: list[tuple[str, type[Warning]]] = []
 
     async def watched() -> T:
+        _caller_warnings.set(pending)
         started.set()
         try:
             return await awaitable
@@ -86,6 +95,20 @@ def run_sync(awaitable: Awaitable[T]) -> T:
         if started.is_set():
             finished.wait(CANCEL_GRACE)
         raise
+    finally:
+        for message, category in pending:
+            warnings.warn(message, category, stacklevel=1 + user_frame_depth())
+
+
+def warn_caller(message: str, category: type[Warning]) -> None:
+    """Warn the user's code about this call: at once from async code; inside a synchronous
+    call, in the caller's thread when the call returns (raised on the loop thread, a warning
+    would name a line of asyncio's, not the user's)."""
+    pending = _caller_warnings.get()
+    if pending is None:
+        warnings.warn(message, category, stacklevel=1 + user_frame_depth())
+    else:
+        pending.append((message, category))
 
 
 def on_loop_thread() -> bool:

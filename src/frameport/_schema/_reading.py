@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import logging
 import re
-import warnings
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ import pyarrow.compute as pc
 from pandas.api.extensions import ExtensionDtype
 
 from .._core._memory import release_free_memory
+from .._core._sync import warn_caller
 from .._exceptions import unknown_column
 
 log = logging.getLogger(__name__)
@@ -118,11 +118,10 @@ def warn_unmapped(schema: pa.Schema, types: dict[str, str]) -> None:
     names = json_text_columns(schema)
     if names:
         listed = ", ".join(f"{name!r} ({types.get(name, 'unknown')})" for name in names)
-        warnings.warn(
+        warn_caller(
             f"columns read as JSON text, since frameport does not map their types: {listed}. "
             "Parse them with json.loads, or leave them out with select().",
             UnmappedColumnWarning,
-            stacklevel=2,
         )
 
 

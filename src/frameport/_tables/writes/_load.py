@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import secrets
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,10 +39,10 @@ import pandas as pd
 import pyarrow as pa
 
 from ..._core._adaptive import AUTO, AdaptiveConcurrency, Auto
-from ..._core._call_stack import user_frame_depth
 from ..._core._checkpoint import checkpoint_path, read_checkpoint, save_checkpoint
 from ..._core._config import default_cache_dir
 from ..._core._progress import progress_bar
+from ..._core._sync import warn_caller
 from ..._exceptions import FrameportWarning, LoadError, RowsRejectedError
 from ..._schema import ColumnRules
 from ..read import column_models
@@ -163,12 +162,11 @@ class LoadOptions:
                 f"id_hash=['email']; got {id_hash!r}"
             )
         if id_from is not None and not isinstance(id_from, str):
-            warnings.warn(
+            warn_caller(
                 f"id_from={list(id_from)!r} hashes the columns into the IDs; that is now "
                 f"spelled id_hash={list(id_from)!r} (id_from= takes one column whose values "
                 "are the IDs), and the list spelling goes in the next release",
                 FutureWarning,
-                stacklevel=1 + user_frame_depth(),
             )
         if self.atomic and self.resume:
             raise LoadError(
@@ -263,11 +261,10 @@ async def load_rows(
     result.report.null_values = opened.null_values
     result.report.rerun_safe = bool(options.keys) or ID_COLUMN in opened.schema.names
     if not (result.report.rerun_safe or options.dry_run or options.keep_ids):
-        warnings.warn(
+        warn_caller(
             f"this load of {location} made new IDs for its rows, so running it again writes "
             f"these rows again: {RERUN_ADVICE}",
             FrameportWarning,
-            stacklevel=1 + user_frame_depth(),
         )
     return result
 
