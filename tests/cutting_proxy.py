@@ -5,7 +5,9 @@ time).
 
 It stands between a real client and the real service, like a flaky network, so the client's
 handling of a body that breaks off can be tested over real HTTP. With ``cuts=0`` it only
-relays, and `request_headers`, `answer_headers` and `sent` tell what went over the wire.
+relays, and `request_headers`, `answer_headers` and `sent` tell what went over the wire,
+`open_lines` which connections are open. `hold` cuts every connection and refuses new ones
+until `release`, as a network that goes away and comes back.
 
 >>> with CuttingProxy(service.endpoint, cut_after=1 << 20, cuts=2) as proxy:
 ...     Client(proxy.endpoint, service.project, key=service.key).bucket(b).download(f)
@@ -36,6 +38,8 @@ class CuttingProxy:
         self._sent = bytearray()  # every byte relayed, each way
         self._answered = bytearray()
         self._listener = socket.create_server(("127.0.0.1", 0))
+        self._holding = False
+        self._open: dict[int, tuple[list[bytes], socket.socket, socket.socket]] = {}
         self._closed = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -72,10 +76,49 @@ class CuttingProxy:
                 downstream, _ = self._listener.accept()
             except OSError:
                 return
+            if self._holding:
+                _close(downstream)
+                continue
             upstream = socket.create_connection(self._upstream)
+            with self._lock:
+                self._open[id(downstream)] = ([], downstream, upstream)
             state: dict[str, int | None] = {"budget": None}
             self._start(self._requests, downstream, upstream, state)
             self._start(self._answers, upstream, downstream, state)
+
+    def hold(self) -> None:
+        """Cut every open connection, and refuse new ones until `release`."""
+        self._holding = True
+        with self._lock:
+            held = list(self._open.values())
+        for _, downstream, upstream in held:
+            _close(downstream, upstream)
+
+    def release(self) -> None:
+        """Relay new connections again."""
+        self._holding = False
+
+    def request_lines(self) -> list[str]:
+        """The request line of every request relayed so far (since `forget`)."""
+        with self._lock:
+            found = re.findall(rb"(?:^|\r\n)([A-Z]+ \S+ HTTP/1\.1)\r\n", bytes(self._sent))
+        return [line.decode("latin-1") for line in found]
+
+    def open_lines(self, part: str) -> list[str]:
+        """The first request lines of the connections open now that contain `part`."""
+        with self._lock:
+            firsts = [lines[0].decode("latin-1") for lines, _, _ in self._open.values() if lines]
+        return [line for line in firsts if part in line]
+
+    def wait_closed(self, part: str, timeout: float) -> None:
+        """Wait until no open connection's first request line contains `part` (at most
+        `timeout` seconds, then AssertionError)."""
+        waited = threading.Event()
+        for _ in range(int(timeout / 0.01)):
+            if not self.open_lines(part):
+                return
+            waited.wait(0.01)
+        raise AssertionError(f"a connection for {part} is still open: {self.open_lines(part)}")
 
     def forget(self) -> None:
         """Forget what was relayed so far (`request_headers` and `answer_headers` start anew)."""
@@ -114,6 +157,10 @@ class CuttingProxy:
         try:
             while block := source.recv(RELAY_BLOCK):
                 line = block.split(b"\r\n", 1)[0]
+                with self._lock:
+                    lines = self._open.get(id(source), ([],))[0]
+                    if not lines:
+                        lines.append(line)
                 if line.startswith(b"GET ") and b"/download" in line and self._take_cut():
                     state["budget"] = -1  # armed: counted from the end of the headers
                 with self._lock:
@@ -122,6 +169,8 @@ class CuttingProxy:
         except OSError:
             pass
         finally:
+            with self._lock:
+                self._open.pop(id(source), None)
             _close(source, sink)
 
     def _answers(

@@ -52,6 +52,7 @@ FACES: dict[type[SyncFacade[Any]], type] = {
     fp.Transaction: fp.AsyncTransaction,
     fp.TransactionQuery: fp.AsyncTransactionQuery,
     fp.TransactionTable: fp.AsyncTransactionTable,
+    fp.Changes: fp.AsyncChanges,
 }
 ASYNC_CLASSES = {async_class.__name__: async_class for async_class in FACES.values()}
 
@@ -61,8 +62,13 @@ WRITTEN_BY_HAND = {"from_env", "from_saved", "impersonate"}
 CONSTRUCTORS = {"from_env", "from_saved"}
 
 
+# Members of an async class with no sync twin: an async iterator's `aclose` (its face's is
+# `close`, as its own is too).
+ASYNC_ONLY = {"aclose"}
+
+
 def _public_names(cls: type) -> set[str]:
-    return {name for name in dir(cls) if not name.startswith("_")}
+    return {name for name in dir(cls) if not name.startswith("_")} - ASYNC_ONLY
 
 
 def _members() -> list[tuple[type[SyncFacade[Any]], str]]:

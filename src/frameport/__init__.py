@@ -68,6 +68,7 @@ if _TYPE_CHECKING:
         TransactionTable,
         explain_scans,
     )
+    from ._tables.changes import AsyncChanges, Changes, ChangesStatus
     from ._tables.writes import ChangeReport, WriteReport
     from ._tables.writes._infer import infer_schema
     from ._tables.writes._operators import (
@@ -103,6 +104,7 @@ _EXPORTS = {
     "_tables": "AsyncTable AsyncTableQuery AsyncTransaction AsyncTransactionQuery "
     "AsyncTransactionTable Table TableQuery Transaction TransactionQuery TransactionTable "
     "explain_scans",
+    "_tables.changes": "AsyncChanges Changes ChangesStatus",
     "_tables.writes": "ChangeReport WriteReport",
     "_tables.writes._infer": "infer_schema",
     "_tables.writes._operators": "UpdateOperator append concat decrement divide increment "
@@ -144,6 +146,7 @@ __all__ = [
     "APIError",
     "ArchiveError",
     "AsyncBucket",
+    "AsyncChanges",
     "AsyncClient",
     "AsyncFunction",
     "AsyncTable",
@@ -156,6 +159,8 @@ __all__ = [
     "BadRequestError",
     "Bucket",
     "ChangeReport",
+    "Changes",
+    "ChangesStatus",
     "Client",
     "ConflictError",
     "Deployment",

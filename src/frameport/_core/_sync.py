@@ -253,7 +253,7 @@ def delegate(
         result = getattr(self._async, name)(*args, **kwargs)
         if inspect.isawaitable(result):
             result = run_sync(result)
-        elif isinstance(result, AsyncIterator):
+        elif isinstance(result, AsyncIterator) and type(result) not in _faces:
             return iterate_sync(result)
         result = to_sync(result)
         if face is not None:

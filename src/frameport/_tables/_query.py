@@ -55,6 +55,15 @@ from ._location import TableLocation
 from ._preview import rows_text
 from ._rechunk import rechunk
 from ._system import DEFAULT_SYSTEM, System
+from .changes import (
+    DEFAULT_HEARTBEAT,
+    DEFAULT_LAG,
+    DEFAULT_POLL,
+    AsyncChanges,
+    ChangeFeed,
+    Changes,
+    Since,
+)
 from .export import ExportReport, export_resumable, export_streamed
 from .read import READ_POOL, QuerySpec, TableRead
 from .writes import (
@@ -303,6 +312,41 @@ class AsyncTableQuery:
             page_size=page_size,
             progress=progress,
         )
+
+    def changes(
+        self,
+        since: Since = None,
+        *,
+        lag: float = DEFAULT_LAG,
+        heartbeat: float = DEFAULT_HEARTBEAT,
+        poll: float = DEFAULT_POLL,
+    ) -> AsyncChanges:
+        """This query's changes as they happen: Arrow ``RecordBatch``es with an ``op`` column
+        (``insert``, ``update``, ``delete``), ``$id``, ``$updatedAt`` and the query's
+        columns. A row changed so that it leaves the filter comes as a ``delete``.
+
+        `since`: None (from now), ``"snapshot"`` (every current row first, as ``insert``) or
+        a watermark (the service's ``$updatedAt`` text or a datetime: the rows updated since
+        it first). With a session or a JWT the changes come over the realtime socket, a
+        heartbeat every `heartbeat` seconds; after a drop it reconnects and catches up from
+        its watermark less `lag` seconds, reading only the rows changed since and finding
+        the rows gone. With an API key it polls every `poll` seconds (``status.polling``).
+        It ends on ``break``, on cancellation and on ``close()``; a dropped table ends it
+        with `NotFoundError`. See the live tables guide.
+
+        >>> async for batch in people.where(col("age") > 30).changes():  # doctest: +SKIP
+        ...     print(batch.to_pylist())
+        """
+        feed = ChangeFeed(
+            self._requester,
+            self._location,
+            self._spec,
+            since=since,
+            lag=lag,
+            heartbeat=heartbeat,
+            poll=poll,
+        )
+        return AsyncChanges(feed)
 
     async def to_polars(
         self, lazy: bool = False, *, system: System = DEFAULT_SYSTEM
@@ -675,6 +719,7 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
         return reader.__arrow_c_stream__(requested_schema)
 
     to_polars = delegate(AsyncTableQuery.to_polars)
+    changes = delegate(AsyncTableQuery.changes, Changes)
     update = delegate(AsyncTableQuery.update)
     delete = delegate(AsyncTableQuery.delete)
 
