@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from cutting_proxy import CuttingProxy
 from frameport._demo import sample_people
 from frameport.cli import main
 from frameport.local import LocalService
@@ -221,12 +222,15 @@ def test_ctrl_c_during_a_resumable_export_says_a_rerun_resumes(tmp_path: Path) -
     target = tmp_path / "people.parquet"
     checkpoint = tmp_path / ".people.parquet.resume"
     # Each page takes a second or more to arrive, so when the first segment is recorded the
-    # others still have pages to come (they run ahead of the writer by two pages at most),
-    # also on a busy machine, where the export must not finish before Ctrl-C reaches it.
-    with LocalService(data_dir=data, latency=50, bandwidth=8) as far:
+    # others still have pages to come; the network is then held (every connection cut, new
+    # ones refused) before Ctrl-C, so the export cannot finish first on a busy machine.
+    with (
+        LocalService(data_dir=data, latency=50, bandwidth=8) as far,
+        CuttingProxy(far.endpoint, cut_after=0, cuts=0) as network,
+    ):
         env = {
             **os.environ,
-            "FRAMEPORT_ENDPOINT": far.endpoint,
+            "FRAMEPORT_ENDPOINT": network.endpoint,
             "FRAMEPORT_PROJECT": far.project,
             "FRAMEPORT_KEY": far.key,
             "FRAMEPORT_PROGRESS": "0",
@@ -238,8 +242,10 @@ def test_ctrl_c_during_a_resumable_export_says_a_rerun_resumes(tmp_path: Path) -
         while not segments_done(checkpoint) and export.poll() is None:
             assert time.monotonic() < deadline, "the export never completed a segment"
             time.sleep(0.05)
+        network.hold()
         export.send_signal(signal.SIGINT)
         _, err = export.communicate(timeout=60)
+        network.release()
         assert export.returncode == 130, err
         assert err.strip() == (
             f"frameport export: interrupted; the rows exported so far are kept beside {target}; "

@@ -265,7 +265,7 @@ def _ids_read(read: TableRead) -> TableRead:
 
 async def _now(read: TableRead) -> str:
     """The service's time now, as text (a dropped table: `NotFoundError`)."""
-    moment = await service_now(read.requester, read.location.rows_path)
+    moment = await service_now(read.requester, read.plan.location.rows_path)
     return service_text(moment or datetime.now().astimezone())
 
 

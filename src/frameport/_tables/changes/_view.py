@@ -48,7 +48,7 @@ class ViewRows:
         self._seen: dict[str, tuple[int, bool]] = {}  # $id → ($updatedAt ms, present)
         plan = replace(events.plan, residual=read.plan.spec.condition)
         self._decode = plan.decoder(read.inferred)
-        self._items_key = read.location.items_key
+        self._items_key = read.plan.location.items_key
         columns = read.plan.spec.columns
         self._select = None if columns is None or "*" in columns else columns
 
