@@ -19,7 +19,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 import frameport as fp
-from delta_support import assert_synced
+from delta_support import assert_no_secret, assert_synced
 from frameport._demo import sample_people
 from frameport.local import LocalService
 from tables_support import load, new_id
@@ -62,12 +62,6 @@ def follow_commits(target: Path) -> list[dict[str, object]]:
     """The commits of the sync's follow phase (merges of the changes of an interval)."""
     history = DeltaTable(str(target)).history()
     return [commit for commit in history if "frameport.changed_rows" in commit]
-
-
-def assert_no_secret(target: Path, secrets: list[str]) -> None:
-    for entry in (target / "_delta_log").iterdir():
-        text = entry.read_text(errors="replace")
-        assert not [secret for secret in secrets if secret in text], entry.name
 
 
 def test_following_keeps_the_delta_table_equal_to_the_view(
