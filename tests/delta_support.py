@@ -40,3 +40,10 @@ def assert_synced(target: Path, query: TableQuery, scratch: Path) -> None:
     assert [f.type for f in synced.schema] == [f.type for f in expected.schema]
     assert actual.equals(expected)
     fresh.unlink()
+
+
+def assert_no_secret(target: Path, secrets: list[str]) -> None:
+    """No file of the Delta log at `target` holds any of `secrets`."""
+    for entry in (target / "_delta_log").iterdir():
+        text = entry.read_text(errors="replace")
+        assert not [secret for secret in secrets if secret in text], entry.name

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
+from delta_support import assert_no_secret
 from frameport._demo import sample_people
 from frameport.cli import main
 from frameport.local import LocalService
@@ -56,3 +57,4 @@ def test_sync_writes_then_merges(
     synced = DeltaTable(str(target)).to_pandas()
     assert sorted(synced["$id"]) == sorted(expected["$id"])
     assert list(synced.columns)[-2:] == ["name", "age"]
+    assert_no_secret(target, [environment.key])

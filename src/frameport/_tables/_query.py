@@ -38,6 +38,7 @@ import html
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
@@ -288,6 +289,9 @@ class AsyncTableQuery:
         lag: float = 5.0,
         page_size: int | None = None,
         progress: bool | None = None,
+        follow: bool = False,
+        interval: float = 10.0,
+        reconcile: float = 60.0,
     ) -> SyncReport:
         """Keep the Delta Lake table at `target` equal to this query's rows and return a
         report of it (inserted, updated, deleted, Delta version, seconds). The first run
@@ -298,11 +302,21 @@ class AsyncTableQuery:
         by ``$sequence``. A progress bar shows the rows read (`progress`, as for
         `to_pandas`). Needs the ``delta`` extra; see the pipelines guide.
 
-        >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
-        """
-        from .delta import sync_delta
+        With ``follow=True`` it never returns: after a run it follows the query's changes
+        (`changes`, from the run's watermark) and merges them in one commit every `interval`
+        seconds (none when nothing changed), deletes included, until interrupted (Ctrl-C,
+        ``KeyboardInterrupt``, a cancelled task), which ends it after the commit under way;
+        the next run reads again what came after the last commit. With an API key the changes
+        are polled once per interval; over realtime (a session or a JWT) a sync run every
+        `reconcile` seconds catches up the bulk changes that send no events.
 
-        return await sync_delta(
+        >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
+        >>> people.sync("people_delta", follow=True, interval=30)        # doctest: +SKIP
+        """
+        from .delta import follow_delta, sync_delta
+
+        run = partial(follow_delta, interval=interval, reconcile=reconcile)
+        return await (run if follow else sync_delta)(
             self._requester,
             self._location,
             self._spec,

@@ -5,6 +5,7 @@ fsspec URL) loaded into a table through `Table.load`."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import warnings
 from pathlib import Path
@@ -68,13 +69,11 @@ def add_row_commands(commands: Any) -> None:
         commands,
         "sync",
         _sync,
-        kept=lambda args: (
-            f"the Delta table {args.target} is as the last complete run left it "
-            "(a run commits once, at its end); run the command again to sync"
-        ),
+        kept=_sync_kept,
         help="keep a Delta Lake table in step with a table (needs the delta extra)",
         description="Write a table's rows to a Delta Lake table, then on each later run merge "
-        "only the rows changed since the last one.",
+        "only the rows changed since the last one; with --follow, keep merging the changes "
+        "in one commit per interval until Ctrl-C.",
     ) as sync:
         add_view_arguments(sync, columns="columns to sync, e.g. name,age")
         sync.add_argument("target", help="the Delta table's folder (created by the first run)")
@@ -90,6 +89,25 @@ def add_row_commands(commands: Any) -> None:
             type=float,
             default=5.0,
             help="seconds before the last run's start to read from (default 5)",
+        )
+        sync.add_argument(
+            "--follow",
+            action="store_true",
+            help="after the run, follow the table's changes and commit them every --interval "
+            "seconds (none when nothing changed) until Ctrl-C",
+        )
+        sync.add_argument(
+            "--interval",
+            type=float,
+            default=10.0,
+            help="with --follow: seconds between commits (default 10)",
+        )
+        sync.add_argument(
+            "--reconcile",
+            type=float,
+            default=60.0,
+            help="with --follow over realtime (a signed-in user): seconds between the sync "
+            "runs that catch up the bulk changes that send no events (default 60)",
         )
 
 
@@ -163,9 +181,33 @@ def _export(connection: Connection, args: argparse.Namespace) -> str:
     return f"{args.db}/{args.table}: {report.summary()}"
 
 
+def _sync_kept(args: argparse.Namespace) -> str:
+    if args.follow:
+        return (
+            f"the Delta table {args.target} is as the last commit left it; the changes after "
+            "it are read again when you run the command again"
+        )
+    return (
+        f"the Delta table {args.target} is as the last complete run left it "
+        "(a run commits once, at its end); run the command again to sync"
+    )
+
+
 def _sync(connection: Connection, args: argparse.Namespace) -> str:
+    if args.follow:  # a line per commit, as it happens
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger = logging.getLogger("frameport.sync")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
     report = view_from_args(connection, args).sync(
-        args.target, deletes=args.deletes, lag=args.lag, progress=args.progress
+        args.target,
+        deletes=args.deletes,
+        lag=args.lag,
+        progress=args.progress,
+        follow=args.follow,
+        interval=args.interval,
+        reconcile=args.reconcile,
     )
     return f"{args.db}/{args.table} → {args.target}: {report.summary()}"
 

@@ -130,14 +130,21 @@ async def sync_delta(
     ids_read = 0
     if deletes == "scan":
         gone, ids_read = await _gone_ids(read, state.table, changed)
-    figures = await asyncio.to_thread(_merge, state, changed, gone, view, watermark)
+    figures = await asyncio.to_thread(merge_rows, state, changed, gone, view, watermark)
+    return merged(figures, started, changed.num_rows, ids_read, watermark)
+
+
+def merged(
+    figures: dict[str, int], started: float, rows_read: int, ids_read: int, watermark: str | None
+) -> SyncReport:
+    """The report of an incremental run that merged with `figures` (see `merge_rows`)."""
     return SyncReport(
         inserted=figures["inserted"],
         updated=figures["updated"],
         deleted=figures["deleted"],
         version=figures["version"],
         seconds=time.perf_counter() - started,
-        rows_read=changed.num_rows,
+        rows_read=rows_read,
         ids_read=ids_read,
         full=False,
         watermark=watermark,
@@ -219,7 +226,7 @@ async def _gone_ids(
     return await gone_ids(read.ids_only(), holding)
 
 
-def _merge(
+def merge_rows(
     state: LastSync, changed: pa.Table, gone: ArrowArray, view: str, watermark: str | None
 ) -> dict[str, int]:
     """Merge the changed rows and remove the gone ones, in one commit; the figures."""
