@@ -5,23 +5,14 @@ one empty and another holding nearly every byte)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pandas as pd
 import pytest
 
 import frameport as fp
 from frameport import Client, Table
-from frameport.local import LocalService
 from tables_support import load, new_id
 
 NARROW, WIDE = 1_200, 400
-
-
-@pytest.fixture(scope="module")
-def key_client(service: LocalService) -> Iterator[Client]:
-    with service.client() as client:
-        yield client
 
 
 @pytest.fixture(scope="module")

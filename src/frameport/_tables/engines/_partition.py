@@ -83,12 +83,14 @@ async def planned_partitions(
     caller: str,
     parts: int | None = None,
     rows: int | None = None,
+    bytes: int | None = None,
     credentials: CredentialChoice = "auto",
     page_size: int | None = None,
 ) -> PlannedPartitions:
     """One `PartitionSpec` per range of `spec`'s rows (`parts` partitions of equal estimated
-    bytes, or partitions of at most `rows` estimated rows; one empty partition when no row
-    matches), planned on the driver; `caller` names the method in errors."""
+    bytes, else partitions of at most `rows` estimated rows or `bytes` estimated bytes; one
+    empty partition when no row matches), planned on the driver; `caller` names the method
+    in errors."""
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
         raise ValueError(f"partitions must be a whole number >= 1 (got {parts!r}).")
     ascending = _partition_order(spec, caller)
@@ -99,7 +101,12 @@ async def planned_partitions(
         first_rows = spec.first(read.plan.page_size)
         first = await TableRead.make(requester, location, first_rows, reading=True)
         schema = (await first.collect(progress=False))[1]
-    plan = await plan_partitions(read, parts=parts, rows=None if parts else rows)
+    if parts is not None:
+        plan = await plan_partitions(read, parts=parts)
+    elif rows is not None:
+        plan = await plan_partitions(read, rows=rows)
+    else:
+        plan = await plan_partitions(read, bytes=bytes)
     partitions = list(plan.partitions) or [Partition(SequenceRange(0, 0), 0, 0)]
     if not ascending:
         partitions.reverse()
