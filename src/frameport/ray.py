@@ -52,7 +52,8 @@ def read_table(
     The partition planner cuts the rows into ranges of ``$sequence`` now, on the driver (a
     missing table or a filter it refuses raises here), with estimates of each range's rows
     and bytes that Ray reads as each read task's metadata: `partitions` ranges of equal
-    estimated bytes, or (by default) ranges of about 64 MiB in Arrow memory. The rows come
+    estimated bytes, or (by default) ranges of at most 64 MiB in Arrow memory, and at least
+    as many as the cluster's CPUs (when Ray is started). The rows come
     in ``$sequence`` order (down it, for a query sorted down ``$sequence``); any other sort,
     or ``head``, raises ValueError: sort or limit the dataset instead. `credentials`: where
     the workers' come from, as for ``to_dask``. `read_args` go to
@@ -75,6 +76,7 @@ def read_table(
             caller="fp.ray.read_table()",
             parts=partitions,
             bytes=BYTES_PER_PARTITION,
+            at_least=_cpus(),
             credentials=credentials,
             page_size=page_size,
         )
@@ -84,6 +86,13 @@ def read_table(
         TableDatasource(planned, name), **read_args
     )
     return dataset
+
+
+def _cpus() -> int:
+    """The CPUs of the Ray cluster this process is connected to (1 before ``ray.init``)."""
+    if not ray.is_initialized():
+        return 1
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
 class TableSink(TableDatasink):

@@ -84,13 +84,14 @@ async def planned_partitions(
     parts: int | None = None,
     rows: int | None = None,
     bytes: int | None = None,
+    at_least: int = 1,
     credentials: CredentialChoice = "auto",
     page_size: int | None = None,
 ) -> PlannedPartitions:
     """One `PartitionSpec` per range of `spec`'s rows (`parts` partitions of equal estimated
-    bytes, else partitions of at most `rows` estimated rows or `bytes` estimated bytes; one
-    empty partition when no row matches), planned on the driver; `caller` names the method
-    in errors."""
+    bytes, else partitions of at most `rows` estimated rows or `bytes` estimated bytes, and
+    `at_least` of them; one empty partition when no row matches), planned on the driver;
+    `caller` names the method in errors."""
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int) or parts < 1):
         raise ValueError(f"partitions must be a whole number >= 1 (got {parts!r}).")
     ascending = _partition_order(spec, caller)
@@ -104,9 +105,9 @@ async def planned_partitions(
     if parts is not None:
         plan = await plan_partitions(read, parts=parts)
     elif rows is not None:
-        plan = await plan_partitions(read, rows=rows)
+        plan = await plan_partitions(read, rows=rows, at_least=at_least)
     else:
-        plan = await plan_partitions(read, bytes=bytes)
+        plan = await plan_partitions(read, bytes=bytes, at_least=at_least)
     partitions = list(plan.partitions) or [Partition(SequenceRange(0, 0), 0, 0)]
     if not ascending:
         partitions.reverse()

@@ -105,11 +105,13 @@ async def plan_partitions(
     parts: int | None = None,
     rows: int | None = None,
     bytes: int | None = None,
+    at_least: int = 1,
     after: int | None = None,
 ) -> PartitionPlan:
     """The read's rows cut into `parts` partitions of equal estimated bytes, or into
     partitions of at most `rows` estimated rows or `bytes` estimated bytes (exactly one of
-    the three). `after`: as for `estimate`."""
+    the three), and then into `at_least` (as many as the workers, so that none idles).
+    `after`: as for `estimate`."""
     if sum(option is not None for option in (parts, rows, bytes)) != 1:
         raise ValueError("plan_partitions() takes one of parts=, rows= or bytes=")
     strata = await estimate(read, after=after)
@@ -120,7 +122,7 @@ async def plan_partitions(
     if parts is None:
         size, total = (rows, total_rows) if rows is not None else (bytes, total_bytes)
         assert size is not None
-        parts = max(1, -(-round(total) // max(1, size)))
+        parts = max(at_least, -(-round(total) // max(1, size)))
     by_rows = rows is not None
     return PartitionPlan(tuple(_cut(strata, parts, by_rows=by_rows)))
 
