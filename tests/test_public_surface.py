@@ -45,12 +45,13 @@ def test_errors_pickle_through_their_public_name() -> None:
 
 
 def public_docstrings() -> dict[str, str]:
-    """The docstring of every public name of frameport and frameport.widgets, and of every
-    public member of their classes (inherited ones included), by dotted path."""
+    """The docstring of every public name of frameport, frameport.widgets and frameport.ray,
+    and of every public member of their classes (inherited ones included), by dotted path."""
+    import frameport.ray
     import frameport.widgets
 
     found: dict[str, str] = {}
-    for module in (fp, frameport.widgets):
+    for module in (fp, frameport.widgets, frameport.ray):
         for name in module.__all__:
             value = getattr(module, name)
             if isinstance(value, str | tuple):  # __version__, DTYPE_TABLE

@@ -1,9 +1,9 @@
 """Tables: the lazy query and its synchronous face (`_query`), the engine that reads it
 (`read/`), and the features built on them, each in a room of its own: Parquet exports
-(`export/`), the Delta Lake sync (`delta/`), polars frames and lazy scans (`polars/`), dask
-frames (`dask/`), writes (`writes/`), transactions over several tables' writes
-(`_transaction`), the Arrow stream (`_stream`) and the page-at-a-time view of the table
-widget (`_browse`)."""
+(`export/`), the Delta Lake sync (`delta/`), polars frames and lazy scans (`polars/`), the
+engines beyond one process (`engines/`: dask frames, Ray datasets), writes (`writes/`),
+transactions over several tables' writes (`_transaction`), the Arrow stream (`_stream`) and
+the page-at-a-time view of the table widget (`_browse`)."""
 
 from ._admin import create_database, create_table, drop_database
 from ._browse import PagePosition, TableBrowser, TablePage

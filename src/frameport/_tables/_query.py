@@ -29,7 +29,7 @@ Decisions:
   a filter value that does not fit a column raises the same `FilterError`.
 * The reading terminals read ranges of ``$sequence`` concurrently and hand them on in order,
   with the serial read's result (`read._ranged`); `to_dask` builds a dask DataFrame of such
-  ranges, read on dask's workers (`dask/`).
+  ranges, read on dask's workers (`engines/dask/`).
 """
 
 from __future__ import annotations
@@ -395,7 +395,7 @@ class AsyncTableQuery:
         >>> ddf = table.query("age > 30").to_dask(partitions=8)         # doctest: +SKIP
         >>> ddf.groupby("city").age.mean().compute()                     # doctest: +SKIP
         """
-        from .dask import to_dask
+        from .engines.dask import to_dask
 
         return await to_dask(
             self._requester,

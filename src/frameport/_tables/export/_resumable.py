@@ -34,7 +34,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from ..._exceptions import ResumeError
-from ..read import READ_POOL, Obstacle, SequenceRange, TableRead
+from ..read import READ_POOL, Obstacle, SequenceRange, TableRead, plan_partitions
 from ._checkpoint import (
     Checkpoint,
     Fingerprint,
@@ -170,22 +170,18 @@ async def _write_segments(
 
 
 async def _segments(read: TableRead, within: SequenceRange | None) -> list[SequenceRange]:
-    """The ``$sequence`` values of the read's rows cut into segments of `SEGMENT_PAGES`
-    pages' worth; one segment when the rows would fill no more than that (a filter keeping
-    few rows spread over a large table, as an incremental read's, would otherwise make a
-    request and a file per `SEGMENT_PAGES` pages of the table). Given the range the rows
-    lie `within`, one probe tells whether they fill more, and when they do not, that range
-    is the segment: an incremental backup's few changed rows cost the service one request
-    before they are read, not three."""
+    """The read's rows cut by the partition planner into segments of about `SEGMENT_PAGES`
+    pages' worth of estimated rows; one segment when the rows would fill no more than that
+    (a filter keeping few rows spread over a large table, as an incremental read's, would
+    otherwise make a request and a file per `SEGMENT_PAGES` pages of the table). Given the
+    range the rows lie `within`, one probe tells whether they fill more, and when they do
+    not, that range is the segment: an incremental backup's few changed rows cost the
+    service one request before they are read."""
     rows = SEGMENT_PAGES * read.plan.page_size
-    if within is not None:
-        if await read.sequence_at(rows) is None:
-            return [within]
-        return await read.ranges(width=rows, after=within.after)
-    segments, beyond = await asyncio.gather(read.ranges(width=rows), read.sequence_at(rows))
-    if beyond is None and len(segments) > 1:
-        return [SequenceRange(segments[0].after, segments[-1].upto)]
-    return segments
+    if within is not None and await read.sequence_at(rows) is None:
+        return [within]
+    after = None if within is None else within.after
+    return (await plan_partitions(read, rows=rows, after=after)).ranges
 
 
 def _refuse_unsegmentable(read: TableRead) -> pa.Schema:

@@ -2,8 +2,8 @@
 
 ``$sequence`` numbers a table's rows in insertion order, is the service's default order and
 can be filtered: a range adds ``greaterThan``/``lessThanEqual`` on it to a request's filters.
-`split_ranges` cuts the rows between two bounds into parts of nearly equal width (dask
-partitions, the segments of a resumable export); `tapering_ranges` cuts them as they are
+`split_ranges` cuts the rows between two bounds into parts of nearly equal width (the strata
+the partition planner samples); `tapering_ranges` cuts them as they are
 asked for, each the pages left divided by the ranges that run at once, so that a read ends
 with every slot busy on single pages rather than one long range alone.
 

@@ -2,8 +2,8 @@
 how it runs (`ReadStrategy`, which `explain` prints) and what it learns of inferred types.
 
 `pages` is the result, serially or in ranges of ``$sequence`` (`stream`: with a progress
-bar); `count` the number of its rows; `ranges` cuts the rows into ranges (dask partitions,
-export segments), which `pages_by_range` reads the way a ranged read reads its own; `within`,
+bar); `count` the number of its rows; `pages_by_range` reads ranges the partition planner
+cut (`_planner`: export segments) the way a ranged read reads its own; `within`,
 `narrowed` and `ids_only` are the same read restricted to a range, to more filters, or to the
 rows' IDs.
 
@@ -32,7 +32,7 @@ from .._system import System
 from ._plan import Plan, QuerySpec, make_plan, plan_before_columns
 from ._probes import Opening, one_row, sequence_bounds
 from ._ranged import GUESSED_WORK_PER_ROW, range_reads, ranged_batches
-from ._ranges import SequenceRange, sequence_above, split_ranges
+from ._ranges import SequenceRange, sequence_above
 from ._serial import learn_columns, serial_batches
 from ._strategy import Obstacle, ReadStrategy, range_obstacle
 
@@ -201,24 +201,6 @@ class TableRead:
         filters = [*self.plan.filters[0], offset_query(position)]
         _, found = await one_row(self.requester, self.plan, filters, ascending=True, counted=False)
         return found
-
-    async def ranges(
-        self, *, parts: int | None = None, width: int | None = None, after: int | None = None
-    ) -> list[SequenceRange]:
-        """The ``$sequence`` values from the first row to the last (asked for now) cut into
-        `parts` ranges, or into ranges of at most `width` values; none without rows. `after`:
-        a value below every row's, from which the ranges start (the first row is not asked
-        for)."""
-        if not self.plan.filters:
-            return []
-        bounds = await sequence_bounds(self.requester, self.plan, first=after is None)
-        if bounds is None:
-            return []
-        after = bounds.after if after is None else min(after, bounds.after)
-        if parts is None:
-            assert width is not None, "ranges() takes parts= or width="
-            parts = -(-(bounds.upto - after) // width)
-        return split_ranges(after + 1, bounds.upto, parts)
 
     # -- the same read, restricted ---------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""How a dask worker connects: a `ClientReference` names the endpoint, the project, the
+"""How a worker (dask, Ray) connects: a `ClientReference` names the endpoint, the project, the
 client's settings and where the credentials come from, and makes the worker's `Connection`
 (`_core.connect`, the construction `AsyncClient` uses).
 
@@ -15,7 +15,7 @@ Decisions:
   ``credentials="embedded"``, the reference carries the client's credentials themselves: they
   never appear in a repr or a dask key, but a pickled reference (inside the task sent to a
   worker) holds them. Set FRAMEPORT_KEY on the workers (and in the driver) to keep secrets out
-  of the task graph.
+  of the tasks.
 * An impersonating client's target travels beside the credentials, never inside the embedded
   ones, so every source impersonates the same way.
 """
@@ -71,9 +71,9 @@ class ClientReference:
             key, jwt = credentials_from_env()
             if key is None and jwt is None:
                 raise ValueError(
-                    f"This dask worker has neither {KEY_ENV} nor {JWT_ENV} in its environment; "
-                    "set it where the workers start, or build the frame with "
-                    "to_dask(credentials='embedded')."
+                    f"This worker has neither {KEY_ENV} nor {JWT_ENV} in its environment; "
+                    "set it where the workers start, or pass credentials='embedded' to "
+                    "to_dask() or fp.ray.read_table()."
                 )
         connection = connect(
             self.endpoint,
@@ -95,7 +95,7 @@ class ClientReference:
 
 
 def client_reference(requester: Requester, choice: CredentialChoice = "auto") -> ClientReference:
-    """The `ClientReference` of a client's `requester` for dask workers; see the module
+    """The `ClientReference` of a client's `requester` for workers; see the module
     docstring."""
     credentials: Credentials = requester.credentials
     if choice not in ("auto", "env", "saved", "embedded"):
