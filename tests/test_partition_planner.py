@@ -10,7 +10,7 @@ import pytest
 
 import frameport as fp
 from frameport import Client, Table
-from tables_support import load, new_id
+from tables_support import new_id
 
 NARROW, WIDE = 1_200, 400
 
@@ -21,7 +21,8 @@ def skewed(key_client: Client) -> Table:
     characters each."""
     texts = [""] * NARROW + ["x" * 2_000] * WIDE
     frame = pd.DataFrame({"n": range(len(texts)), "text": texts})
-    table, _ = load(key_client, new_id("planner"), frame)
+    table = key_client.create_table(new_id("planner"), "skewed", schema=frame)
+    table.insert(frame, concurrency=1, progress=False)  # $sequence in the frame's order
     table.where(fp.col("$sequence").between(200, 900)).delete()
     return table
 

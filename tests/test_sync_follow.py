@@ -58,6 +58,17 @@ async def wait_for(target: Path, row_id: str) -> None:
             await asyncio.sleep(INTERVAL / 5)
 
 
+def holds_the_view(target: Path, table: fp.Table) -> bool:
+    """Whether the Delta table at `target` holds the rows of `table`, as they are now."""
+    expected = table.to_pandas(progress=False).set_index("$id").sort_index()
+    synced = DeltaTable(str(target)).to_pandas().set_index("$id").sort_index()
+    try:
+        pd.testing.assert_frame_equal(synced[expected.columns], expected, check_dtype=False)
+    except AssertionError:
+        return False
+    return True
+
+
 def follow_commits(target: Path) -> list[dict[str, object]]:
     """The commits of the sync's follow phase (merges of the changes of an interval)."""
     history = DeltaTable(str(target)).history()
@@ -81,6 +92,9 @@ def test_following_keeps_the_delta_table_equal_to_the_view(
             await asyncio.to_thread(write_changes, key_client, table, ids)
             [marker] = await asyncio.to_thread(table.insert, sample_people(1, seed=43))
             await wait_for(target, marker)
+            async with asyncio.timeout(WAIT):  # every change committed, the deletes too
+                while not await asyncio.to_thread(holds_the_view, target, table):
+                    await asyncio.sleep(INTERVAL / 5)
             settled = DeltaTable(str(target)).version()
             await asyncio.sleep(4 * INTERVAL)  # idle intervals: the client's own clock
             idle = DeltaTable(str(target)).version()
