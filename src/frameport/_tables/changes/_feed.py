@@ -14,6 +14,8 @@ columns), from the realtime socket for speed and the incremental reads for truth
   again with no later ``$updatedAt`` is dropped.
 * An API key alone would connect as a guest and see only the rows guests may read: with a
   key the feed polls instead, one catch-up every `poll` seconds (`status.polling`).
+* With `reconcile` seconds, a connected feed also catches up on that schedule: a bulk change
+  beyond 100 rows sends no events.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 
+from ..._core._json import JsonObject
 from ..._core._realtime import RealtimeSocket, SocketDropped, reconnect_delay
 from ..._core._sync import SyncFacade, delegate, forward_property, run_sync
 from ..._exceptions import TransportError
@@ -63,12 +66,17 @@ class ChangesStatus:
     see only what guests may read) or follows the realtime socket, whether that socket is
     `connected`, how many `catch_ups` it made after a drop (or polls), and its `watermark`
     (the service's time by which every change has been handed on, less nothing: catch-ups
-    start `lag` seconds before it)."""
+    start `lag` seconds before it). `last_event` is when the last realtime event came (the
+    client's clock, UTC), `lag` the seconds from that change's ``$updatedAt`` to its arrival,
+    and `error` what ended the feed (a dropped table: `NotFoundError`), if anything did."""
 
     polling: bool
     connected: bool
     catch_ups: int
     watermark: str | None
+    last_event: datetime | None = None
+    lag: float | None = None
+    error: Exception | None = None
 
 
 class AsyncChanges:
@@ -139,11 +147,14 @@ class ChangeFeed:
     lag: float
     heartbeat: float
     poll: float
+    reconcile: float | None = None
     status: ChangesStatus = field(init=False)
     beat: float | None = field(init=False, default=None)  # the loop's time of the next ping
+    due: float | None = field(init=False, default=None)  # the loop's time of the next catch-up
 
     def __post_init__(self) -> None:
-        _check(self.spec, self.since, lag=self.lag, heartbeat=self.heartbeat, poll=self.poll)
+        timings = {"lag": self.lag, "heartbeat": self.heartbeat, "poll": self.poll}
+        _check(self.spec, self.since, reconcile=self.reconcile, **timings)
         self.spec = replace(self.spec, order=(), system=ALL_SYSTEM)
         polling = self.requester.credentials.key is not None
         self.status = ChangesStatus(polling, connected=False, catch_ups=0, watermark=None)
@@ -192,6 +203,9 @@ class ChangeFeed:
                     continue
                 for batch in batches:
                     yield batch
+        except Exception as error:
+            self._note(error=error)
+            raise
         finally:
             self._note(connected=False)
             if socket is not None:
@@ -223,6 +237,7 @@ class ChangeFeed:
             for rows in batches:
                 yield view.from_rows(rows, created_since=milliseconds(text))
         self._note(watermark=now)
+        yield view.gone(pa.array([], pa.string()), 0)  # an empty batch: started
 
     async def _catch_up(self, view: ViewRows) -> list[pa.RecordBatch]:
         """The rows changed and gone since the watermark (less the lag)."""
@@ -242,15 +257,33 @@ class ChangeFeed:
         loop = asyncio.get_running_loop()
         if self.beat is None:
             self.beat = loop.time() + self.heartbeat
-        event = await socket.next_event(self.beat - loop.time())
+        if self.due is None and self.reconcile is not None:
+            self.due = loop.time() + self.reconcile
+        event = await socket.next_event(min(self.beat, self.due or self.beat) - loop.time())
         if event is not None:
-            return view.from_events([event, *socket.pending()])
+            events = [event, *socket.pending()]
+            arrived = datetime.now(UTC)
+            self._note(last_event=arrived, lag=_delay(events[-1], arrived))
+            return view.from_events(events)
+        if self.due is not None and loop.time() >= self.due:
+            self.due = None
+            return await self._catch_up(view)
         now = await _now(view.read)
         await socket.heartbeat(self.heartbeat)
         self._note(watermark=now)
         view.forget_before(milliseconds(minus_seconds(now, self.lag)))
         self.beat = loop.time() + self.heartbeat
         return []
+
+
+def _delay(event: JsonObject, arrived: datetime) -> float | None:
+    """The seconds from the ``$updatedAt`` of the row of `event` to `arrived`."""
+    payload = event.get("payload")
+    stamp = payload.get("$updatedAt") if isinstance(payload, dict) else None
+    try:
+        return (arrived - datetime.fromisoformat(str(stamp))).total_seconds()
+    except ValueError:
+        return None
 
 
 def _ids_read(read: TableRead) -> TableRead:
@@ -282,7 +315,15 @@ def _channel(location: TableLocation) -> str:
     return f"tablesdb.{database}.tables.{table}.rows"
 
 
-def _check(spec: QuerySpec, since: object, *, lag: float, heartbeat: float, poll: float) -> None:
+def _check(
+    spec: QuerySpec,
+    since: object,
+    *,
+    lag: float,
+    heartbeat: float,
+    poll: float,
+    reconcile: float | None = None,
+) -> None:
     if spec.head is not None:
         raise ValueError("changes() follows a whole view; drop head() from the query.")
     if since is not None and not isinstance(since, str | datetime):
@@ -298,7 +339,10 @@ def _check(spec: QuerySpec, since: object, *, lag: float, heartbeat: float, poll
                 'since= takes "snapshot" or a watermark such as "2026-01-02T03:04:05.000+00:00" '
                 f"(got {since!r})."
             ) from None
-    for name, value in (("lag", lag), ("heartbeat", heartbeat), ("poll", poll)):
+    timings = {"lag": lag, "heartbeat": heartbeat, "poll": poll}
+    if reconcile is not None:
+        timings["reconcile"] = reconcile
+    for name, value in timings.items():
         minimum = 0 if name == "lag" else 0.05
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= minimum:
             raise ValueError(f"{name}= takes a number of seconds >= {minimum} (got {value!r}).")
