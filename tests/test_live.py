@@ -108,6 +108,15 @@ def test_its_async_iterator_gives_the_applied_batches(
     assert asyncio.run(follow()) == [("insert", "a")]
 
 
+def test_an_iterator_gives_the_batches_applied_after_it_was_made(
+    people: fp.Table, user: fp.Client
+) -> None:
+    with user.table(people.database_id, people.id).live() as live:
+        changes = iter(live)  # made before the write, read after it
+        people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+        assert [row["$id"] for row in next(changes).to_pylist()] == ["a"]
+
+
 def test_it_reconciles_bulk_changes_that_send_no_events(people: fp.Table, user: fp.Client) -> None:
     many = 130
     people.insert(pd.DataFrame({"$id": [f"r{i:03}" for i in range(many)], "age": [1] * many}))

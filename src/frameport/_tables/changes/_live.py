@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import aclosing
 from types import TracebackType
@@ -56,7 +57,8 @@ class AsyncLiveTable:
         self._rows: pa.Table | None = None
         self._frame: tuple[pa.Table, pd.DataFrame] | None = None
         self._callbacks: list[Callable[[pa.RecordBatch], object]] = []
-        self._queues: list[asyncio.Queue[pa.RecordBatch | None]] = []
+        # One queue per iterator, from the moment it is made; dropped with it.
+        self._queues: weakref.WeakSet[asyncio.Queue[pa.RecordBatch | None]] = weakref.WeakSet()
         self._task: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
@@ -85,7 +87,7 @@ class AsyncLiveTable:
             else:
                 log.warning("live table of %s ended: %s", self._feed.location, error)
         finally:
-            for queue in self._queues:
+            for queue in list(self._queues):
                 queue.put_nowait(_END)
 
     def _apply(self, batch: pa.RecordBatch) -> None:
@@ -112,7 +114,7 @@ class AsyncLiveTable:
                 callback(batch)
             except Exception:
                 log.exception("on_change callback %r failed", callback)
-        for queue in self._queues:
+        for queue in list(self._queues):
             queue.put_nowait(batch)
 
     # -- faces ---------------------------------------------------------------------------------
@@ -159,13 +161,15 @@ class AsyncLiveTable:
         self._callbacks.append(callback)
 
     def __aiter__(self) -> AsyncGenerator[pa.RecordBatch]:
-        return self._batches()
-
-    async def _batches(self) -> AsyncGenerator[pa.RecordBatch]:
-        """The change batches applied from now on, until the live table ends (with its error,
-        if one ended it)."""
+        """The change batches applied from now on (from this call), until the live table
+        ends (with its error, if one ended it)."""
         queue: asyncio.Queue[pa.RecordBatch | None] = asyncio.Queue()
-        self._queues.append(queue)
+        self._queues.add(queue)
+        return self._batches(queue)
+
+    async def _batches(
+        self, queue: asyncio.Queue[pa.RecordBatch | None]
+    ) -> AsyncGenerator[pa.RecordBatch]:
         try:
             while self._task is not None and not self._task.done():
                 batch = await queue.get()
@@ -175,7 +179,7 @@ class AsyncLiveTable:
             if self.status.error is not None:
                 raise self.status.error
         finally:
-            self._queues.remove(queue)
+            self._queues.discard(queue)
 
     async def close(self) -> None:
         """Stop following (the socket closes); the rows stay as they were."""
