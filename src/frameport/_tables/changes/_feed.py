@@ -66,17 +66,19 @@ class ChangesStatus:
     see only what guests may read) or follows the realtime socket, whether that socket is
     `connected`, how many `catch_ups` it made after a drop (or polls), and its `watermark`
     (the service's time by which every change has been handed on, less nothing: catch-ups
-    start `lag` seconds before it). `last_event` is when the last realtime event came (the
-    client's clock, UTC), `lag` the seconds from that change's ``$updatedAt`` to its arrival,
-    and `error` what ended the feed (a dropped table: `NotFoundError`), if anything did."""
+    start `lag` seconds before it); when the `last_event` came and its `lag`; the `error` that
+    ended it."""
 
     polling: bool
     connected: bool
     catch_ups: int
     watermark: str | None
     last_event: datetime | None = None
+    """When the last realtime event came (the client's clock, UTC); None before one."""
     lag: float | None = None
+    """Seconds from the ``$updatedAt`` of the last event's change to its arrival."""
     error: Exception | None = None
+    """What ended the feed (a dropped table: `NotFoundError`), if anything did."""
 
 
 class AsyncChanges:
