@@ -26,12 +26,15 @@ import pyarrow.compute as pc
 from ..._core._sync import SyncFacade, delegate, forward_property, iterate_sync
 from ..._schema import to_pandas
 from ._feed import ChangeFeed, ChangesStatus
-from ._view import OP
+from ._view import OP, _values
 
 if TYPE_CHECKING:
     import polars as pl
 
 log = logging.getLogger("frameport.changes")
+
+MAX_CHUNKS = 64
+"""Chunks the rows may have (one more per batch) before they are joined into one."""
 
 _END = None
 """What a change-batch queue gets when the live table ends."""
@@ -55,6 +58,7 @@ class AsyncLiveTable:
     def __init__(self, feed: ChangeFeed) -> None:
         self._feed = feed
         self._rows: pa.Table | None = None
+        self._ids: set[str] = set()  # the $ids of the rows, to skip the filter for inserts
         self._frame: tuple[pa.Table, pd.DataFrame] | None = None
         self._callbacks: list[Callable[[pa.RecordBatch], object]] = []
         # One queue per iterator, from the moment it is made; dropped with it.
@@ -95,15 +99,21 @@ class AsyncLiveTable:
         rows = self._rows
         if rows is not None and not batch.num_rows:
             return
-        present = batch.filter(pc.not_equal(batch.column(OP), pa.scalar("delete"))).drop_columns(
-            [OP]
-        )
+        deleted = pc.equal(batch.column(OP), pa.scalar("delete"))
+        present = pa.Table.from_batches([batch.filter(pc.invert(deleted)).drop_columns([OP])])
+        ids = _values(batch.column("$id"))
         if rows is None:
-            self._rows = pa.Table.from_batches([present])
-            return
-        kept = rows.filter(pc.invert(pc.is_in(rows.column("$id"), value_set=batch.column("$id"))))
-        added = pa.Table.from_batches([present])
-        self._rows = pa.concat_tables([kept, added], promote_options="permissive")
+            rows = present.slice(0, 0)
+        elif not self._ids.isdisjoint(ids):  # an update or a delete: the old rows go
+            rows = rows.filter(
+                pc.invert(pc.is_in(rows.column("$id"), value_set=batch.column("$id")))
+            )
+        self._ids.difference_update(ids)
+        self._ids.update(_values(present.column("$id").combine_chunks()))
+        rows = pa.concat_tables([rows, present], promote_options="permissive")
+        if rows.column(0).num_chunks > MAX_CHUNKS:
+            rows = rows.combine_chunks()
+        self._rows = rows
 
     def _hand_on(self, batch: pa.RecordBatch) -> None:
         """Give an applied change batch to the callbacks and the iterators."""
