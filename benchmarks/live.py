@@ -160,8 +160,8 @@ async def catch_up(endpoint: str, outage: float, share: float, spread: bool) -> 
                 assert (notes[updated] == "changed").all() and "x0000000" in notes.index
     ratio = took / full_read
     print(
-        f"(b) catch-up        {len(changed):,} rows of {len(ids):,} changed during a "
-        f"{'(deletes spread) ' if spread else ''}"
+        f"(b) catch-up        {len(changed):,} rows of {len(ids):,} changed"
+        f"{' (deletes spread)' if spread else ''} during a "
         f"{outage:g}-second cut: {took * 1e3:.0f} ms from the socket opening again to the "
         f"frame holding them; a full read {full_read * 1e3:.0f} ms: {ratio:.1%} "
         f"(goal <= 5 %: {'met' if ratio <= 0.05 else 'NOT met'})"
