@@ -69,9 +69,9 @@ async def writes_to_frame(endpoint: str, rate: float, seconds: float) -> None:
         def note(batch: pa.RecordBatch) -> None:
             now, wall = time.perf_counter(), time.time()
             for row_id in batch.column("$id").to_pylist():
-                applied.setdefault(row_id, now)
+                applied.setdefault(str(row_id), now)
             stamps = batch.column("$updatedAt").cast(pa.int64()).to_pylist()
-            since_stamp.extend(wall - stamp / 1000 for stamp in stamps)
+            since_stamp.extend(wall - stamp / 1000 for stamp in stamps if stamp is not None)
 
         async with await follower.table(DB, TABLE).live(reconcile=None) as live:
             live.on_change(note)
