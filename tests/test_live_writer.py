@@ -129,9 +129,13 @@ def caught_up(live: fp.LiveTable, expected: pd.DataFrame) -> None:
         try:
             pd.testing.assert_frame_equal(sorted_frame(live.frame), expected)
             return
-        except AssertionError:
+        except AssertionError as different:
             if time.monotonic() > deadline:
-                raise
+                held, wanted = set(live.frame["$id"]), set(expected["$id"])
+                missing, extra = sorted(wanted - held), sorted(held - wanted)
+                raise AssertionError(
+                    f"missing {missing}, extra {extra}: {live.status}"
+                ) from different
         time.sleep(0.05)
 
 

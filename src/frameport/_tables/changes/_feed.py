@@ -76,7 +76,8 @@ class ChangesStatus:
     last_event: datetime | None = None
     """When the last realtime event came (the client's clock, UTC); None before one."""
     lag: float | None = None
-    """Seconds from the ``$updatedAt`` of the last event's change to its arrival."""
+    """Seconds from the ``$updatedAt`` of the last event's change to its arrival, by this
+    machine's clock (a service clock ahead of it makes the lag smaller, even negative)."""
     error: Exception | None = None
     """What ended the feed (a dropped table: `NotFoundError`), if anything did."""
 
@@ -246,8 +247,9 @@ class ChangeFeed:
         now = await _now(view.read)
         since = minus_seconds(self.status.watermark or now, self.lag)
         batches, _ = await updated_since(view.read, since).collect(progress=False)
+        # Both reads before the rows are handed on: a catch-up cut short hands on nothing.
+        gone, _ = await gone_ids(_ids_read(view.read), view.holding(batches))
         changed = [view.from_rows(rows) for rows in batches]
-        gone, _ = await gone_ids(_ids_read(view.read), view.holding())
         changed.append(view.gone(gone, milliseconds(now)))
         view.forget_before(milliseconds(since))
         self._note(watermark=now, catch_ups=self.status.catch_ups + 1)
