@@ -178,6 +178,19 @@ def test_a_column_added_under_it_appears_with_nulls(
         assert frame["city"].isna().tolist() == [True, False]
 
 
+def test_with_an_api_key_a_column_added_appears_with_nulls(
+    people: fp.Table, service: LocalService
+) -> None:
+    people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+    with fp.Client(service.endpoint, service.project, key=service.key) as client:
+        view = client.table(people.database_id, people.id)
+        with view.live(poll=0.1) as live:
+            people.add_column("city", "string(20)")
+            people.insert(pd.DataFrame({"$id": ["b"], "name": ["Bo"], "city": ["Oslo"]}))
+            wait_for(lambda: same_as_read(live, view), "the new column")
+            assert sorted_frame(live.frame)["city"].isna().tolist() == [True, False]
+
+
 def test_a_dropped_table_ends_it_with_not_found(people: fp.Table, user: fp.Client) -> None:
     people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
     view = user.table(people.database_id, people.id)

@@ -167,10 +167,8 @@ class ChangeFeed:
 
     async def run(self) -> AsyncGenerator[pa.RecordBatch]:
         """The change batches, until closed (empty ones included)."""
-        requester, location = self.requester, self.location
-        read = await TableRead.make(requester, location, self.spec)
-        events = await TableRead.make(requester, location, replace(self.spec, columns=None))
-        view = ViewRows(read, events)
+        location = self.location
+        view = ViewRows(*await self._reads())
         if self.status.polling:
             log.info(
                 "changes of %s: polling every %s s (an API key connects to realtime as a "
@@ -242,8 +240,19 @@ class ChangeFeed:
         self._note(watermark=now)
         yield view.gone(pa.array([], pa.string()), 0)  # an empty batch: started
 
+    async def _reads(self) -> tuple[TableRead, TableRead]:
+        """The reads of the view, and of its whole rows (as events carry them)."""
+        read = await TableRead.make(self.requester, self.location, self.spec)
+        events = replace(self.spec, columns=None)
+        return read, await TableRead.make(self.requester, self.location, events)
+
     async def _catch_up(self, view: ViewRows) -> list[pa.RecordBatch]:
-        """The rows changed and gone since the watermark (less the lag)."""
+        """The rows changed and gone since the watermark (less the lag), read with the
+        table's columns as they are now where they can be read (a column added appears)."""
+        if view.read.plan.fetched is not None:
+            read = await TableRead.make(self.requester, self.location, self.spec)
+            if read.plan.fetched != view.read.plan.fetched:
+                view.use(*await self._reads())
         now = await _now(view.read)
         since = minus_seconds(self.status.watermark or now, self.lag)
         batches, _ = await updated_since(view.read, since).collect(progress=False)

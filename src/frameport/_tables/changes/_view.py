@@ -43,9 +43,14 @@ class ViewRows:
     lately; `events` reads the view's whole rows as the realtime events carry them."""
 
     def __init__(self, read: TableRead, events: TableRead) -> None:
-        self.read = read
         self.keys: dict[str, int] = {}  # $id → $sequence of the view's rows
         self._seen: dict[str, tuple[int, bool]] = {}  # $id → ($updatedAt ms, present)
+        self.use(read, events)
+
+    def use(self, read: TableRead, events: TableRead) -> None:
+        """Read the view with `read`, and decode events with `events`, from now on (the
+        table's columns changed)."""
+        self.read = read
         plan = replace(events.plan, residual=read.plan.spec.condition)
         self._decode = plan.decoder(read.inferred)
         self._items_key = read.plan.location.items_key
