@@ -7,7 +7,8 @@ It stands between a real client and the real service, like a flaky network, so t
 handling of a body that breaks off can be tested over real HTTP. With ``cuts=0`` it only
 relays, and `request_headers`, `answer_headers` and `sent` tell what went over the wire,
 `open_lines` which connections are open. `hold` cuts every connection and refuses new ones
-until `release`, as a network that goes away and comes back.
+until `release`, as a network that goes away and comes back; `hold_at` holds when a given
+request comes.
 
 >>> with CuttingProxy(service.endpoint, cut_after=1 << 20, cuts=2) as proxy:
 ...     Client(proxy.endpoint, service.project, key=service.key).bucket(b).download(f)
@@ -39,6 +40,7 @@ class CuttingProxy:
         self._answered = bytearray()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._holding = False
+        self._hold_at: bytes | None = None
         self._open: dict[int, tuple[list[bytes], socket.socket, socket.socket]] = {}
         self._closed = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -97,6 +99,15 @@ class CuttingProxy:
     def release(self) -> None:
         """Relay new connections again."""
         self._holding = False
+
+    def hold_at(self, part: str) -> None:
+        """`hold` when the next request whose request line contains `part` comes (that
+        request is not relayed); `held` says whether it came."""
+        self._hold_at = part.encode()
+
+    @property
+    def held(self) -> bool:
+        return self._hold_at is None and self._holding
 
     def request_lines(self) -> list[str]:
         """The request line of every request relayed so far (since `forget`)."""
@@ -161,6 +172,10 @@ class CuttingProxy:
                     lines = self._open.get(id(source), ([],))[0]
                     if not lines:
                         lines.append(line)
+                if self._hold_at is not None and self._hold_at in line:
+                    self._hold_at = None
+                    self.hold()
+                    return
                 if line.startswith(b"GET ") and b"/download" in line and self._take_cut():
                     state["budget"] = -1  # armed: counted from the end of the headers
                 with self._lock:

@@ -68,7 +68,7 @@ if _TYPE_CHECKING:
         TransactionTable,
         explain_scans,
     )
-    from ._tables.changes import AsyncChanges, Changes, ChangesStatus
+    from ._tables.changes import AsyncChanges, AsyncLiveTable, Changes, ChangesStatus, LiveTable
     from ._tables.writes import ChangeReport, WriteReport
     from ._tables.writes._infer import infer_schema
     from ._tables.writes._operators import (
@@ -104,7 +104,7 @@ _EXPORTS = {
     "_tables": "AsyncTable AsyncTableQuery AsyncTransaction AsyncTransactionQuery "
     "AsyncTransactionTable Table TableQuery Transaction TransactionQuery TransactionTable "
     "explain_scans",
-    "_tables.changes": "AsyncChanges Changes ChangesStatus",
+    "_tables.changes": "AsyncChanges AsyncLiveTable Changes ChangesStatus LiveTable",
     "_tables.writes": "ChangeReport WriteReport",
     "_tables.writes._infer": "infer_schema",
     "_tables.writes._operators": "UpdateOperator append concat decrement divide increment "
@@ -149,6 +149,7 @@ __all__ = [
     "AsyncChanges",
     "AsyncClient",
     "AsyncFunction",
+    "AsyncLiveTable",
     "AsyncTable",
     "AsyncTableQuery",
     "AsyncTransaction",
@@ -174,6 +175,7 @@ __all__ = [
     "FrameportWarning",
     "Function",
     "ImpersonationIgnoredWarning",
+    "LiveTable",
     "LoadError",
     "NotFoundError",
     "Permission",

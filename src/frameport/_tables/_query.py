@@ -61,8 +61,10 @@ from .changes import (
     DEFAULT_LAG,
     DEFAULT_POLL,
     AsyncChanges,
+    AsyncLiveTable,
     ChangeFeed,
     Changes,
+    LiveTable,
     Since,
 )
 from .export import ExportReport, export_resumable, export_streamed
@@ -361,6 +363,37 @@ class AsyncTableQuery:
             poll=poll,
         )
         return AsyncChanges(feed)
+
+    async def live(
+        self,
+        *,
+        reconcile: float | None = 60.0,
+        lag: float = DEFAULT_LAG,
+        heartbeat: float = DEFAULT_HEARTBEAT,
+        poll: float = DEFAULT_POLL,
+    ) -> AsyncLiveTable:
+        """This query's rows, kept current as they change: a live table whose `frame`,
+        `to_arrow`, `to_polars` and ``len()`` give the rows now (``$id`` and the query's
+        columns, as `to_pandas` gives them). It subscribes, reads a snapshot and then applies
+        the changes of `changes` (the same `lag`, `heartbeat` and `poll`), catching up after
+        a drop; every `reconcile` seconds (None: never) it also catches up, since a bulk
+        change beyond 100 rows sends no events. Close it (``close()`` or ``async with``) to
+        stop. See the live tables guide.
+
+        >>> adults = await people.where(col("age") >= 18).live()         # doctest: +SKIP
+        >>> adults.frame                                                  # doctest: +SKIP
+        """
+        feed = ChangeFeed(
+            self._requester,
+            self._location,
+            self._spec,
+            since="snapshot",
+            lag=lag,
+            heartbeat=heartbeat,
+            poll=poll,
+            reconcile=reconcile,
+        )
+        return await AsyncLiveTable(feed).start()
 
     async def to_polars(
         self, lazy: bool = False, *, system: System = DEFAULT_SYSTEM
@@ -734,6 +767,7 @@ class TableQuery(SyncFacade[AsyncTableQuery], wraps=AsyncTableQuery):
 
     to_polars = delegate(AsyncTableQuery.to_polars)
     changes = delegate(AsyncTableQuery.changes, Changes)
+    live = delegate(AsyncTableQuery.live, LiveTable)
     update = delegate(AsyncTableQuery.update)
     delete = delegate(AsyncTableQuery.delete)
 

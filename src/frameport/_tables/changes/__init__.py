@@ -2,7 +2,8 @@
 next read), the rows updated since a watermark (`updated_since`) and the rows gone, found by
 probed ranges of ``$sequence`` (`gone_ids`). The Delta sync and the incremental backups
 stand on it, and so does `changes()`, a view's changes as they happen (`_feed`: the realtime
-socket for speed, these reads for truth; `_view`: the rows it knows and its change batches)."""
+socket for speed, these reads for truth; `_view`: the rows it knows and its change batches),
+and `live()`, a view's current rows kept current by that feed (`_live`)."""
 
 from ._clock import minus_seconds, service_now, service_text, updated_since
 from ._feed import (
@@ -16,15 +17,18 @@ from ._feed import (
     Since,
 )
 from ._gone_rows import gone_ids, gone_sequences, sorted_sequences
+from ._live import AsyncLiveTable, LiveTable
 
 __all__ = [
     "DEFAULT_HEARTBEAT",
     "DEFAULT_LAG",
     "DEFAULT_POLL",
     "AsyncChanges",
+    "AsyncLiveTable",
     "ChangeFeed",
     "Changes",
     "ChangesStatus",
+    "LiveTable",
     "Since",
     "gone_ids",
     "gone_sequences",

@@ -14,6 +14,8 @@ columns), from the realtime socket for speed and the incremental reads for truth
   again with no later ``$updatedAt`` is dropped.
 * An API key alone would connect as a guest and see only the rows guests may read: with a
   key the feed polls instead, one catch-up every `poll` seconds (`status.polling`).
+* With `reconcile` seconds, a connected feed also catches up on that schedule: a bulk change
+  beyond 100 rows sends no events.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 
+from ..._core._json import JsonObject
 from ..._core._realtime import RealtimeSocket, SocketDropped, reconnect_delay
 from ..._core._sync import SyncFacade, delegate, forward_property, run_sync
 from ..._exceptions import TransportError
@@ -63,12 +66,20 @@ class ChangesStatus:
     see only what guests may read) or follows the realtime socket, whether that socket is
     `connected`, how many `catch_ups` it made after a drop (or polls), and its `watermark`
     (the service's time by which every change has been handed on, less nothing: catch-ups
-    start `lag` seconds before it)."""
+    start `lag` seconds before it); when the `last_event` came and its `lag`; the `error` that
+    ended it."""
 
     polling: bool
     connected: bool
     catch_ups: int
     watermark: str | None
+    last_event: datetime | None = None
+    """When the last realtime event came (the client's clock, UTC); None before one."""
+    lag: float | None = None
+    """Seconds from the ``$updatedAt`` of the last event's change to its arrival, by this
+    machine's clock (a service clock ahead of it makes the lag smaller, even negative)."""
+    error: Exception | None = None
+    """What ended the feed (a dropped table: `NotFoundError`), if anything did."""
 
 
 class AsyncChanges:
@@ -139,11 +150,14 @@ class ChangeFeed:
     lag: float
     heartbeat: float
     poll: float
+    reconcile: float | None = None
     status: ChangesStatus = field(init=False)
     beat: float | None = field(init=False, default=None)  # the loop's time of the next ping
+    due: float | None = field(init=False, default=None)  # the loop's time of the next catch-up
 
     def __post_init__(self) -> None:
-        _check(self.spec, self.since, lag=self.lag, heartbeat=self.heartbeat, poll=self.poll)
+        timings = {"lag": self.lag, "heartbeat": self.heartbeat, "poll": self.poll}
+        _check(self.spec, self.since, reconcile=self.reconcile, **timings)
         self.spec = replace(self.spec, order=(), system=ALL_SYSTEM)
         polling = self.requester.credentials.key is not None
         self.status = ChangesStatus(polling, connected=False, catch_ups=0, watermark=None)
@@ -153,10 +167,8 @@ class ChangeFeed:
 
     async def run(self) -> AsyncGenerator[pa.RecordBatch]:
         """The change batches, until closed (empty ones included)."""
-        requester, location = self.requester, self.location
-        read = await TableRead.make(requester, location, self.spec)
-        events = await TableRead.make(requester, location, replace(self.spec, columns=None))
-        view = ViewRows(read, events)
+        location = self.location
+        view = ViewRows(*await self._reads())
         if self.status.polling:
             log.info(
                 "changes of %s: polling every %s s (an API key connects to realtime as a "
@@ -192,6 +204,9 @@ class ChangeFeed:
                     continue
                 for batch in batches:
                     yield batch
+        except Exception as error:
+            self._note(error=error)
+            raise
         finally:
             self._note(connected=False)
             if socket is not None:
@@ -223,14 +238,27 @@ class ChangeFeed:
             for rows in batches:
                 yield view.from_rows(rows, created_since=milliseconds(text))
         self._note(watermark=now)
+        yield view.gone(pa.array([], pa.string()), 0)  # an empty batch: started
+
+    async def _reads(self) -> tuple[TableRead, TableRead]:
+        """The reads of the view, and of its whole rows (as events carry them)."""
+        read = await TableRead.make(self.requester, self.location, self.spec)
+        events = replace(self.spec, columns=None)
+        return read, await TableRead.make(self.requester, self.location, events)
 
     async def _catch_up(self, view: ViewRows) -> list[pa.RecordBatch]:
-        """The rows changed and gone since the watermark (less the lag)."""
+        """The rows changed and gone since the watermark (less the lag), read with the
+        table's columns as they are now where they can be read (a column added appears)."""
+        if view.read.plan.fetched is not None:
+            read = await TableRead.make(self.requester, self.location, self.spec)
+            if read.plan.fetched != view.read.plan.fetched:
+                view.use(*await self._reads())
         now = await _now(view.read)
         since = minus_seconds(self.status.watermark or now, self.lag)
         batches, _ = await updated_since(view.read, since).collect(progress=False)
+        # Both reads before the rows are handed on: a catch-up cut short hands on nothing.
+        gone, _ = await gone_ids(_ids_read(view.read), view.holding(batches))
         changed = [view.from_rows(rows) for rows in batches]
-        gone, _ = await gone_ids(_ids_read(view.read), view.holding())
         changed.append(view.gone(gone, milliseconds(now)))
         view.forget_before(milliseconds(since))
         self._note(watermark=now, catch_ups=self.status.catch_ups + 1)
@@ -242,15 +270,33 @@ class ChangeFeed:
         loop = asyncio.get_running_loop()
         if self.beat is None:
             self.beat = loop.time() + self.heartbeat
-        event = await socket.next_event(self.beat - loop.time())
+        if self.due is None and self.reconcile is not None:
+            self.due = loop.time() + self.reconcile
+        event = await socket.next_event(min(self.beat, self.due or self.beat) - loop.time())
         if event is not None:
-            return view.from_events([event, *socket.pending()])
+            events = [event, *socket.pending()]
+            arrived = datetime.now(UTC)
+            self._note(last_event=arrived, lag=_delay(events[-1], arrived))
+            return view.from_events(events)
+        if self.due is not None and loop.time() >= self.due:
+            self.due = None
+            return await self._catch_up(view)
         now = await _now(view.read)
         await socket.heartbeat(self.heartbeat)
         self._note(watermark=now)
         view.forget_before(milliseconds(minus_seconds(now, self.lag)))
         self.beat = loop.time() + self.heartbeat
         return []
+
+
+def _delay(event: JsonObject, arrived: datetime) -> float | None:
+    """The seconds from the ``$updatedAt`` of the row of `event` to `arrived`."""
+    payload = event.get("payload")
+    stamp = payload.get("$updatedAt") if isinstance(payload, dict) else None
+    try:
+        return (arrived - datetime.fromisoformat(str(stamp))).total_seconds()
+    except ValueError:
+        return None
 
 
 def _ids_read(read: TableRead) -> TableRead:
@@ -282,7 +328,15 @@ def _channel(location: TableLocation) -> str:
     return f"tablesdb.{database}.tables.{table}.rows"
 
 
-def _check(spec: QuerySpec, since: object, *, lag: float, heartbeat: float, poll: float) -> None:
+def _check(
+    spec: QuerySpec,
+    since: object,
+    *,
+    lag: float,
+    heartbeat: float,
+    poll: float,
+    reconcile: float | None = None,
+) -> None:
     if spec.head is not None:
         raise ValueError("changes() follows a whole view; drop head() from the query.")
     if since is not None and not isinstance(since, str | datetime):
@@ -298,7 +352,10 @@ def _check(spec: QuerySpec, since: object, *, lag: float, heartbeat: float, poll
                 'since= takes "snapshot" or a watermark such as "2026-01-02T03:04:05.000+00:00" '
                 f"(got {since!r})."
             ) from None
-    for name, value in (("lag", lag), ("heartbeat", heartbeat), ("poll", poll)):
+    timings = {"lag": lag, "heartbeat": heartbeat, "poll": poll}
+    if reconcile is not None:
+        timings["reconcile"] = reconcile
+    for name, value in timings.items():
         minimum = 0 if name == "lag" else 0.05
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= minimum:
             raise ValueError(f"{name}= takes a number of seconds >= {minimum} (got {value!r}).")

@@ -43,9 +43,14 @@ class ViewRows:
     lately; `events` reads the view's whole rows as the realtime events carry them."""
 
     def __init__(self, read: TableRead, events: TableRead) -> None:
-        self.read = read
         self.keys: dict[str, int] = {}  # $id → $sequence of the view's rows
         self._seen: dict[str, tuple[int, bool]] = {}  # $id → ($updatedAt ms, present)
+        self.use(read, events)
+
+    def use(self, read: TableRead, events: TableRead) -> None:
+        """Read the view with `read`, and decode events with `events`, from now on (the
+        table's columns changed)."""
+        self.read = read
         plan = replace(events.plan, residual=read.plan.spec.condition)
         self._decode = plan.decoder(read.inferred)
         self._items_key = read.plan.location.items_key
@@ -54,15 +59,20 @@ class ViewRows:
 
     def learn(self, ids: pa.RecordBatch) -> None:
         """Take in rows of the view (their ``$id`` and ``$sequence``) known to be there."""
-        sequences = _values(ids.column("$sequence"))
-        self.keys.update(zip(_values(ids.column("$id")), sequences, strict=True))
+        self.keys.update(_keys(ids))
 
-    def holding(self) -> pa.Table:
-        """The view's rows as far as known: ``$id`` and ``$sequence``."""
+    def holding(self, changed: Sequence[pa.RecordBatch] = ()) -> pa.Table:
+        """The view's rows as far as known, with the rows read as `changed` (not yet handed
+        on): ``$id`` and ``$sequence``."""
+        keys = self.keys
+        if changed:
+            keys = dict(keys)
+            for rows in changed:
+                keys.update(_keys(rows))
         return pa.table(
             {
-                "$id": pa.array(list(self.keys), pa.string()),
-                "$sequence": pa.array(list(self.keys.values()), pa.int64()),
+                "$id": pa.array(list(keys), pa.string()),
+                "$sequence": pa.array(list(keys.values()), pa.int64()),
             }
         )
 
@@ -189,6 +199,12 @@ def _action(event: JsonObject) -> str | None:
     if isinstance(names, list) and names and isinstance(names[0], str):
         return names[0].rsplit(".", 1)[-1]
     return None
+
+
+def _keys(rows: pa.RecordBatch) -> dict[str, int]:
+    """The ``$sequence`` of each ``$id`` of `rows`."""
+    sequences = _values(rows.column("$sequence"))
+    return dict(zip(_values(rows.column("$id")), sequences, strict=True))
 
 
 def _values(column: ArrowArray) -> list[Any]:

@@ -1,0 +1,204 @@
+"""`TableQuery.live()`: a view's current rows kept current over the local service's real
+realtime socket (a signed-in user) or by polling (an API key): its faces, its callbacks and
+iterator, its reconciliation of bulk changes that send no events, a column added and a table
+dropped under it. Waiting for the live table is a bounded wait on its state, never a sleep."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import frameport as fp
+from conftest import UserLogin
+from cutting_proxy import CuttingProxy
+from frameport.local import LocalService
+from tables_support import new_id
+
+WAIT = 15.0
+"""Seconds a test waits for the live table before it fails."""
+
+
+@pytest.fixture
+def people(key_client: fp.Client) -> fp.Table:
+    """An empty table that signed-in users may read."""
+    schema = {"name": "string(20)", "age": "integer"}
+    return key_client.create_table(
+        new_id("live"), "people", schema=schema, permissions=['read("users")']
+    )
+
+
+@pytest.fixture
+def user(service: LocalService, make_user: Callable[..., UserLogin]) -> Iterator[fp.Client]:
+    """A client signed in as a new user."""
+    login = make_user()
+    with fp.Client(service.endpoint, service.project) as client:
+        client.login(login.email, login.password)
+        yield client
+
+
+def wait_for(done: Callable[[], bool], what: str) -> None:
+    """Wait until `done()` (failing after `WAIT` seconds)."""
+    deadline = time.monotonic() + WAIT
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def sorted_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.sort_values("$id").reset_index(drop=True)
+
+
+def same_as_read(live: fp.LiveTable, view: fp.TableQuery) -> bool:
+    """Whether the live table's frame equals a read of `view` (rows, values, dtypes)."""
+    try:
+        pd.testing.assert_frame_equal(sorted_frame(live.frame), sorted_frame(view.to_pandas()))
+    except AssertionError:
+        return False
+    return True
+
+
+def test_it_starts_from_a_snapshot_and_follows_every_change(
+    people: fp.Table, user: fp.Client
+) -> None:
+    people.insert(pd.DataFrame({"$id": ["a", "b"], "name": ["Ada", "Bo"], "age": [36, 41]}))
+    view = user.table(people.database_id, people.id).where(fp.col("age") > 30)
+    applied: list[pa.RecordBatch] = []
+    with view.live() as live:
+        assert len(live) == 2 and live.status.connected and not live.status.polling
+        pd.testing.assert_frame_equal(sorted_frame(live.frame), sorted_frame(view.to_pandas()))
+        live.on_change(applied.append)
+        people.insert(pd.DataFrame({"$id": ["c"], "name": ["Cy"], "age": [52]}))
+        people.upsert(pd.DataFrame({"$id": ["a"], "age": [37]}))
+        people.upsert(pd.DataFrame({"$id": ["b"], "age": [12]}))  # leaves the view
+        wait_for(lambda: same_as_read(live, view), "the live frame to follow")
+        assert sorted(live.frame["$id"]) == ["a", "c"]
+        assert live.to_arrow().column_names == ["$id", "name", "age"]
+        assert live.to_polars()["age"].sort().to_list() == [37, 52]
+        wait_for(lambda: live.status.last_event is not None, "the status of the last event")
+        assert live.status.lag is not None  # the service's clock may be set ahead
+    changed = [row["$id"] for batch in applied for row in batch.to_pylist()]
+    assert changed == ["c", "a", "b"]
+
+
+def test_its_async_iterator_gives_the_applied_batches(
+    service: LocalService, people: fp.Table, make_user: Callable[..., UserLogin]
+) -> None:
+    login = make_user()
+
+    async def follow() -> list[tuple[str, str]]:
+        async with fp.AsyncClient(service.endpoint, service.project) as client:
+            await client.login(login.email, login.password)
+            table = client.table(people.database_id, people.id)
+            async with await table.live() as live:
+                assert len(live) == 0 and list(live.frame.columns) == ["$id"]  # as a read infers
+                batches = aiter(live)
+                write = asyncio.get_running_loop().run_in_executor(
+                    None, lambda: people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+                )
+                async with asyncio.timeout(WAIT):
+                    batch = await anext(batches)
+                await write
+                assert len(live) == 1
+        return [(row["op"], row["$id"]) for row in batch.to_pylist()]
+
+    assert asyncio.run(follow()) == [("insert", "a")]
+
+
+def test_an_iterator_gives_the_batches_applied_after_it_was_made(
+    people: fp.Table, user: fp.Client
+) -> None:
+    with user.table(people.database_id, people.id).live() as live:
+        changes = iter(live)  # made before the write, read after it
+        people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+        assert [row["$id"] for row in next(changes).to_pylist()] == ["a"]
+
+
+def test_a_catch_up_cut_short_loses_nothing(
+    service: LocalService, people: fp.Table, make_user: Callable[..., UserLogin]
+) -> None:
+    # The connection drops during a catch-up, after it read the changed rows and before it
+    # found the rows gone: the next catch-up hands those changed rows on all the same.
+    login = make_user()
+    people.insert(pd.DataFrame({"$id": ["a", "b"], "name": ["Ada", "Bo"]}))
+    with (
+        CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
+        fp.Client(proxy.endpoint, service.project, retries=0) as far,
+    ):
+        far.login(login.email, login.password)
+        with far.table(people.database_id, people.id).live(reconcile=None) as live:
+            proxy.hold()
+            people.upsert(pd.DataFrame({"$id": ["a"], "name": ["Ada L"]}))
+            proxy.hold_at("offset")  # the first probe for the rows gone
+            proxy.release()
+            wait_for(lambda: proxy.held, "the catch-up's probe")
+            proxy.release()
+            wait_for(lambda: "Ada L" in set(live.frame["name"]), "the changed row")
+            assert live.status.catch_ups >= 1
+
+
+def test_it_reconciles_bulk_changes_that_send_no_events(people: fp.Table, user: fp.Client) -> None:
+    many = 130
+    people.insert(pd.DataFrame({"$id": [f"r{i:03}" for i in range(many)], "age": [1] * many}))
+    view = user.table(people.database_id, people.id)
+    with view.live(reconcile=0.5, lag=1) as live:
+        assert len(live) == many
+        people.where(fp.col("age") == 1).update({"age": 2})  # events for 100 rows only
+        wait_for(lambda: same_as_read(live, view), "the reconciliation")
+        assert live.status.catch_ups >= 1 and live.status.connected
+        assert set(live.frame["age"]) == {2}
+
+
+def test_with_an_api_key_it_polls(people: fp.Table, service: LocalService) -> None:
+    with fp.Client(service.endpoint, service.project, key=service.key) as client:
+        view = client.table(people.database_id, people.id)
+        with view.live(poll=0.1) as live:
+            assert live.status.polling and not live.status.connected
+            people.insert(pd.DataFrame({"$id": ["a", "b"], "name": ["Ada", "Bo"]}))
+            people.where(fp.col("name") == "Bo").delete()
+            wait_for(lambda: same_as_read(live, view), "the polls")
+            assert list(live.frame["$id"]) == ["a"]
+
+
+def test_a_column_added_under_it_appears_with_nulls(
+    key_client: fp.Client, people: fp.Table, user: fp.Client
+) -> None:
+    people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+    view = user.table(people.database_id, people.id)
+    with view.live() as live:
+        people.add_column("city", "string(20)")
+        people.insert(pd.DataFrame({"$id": ["b"], "name": ["Bo"], "city": ["Oslo"]}))
+        wait_for(lambda: len(live) == 2, "the new row")
+        frame = sorted_frame(live.frame)
+        assert list(frame.columns) == ["$id", "name", "age", "city"]
+        assert frame["city"].isna().tolist() == [True, False]
+
+
+def test_with_an_api_key_a_column_added_appears_with_nulls(
+    people: fp.Table, service: LocalService
+) -> None:
+    people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+    with fp.Client(service.endpoint, service.project, key=service.key) as client:
+        view = client.table(people.database_id, people.id)
+        with view.live(poll=0.1) as live:
+            people.add_column("city", "string(20)")
+            people.insert(pd.DataFrame({"$id": ["b"], "name": ["Bo"], "city": ["Oslo"]}))
+            wait_for(lambda: same_as_read(live, view), "the new column")
+            assert sorted_frame(live.frame)["city"].isna().tolist() == [True, False]
+
+
+def test_a_dropped_table_ends_it_with_not_found(people: fp.Table, user: fp.Client) -> None:
+    people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+    view = user.table(people.database_id, people.id)
+    with view.live(heartbeat=0.2) as live:
+        batches = iter(live)
+        people.drop()
+        with pytest.raises(fp.NotFoundError):
+            next(batches)
+        assert isinstance(live.status.error, fp.NotFoundError)
+        assert not live.status.connected
+        assert len(live) == 1  # the rows stay as they were
