@@ -53,6 +53,7 @@ FACES: dict[type[SyncFacade[Any]], type] = {
     fp.TransactionQuery: fp.AsyncTransactionQuery,
     fp.TransactionTable: fp.AsyncTransactionTable,
     fp.Changes: fp.AsyncChanges,
+    fp.LiveTable: fp.AsyncLiveTable,
 }
 ASYNC_CLASSES = {async_class.__name__: async_class for async_class in FACES.values()}
 

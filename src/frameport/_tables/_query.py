@@ -66,6 +66,7 @@ from .changes import (
     Changes,
     LiveTable,
     Since,
+    started_live_table,
 )
 from .export import ExportReport, export_resumable, export_streamed
 from .read import READ_POOL, QuerySpec, TableRead
@@ -393,7 +394,7 @@ class AsyncTableQuery:
             poll=poll,
             reconcile=reconcile,
         )
-        return await AsyncLiveTable(feed).start()
+        return await started_live_table(feed)
 
     async def to_polars(
         self, lazy: bool = False, *, system: System = DEFAULT_SYSTEM

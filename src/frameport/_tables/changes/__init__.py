@@ -17,7 +17,7 @@ from ._feed import (
     Since,
 )
 from ._gone_rows import gone_ids, gone_sequences, sorted_sequences
-from ._live import AsyncLiveTable, LiveTable
+from ._live import AsyncLiveTable, LiveTable, started_live_table
 
 __all__ = [
     "DEFAULT_HEARTBEAT",
@@ -36,5 +36,6 @@ __all__ = [
     "service_now",
     "service_text",
     "sorted_sequences",
+    "started_live_table",
     "updated_since",
 ]

@@ -40,6 +40,12 @@ _END = None
 """What a change-batch queue gets when the live table ends."""
 
 
+async def started_live_table(feed: ChangeFeed) -> AsyncLiveTable:
+    """A live table of `feed`: subscribe, read the snapshot, replay what came meanwhile, and
+    keep following (in a task of the running loop); returns once the snapshot is in."""
+    return await AsyncLiveTable(feed)._start()
+
+
 class AsyncLiveTable:
     """A view's current rows, kept current as it changes: `frame` (pandas), `to_arrow`,
     `to_polars` and ``len()``, with ``$id`` and the view's columns, as `to_pandas` reads
@@ -68,9 +74,7 @@ class AsyncLiveTable:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._feed.location}, {len(self)} rows, {self.status})"
 
-    async def start(self) -> AsyncLiveTable:
-        """Subscribe, read the snapshot, replay what came meanwhile, and keep following (in a
-        task of the running loop); returns once the snapshot is in."""
+    async def _start(self) -> AsyncLiveTable:
         started = asyncio.get_running_loop().create_future()
         self._task = asyncio.ensure_future(self._follow(started))
         await started
