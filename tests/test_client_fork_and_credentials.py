@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,27 +23,41 @@ def table_ids(service: LocalService) -> tuple[str, str]:
     return table.database_id, table.id
 
 
-_forked_client: Client | None = None
+# Run in a fresh interpreter: the test's own process may hold other libraries' threads
+# (a Ray driver's, say) that a fork would copy mid-lock.
+FORKING_SCRIPT = """
+import multiprocessing, os, sys
+import frameport as fp
+
+endpoint, project, database, table = sys.argv[1:]
+client = fp.Client(endpoint, project, key=os.environ["FRAMEPORT_KEY"])
+assert client.table(database, table).count() == 10  # the pool and loop now exist
 
 
-def _count_in_child(table_ids: tuple[str, str]) -> int:
-    assert _forked_client is not None
-    return _forked_client.table(*table_ids).count()
+def count_in_child(_: int) -> int:
+    return client.table(database, table).count()
+
+
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print(pool.map(count_in_child, range(3)))
+print(client.table(database, table).count())  # the parent's pool is untouched
+client.close()
+"""
 
 
 def test_a_used_sync_client_works_in_forked_children(
     service: LocalService, table_ids: tuple[str, str]
 ) -> None:
-    global _forked_client
-    with service.client() as client:
-        assert client.table(*table_ids).count() == 10  # the pool and loop now exist
-        _forked_client = client
-        try:
-            with multiprocessing.get_context("fork").Pool(2) as pool:
-                assert pool.map(_count_in_child, [table_ids] * 3) == [10, 10, 10]
-        finally:
-            _forked_client = None
-        assert client.table(*table_ids).count() == 10  # the parent's pool is untouched
+    arguments = [service.endpoint, service.project, *table_ids]
+    done = subprocess.run(
+        [sys.executable, "-c", FORKING_SCRIPT, *arguments],
+        env={**os.environ, "FRAMEPORT_KEY": service.key},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[10, 10, 10]", "10"]
 
 
 def _jwt_error(call: Callable[[], Any]) -> AuthenticationError:
