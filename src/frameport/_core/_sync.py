@@ -134,10 +134,16 @@ def iterate_sync(iterator: AsyncIterator[T]) -> Iterator[T]:
             yield item
     finally:
         aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
+        if aclose is not None and on_loop_thread():
+            # collected unfinished on the loop thread itself: close it there, without waiting
+            closing = asyncio.ensure_future(aclose())
+            _closing.add(closing)
+            closing.add_done_callback(_closing.discard)
+        elif aclose is not None:
             run_sync(aclose())
 
 
+_closing: set[asyncio.Future[Any]] = set()  # closes under way, kept until done
 _faces: dict[type, type[SyncFacade[Any]]] = {}
 
 
