@@ -8,9 +8,11 @@ where ipywidgets cannot (a saved notebook on a web page, an editor without the e
     fp.widgets.preview(form.client.bucket("photos"), "cat")
     fp.widgets.gallery(form.client.bucket("photos"), page_size=24)
     fp.widgets.table(form.client.table("crm", "people").sort("age"))
+    fp.widgets.live_table(form.client.table("crm", "people").where(fp.col("age") > 30))
 """
 
 from ._gallery import Gallery, gallery
+from ._live_table import LiveTableView, live_table
 from ._login import LoginForm, login
 from ._preview import FilePreview, preview
 from ._table import TablePreview, table
@@ -18,9 +20,11 @@ from ._table import TablePreview, table
 __all__ = [
     "FilePreview",
     "Gallery",
+    "LiveTableView",
     "LoginForm",
     "TablePreview",
     "gallery",
+    "live_table",
     "login",
     "preview",
     "table",

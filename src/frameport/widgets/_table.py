@@ -5,18 +5,17 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-import ipywidgets as widgets
-
 from .._core._pages import TOTAL_CAP
 from .._exceptions import FrameportError
 from .._tables import PagePosition, TableBrowser, TablePage
-from ._display import StaticViews, describe_failure, frame_html, frame_text, message_html
+from ._display import describe_failure, frame_html, frame_text, message_html
+from ._paging import PagedRows, rows_text
 
 if TYPE_CHECKING:
     from .._tables import TableQuery
 
 
-class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
+class TablePreview(PagedRows):
     """Rows of `query`, `page_size` at a time, with Previous / Next and a label
     ("rows 21–40 of 57"). Only the rows shown are fetched: each page is one request with a
     limit and the previous page's last row as cursor (more when the client drops rows the
@@ -28,16 +27,8 @@ class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
         self.query = query
         self.browser = TableBrowser(query, page_size)
         self.page: TablePage | None = None
-        self.page_number = 0
         self._positions = [PagePosition()]  # where each page seen so far starts
-        self.previous_button = widgets.Button(description="Previous", icon="arrow-left")
-        self.next_button = widgets.Button(description="Next", icon="arrow-right")
-        self.page_label = widgets.Label()
-        self.rows = widgets.HTML()
-        self.previous_button.on_click(lambda _button: self.show_page(self.page_number - 1))
-        self.next_button.on_click(lambda _button: self.show_page(self.page_number + 1))
-        controls = widgets.HBox([self.previous_button, self.page_label, self.next_button])
-        super().__init__([controls, self.rows])
+        super().__init__()
         self.add_class("frameport-table")
         self.show_page(0)
 
@@ -63,16 +54,14 @@ class TablePreview(StaticViews, widgets.VBox):  # type: ignore[misc]
         page = self.page
         if page is None:
             return ""
-        if page.frame.empty:
-            return "No rows" if page.start == 0 else f"No rows after row {page.start:,}"
-        first, last = page.start + 1, page.start + len(page.frame)
+        last = page.start + len(page.frame)
         if page.total_exact:
             of = f"{page.total:,}"
         elif page.total >= TOTAL_CAP:
             of = f"≥ {max(page.total, last):,}"
         else:  # the client drops some of the rows the service counts
             of = f"≤ {max(page.total, last):,}"
-        return f"Rows {first:,}–{last:,} of {of}"
+        return rows_text(page.start, len(page.frame), of)
 
     def summary(self) -> str:
         """The table preview as plain text: the query, the page and its rows."""
