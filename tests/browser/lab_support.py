@@ -55,13 +55,18 @@ SERVER_START_SECONDS = 120
 CELL_RUN_MS = 180_000
 UI_WAIT_MS = 60_000
 
-ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
+# The text of each failed cell's output: JupyterLab renders an error as stderr text (its
+# traceback), told from other stderr output (warnings, logs) by a traceback or an error name.
+FAILED_OUTPUTS = r"""() => [...document.querySelectorAll(
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+    .map(output => output.textContent)
+    .filter(text => /Traceback|^\s*\w*(Error|Exception)\b/m.test(text))"""
 # True once every code cell shows an execution count ("[3]:"), or as soon as one failed.
-ALL_CELLS_RAN_OR_FAILED = r"""errorOutput => {
-    if (document.querySelector(errorOutput)) return true;
+ALL_CELLS_RAN_OR_FAILED = f"""() => {{
+    if (({FAILED_OUTPUTS})().length) return true;
     const prompts = [...document.querySelectorAll(".jp-CodeCell .jp-InputPrompt")];
-    return prompts.length > 0 && prompts.every(prompt => /\[\d+\]/.test(prompt.textContent));
-}"""
+    return prompts.length > 0 && prompts.every(prompt => /\\[\\d+\\]/.test(prompt.textContent));
+}}"""
 
 # JupyterLab user settings: save widget state with the notebook (so the checks see it),
 # render every cell, and never reach for news or updates.
@@ -235,9 +240,11 @@ def notebook_page(lab: JupyterLab, notebook: str) -> Iterator[Page]:
             wait_for_idle_kernel(lab, notebook)
             expect(page.locator(".jp-StatusBar-Widget", has_text="| Idle")).to_be_visible()
             click_menu(page, "Run", "runmenu:run-all")
-            page.wait_for_function(ALL_CELLS_RAN_OR_FAILED, arg=ERROR_OUTPUT, timeout=CELL_RUN_MS)
-            errors = page.locator(ERROR_OUTPUT)
-            assert errors.count() == 0, errors.first.inner_text()
+            page.wait_for_function(ALL_CELLS_RAN_OR_FAILED, timeout=CELL_RUN_MS)
+            # A cell's count can show before its error output: the kernel says idle after it.
+            expect(page.locator(".jp-StatusBar-Widget", has_text="| Idle")).to_be_visible()
+            failed = page.evaluate(FAILED_OUTPUTS)
+            assert not failed, f"a cell of {notebook} failed:\n{failed[0]}"
             yield page
         except Exception:
             page.screenshot(path=str(ARTIFACTS / f"{name}-failure.png"))
