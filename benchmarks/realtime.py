@@ -3,7 +3,7 @@
 Starts the local service in its own process (so its CPU time can be read; SQLite with
 `synchronous=NORMAL`, so that the disk's flushes do not set the pace of the writes), makes a
 table, then runs the same writer twice: 200 single-row creates a second with the API key,
-for `--seconds` seconds.
+for `--seconds` seconds, sent by `WRITERS` tasks on keep-alive connections of their own.
 
   (a) baseline  no realtime connection open: the write's own round trip and the service's
                 CPU time per write
