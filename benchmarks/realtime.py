@@ -3,7 +3,7 @@
 Starts the local service in its own process (so its CPU time can be read; SQLite with
 `synchronous=NORMAL`, so that the disk's flushes do not set the pace of the writes), makes a
 table, then runs the same writer twice: 200 single-row creates a second with the API key,
-for `--seconds` seconds.
+for `--seconds` seconds, sent by `WRITERS` tasks on keep-alive connections of their own.
 
   (a) baseline  no realtime connection open: the write's own round trip and the service's
                 CPU time per write
@@ -44,6 +44,10 @@ PROJECT = "bench"
 DB, TABLE = "live", "ticks"
 CHANNEL = f"tablesdb.{DB}.tables.{TABLE}.rows"
 _ID_MARK = '"payload":{"$id":"'
+#: Writers sending the creates, each on a keep-alive connection of its own (a pool with
+#: requests queued in it rescans its connections for each, which made the writing side the
+#: bottleneck: its event loop fell behind both the writes and the events).
+WRITERS = 16
 
 
 @dataclass
@@ -102,25 +106,32 @@ def cpu_seconds(process: psutil.Process) -> float:
 async def write_steadily(
     client: httpx.AsyncClient, prefix: str, rate: float, seconds: float
 ) -> tuple[dict[str, float], list[float]]:
-    """Creates at `rate` a second; when each was sent, and each one's round trip."""
+    """Creates at `rate` a second; when each was due, and each one's round trip from then.
+
+    `WRITERS` tasks send them, one request at a time each: a write due while all of them are
+    busy waits for one, and its wait counts in its round trip and in its event's latency."""
     sent: dict[str, float] = {}
     round_trips: list[float] = []
     path = f"/tablesdb/{DB}/tables/{TABLE}/rows"
+    due: asyncio.Queue[str | None] = asyncio.Queue()
 
-    async def write(row_id: str) -> None:
-        started = time.perf_counter()
-        sent[row_id] = started
-        body = {"rowId": row_id, "data": {"n": len(sent), "note": "tick"}}
-        response = await client.post(path, json=body)
-        response.raise_for_status()
-        round_trips.append(time.perf_counter() - started)
+    async def writer() -> None:
+        while (row_id := await due.get()) is not None:
+            body = {"rowId": row_id, "data": {"n": len(round_trips), "note": "tick"}}
+            response = await client.post(path, json=body)
+            response.raise_for_status()
+            round_trips.append(time.perf_counter() - sent[row_id])
 
-    tasks = []
+    writers = [asyncio.create_task(writer()) for _ in range(WRITERS)]
     begin = time.perf_counter()
     for index in range(int(rate * seconds)):
         await asyncio.sleep(max(0.0, begin + index / rate - time.perf_counter()))
-        tasks.append(asyncio.create_task(write(f"{prefix}{index:06d}")))
-    await asyncio.gather(*tasks)
+        row_id = f"{prefix}{index:06d}"
+        sent[row_id] = time.perf_counter()
+        due.put_nowait(row_id)
+    for _ in writers:
+        due.put_nowait(None)
+    await asyncio.gather(*writers)
     return sent, round_trips
 
 
@@ -131,7 +142,7 @@ def percentile(values: list[float], share: float) -> float:
 
 async def run(endpoint: str, process: psutil.Process, args: argparse.Namespace) -> None:
     headers = {"X-Service-Project": PROJECT, "X-Service-Key": KEY}
-    limits = httpx.Limits(max_connections=64)
+    limits = httpx.Limits(max_connections=WRITERS)
     async with httpx.AsyncClient(base_url=endpoint, headers=headers, limits=limits) as client:
         before = cpu_seconds(process)
         _, baseline_trips = await write_steadily(client, "a", args.rate, args.seconds)

@@ -23,10 +23,12 @@ protocol:
 `default_max_sockets` the realtime sockets' share of it: half, so that HTTP keeps the other
 half whatever sockets do (a socket holds its connection for as long as it is open).
 
-`GuardedWebSocketProtocol` is uvicorn's WebSocket protocol with two additions: an invalid
-UTF-8 text frame closes the socket with 1007 without a traceback in the log, and the
+`GuardedWebSocketProtocol` is uvicorn's WebSocket protocol with three additions: an invalid
+UTF-8 text frame closes the socket with 1007 without a traceback in the log, the
 application may abort a socket (`ABORT_EXTENSION` in the scope), which a socket whose
-reader has stopped needs: its close frame would wait behind the unread ones.
+reader has stopped needs: its close frame would wait behind the unread ones, and it may
+write text frames at once without a round through ASGI (`SEND_EXTENSION`), which realtime's
+fan-out needs: an event goes to every subscribed socket in one pass of the event loop.
 
 `quiet_repeats` keeps the server's per-connection warnings (a malformed request, a refusal
 at the cap, a failed accept) from flooding the log: a warning that repeats is written at
@@ -39,7 +41,9 @@ import asyncio
 import logging
 import re
 import resource
+import struct
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -47,8 +51,9 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.http11 import Request
+from websockets.protocol import State
 
-from .routes.realtime import ABORT_EXTENSION
+from .routes.realtime import ABORT_EXTENSION, SEND_EXTENSION
 
 #: Descriptors kept beyond two per connection (its socket, and a file a download may hold
 #: open): a pass of accepts (`BACKLOG`), the SQLite connections of the worker threads (two
@@ -232,6 +237,7 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
         scope = getattr(self, "scope", None)  # set once the handshake is accepted
         if scope is not None:
             scope["extensions"][ABORT_EXTENSION] = {"abort": self.transport.abort}
+            scope["extensions"][SEND_EXTENSION] = {"send_texts": self.send_texts}
 
     def send_receive_event_to_app(self) -> None:
         if self.curr_msg_data_type == "text" and not self.close_sent and not _utf8(self.frames):
@@ -240,6 +246,36 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
             self.handle_parser_exception()
             return
         super().send_receive_event_to_app()
+
+    def send_texts(self, frames: Sequence[str]) -> bool:
+        """Write `frames` as text frames in one write, if the socket is open and its
+        transport takes more (not paused); whether it did (else nothing is written, and the
+        ASGI send, which waits until the transport drains, is the way)."""
+        if (
+            self.close_sent
+            or self.disconnected
+            or not self.writable.is_set()
+            or self.transport.is_closing()
+            or self.conn.state is not State.OPEN
+        ):
+            return False
+        if self.conn.extensions:  # a negotiated extension (none is offered) frames its way
+            for frame in frames:
+                self.conn.send_text(frame.encode())
+            self.transport.write(b"".join(self.conn.data_to_send()))
+        else:
+            self.transport.write(b"".join([text_frame(frame.encode()) for frame in frames]))
+        return True
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A final, unmasked text frame of `payload`, as a server sends it (RFC 6455, 5.2)."""
+    length = len(payload)
+    if length < 126:
+        return struct.pack("!BB", 0x81, length) + payload
+    if length < 1 << 16:
+        return struct.pack("!BBH", 0x81, 126, length) + payload
+    return struct.pack("!BBQ", 0x81, 127, length) + payload
 
 
 def _utf8(frames: list[bytes]) -> bool:

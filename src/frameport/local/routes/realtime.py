@@ -20,16 +20,19 @@ message, 1008 for a policy violation, 1013 for too many messages, connects or so
 the HTTP status of an authentication error. After a handshake error, after a 1008 or 1013 on
 a message, and when the user's session ends or the user is blocked, the socket is closed,
 with the error's code as the close code where it is one (1003, 1008, 1013), else 1008 for a
-refused caller and 1011 for a failure of the service. Frames go out through one queue per
-connection, so replies and events keep their order; a reader that leaves more than
-`max_outbox_bytes` of them unread is disconnected.
+refused caller and 1011 for a failure of the service. Frames go out in order through one
+queue per connection, so replies and events keep their order: written at once while the
+socket takes them, queued while it does not (a reader slower than its frames), and a reader
+that leaves more than `max_outbox_bytes` of them unread is disconnected. A slow reader holds
+up no one else: an event is written to every socket that takes it, and queued for the
+others.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any
@@ -66,6 +69,11 @@ REALTIME_PATH = "/v1/realtime{rest:path}"
 #: The scope extension through which the server lets the application abort a socket,
 #: `{"abort": callable}` (`_connections.GuardedWebSocketProtocol` provides it).
 ABORT_EXTENSION = "frameport.abort"
+#: The scope extension through which the server writes text frames at once,
+#: `{"send_texts": callable}` (see `_connections.GuardedWebSocketProtocol.send_texts`).
+SEND_EXTENSION = "frameport.send_texts"
+#: Characters of queued frames written at once when a socket takes frames again.
+SEND_BATCH = 64 * 1024
 MAX_FRAME_BYTES = 64_000
 #: (limit, window seconds) of connects per IP, and of messages per connection, under the
 #: names `LocalService(rate_limit_overrides=...)` sets them by.
@@ -266,8 +274,14 @@ class RealtimeConnection:
         self.state = state
         self.caller = caller
         self.ip = ip
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.outbox: deque[Any] = deque()
         self._outbox_bytes = 0
+        self._wake = asyncio.Event()
+        self._in_flight = False
+        extension = websocket.scope.get("extensions", {}).get(SEND_EXTENSION)
+        self._send_texts: Callable[[list[str]], bool] | None = (
+            None if extension is None else extension["send_texts"]
+        )
         self._closing = False
         self._grace: asyncio.TimerHandle | None = None
         self.subscriber = Subscriber(caller, self._queue, self._end)
@@ -283,23 +297,32 @@ class RealtimeConnection:
         return None if self.caller.user is None else user_model(self.caller.user)
 
     def _queue(self, frame: str) -> None:
-        """Queue a frame (none once the socket is closing); a reader that leaves more than
-        `max_outbox_bytes` unread is disconnected at once: its frames are dropped and the
-        socket aborted, since a close frame would wait behind the unread ones."""
-        if self._closing:
+        """Send a frame, written at once when nothing is waiting before it and the socket
+        takes it, else queued (none once the socket is closing); a reader that leaves more
+        than `max_outbox_bytes` unread is disconnected at once: its frames are dropped and
+        the socket aborted, since a close frame would wait behind the unread ones."""
+        if self._closing or (not self.outbox and self._write_now([frame])):
             return
         self._outbox_bytes += len(frame)
         if self._outbox_bytes <= self.state.config.realtime.max_outbox_bytes:
-            self.outbox.put_nowait(frame)
+            self._put(frame)
             return
         self._closing = True
         self.state.realtime.remove(self.subscriber)
-        while not self.outbox.empty():
-            self.outbox.get_nowait()
+        self.outbox.clear()
         self._outbox_bytes = 0
         if not self._abort():
-            self.outbox.put_nowait(TOO_MANY)
-            self.outbox.put_nowait(_CLOSE)
+            self._put(TOO_MANY)
+            self._put(_CLOSE)
+
+    def _put(self, item: Any) -> None:
+        self.outbox.append(item)
+        self._wake.set()
+
+    def _write_now(self, frames: list[str]) -> bool:
+        """Write `frames` at once, unless a frame is being sent before them or the socket
+        takes no more for now; whether they were written."""
+        return not self._in_flight and self._send_texts is not None and self._send_texts(frames)
 
     def _abort(self) -> bool:
         """Abort the socket where the server allows it (see `_connections`); whether it did."""
@@ -315,8 +338,8 @@ class RealtimeConnection:
         self._queue(error.frame())
         if not self._closing:
             self._closing = True
-            self.outbox.put_nowait(error.close_code)
-            self.outbox.put_nowait(_CLOSE)
+            self._put(error.close_code)
+            self._put(_CLOSE)
             self._grace = asyncio.get_running_loop().call_later(CLOSE_GRACE, self._abort)
 
     def _end(self, ending: Ending) -> None:
@@ -347,20 +370,49 @@ class RealtimeConnection:
                 self._grace.cancel()
 
     async def _write(self) -> None:
+        """Send the queued frames in order: as many at once as the socket takes, else one
+        through ASGI, which waits until the socket takes it; then the close, if queued."""
         close_code = 1000
         try:
             while True:
-                frame = await self.outbox.get()
-                if frame is _CLOSE:
+                if not self.outbox:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                first = self.outbox[0]
+                if first is _CLOSE:
                     await self.websocket.close(close_code)
                     return
-                if isinstance(frame, int):
-                    close_code = frame
+                if isinstance(first, int):
+                    close_code = self.outbox.popleft()
                     continue
-                self._outbox_bytes -= len(frame)
-                await self.websocket.send_text(frame)
+                batch = self._leading_frames()
+                if self._write_now(batch):
+                    for frame in batch:
+                        self.outbox.popleft()
+                        self._outbox_bytes -= len(frame)
+                    continue
+                self.outbox.popleft()
+                self._outbox_bytes -= len(first)
+                self._in_flight = True
+                try:
+                    await self.websocket.send_text(first)
+                finally:
+                    self._in_flight = False
         except (WebSocketDisconnect, RuntimeError, OSError):
             return  # the client went away; its frames are lost, as on the service
+
+    def _leading_frames(self) -> list[str]:
+        """The text frames at the head of the outbox, up to `SEND_BATCH` characters (at least
+        one frame)."""
+        batch: list[str] = []
+        size = 0
+        for item in self.outbox:
+            if not isinstance(item, str) or (batch and size + len(item) > SEND_BATCH):
+                break
+            batch.append(item)
+            size += len(item)
+        return batch
 
     async def _answer(self, message: Mapping[str, Any]) -> None:
         """Handle one message; a policy violation or one message too many closes the socket."""

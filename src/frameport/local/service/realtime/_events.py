@@ -19,6 +19,7 @@ row's (file's) own `read` roles under row (file) security; `any` reaches everyon
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,7 +64,8 @@ class RealtimeEvent:
     row or file as a mapping, and as the JSON text sent).
 
     `frame` renders the `event` message for one connection, with the IDs of that
-    connection's subscriptions that matched; everything before them is rendered once.
+    connection's subscriptions that matched (as JSON); everything before them is rendered
+    once.
     """
 
     events: list[str]
@@ -87,8 +89,8 @@ class RealtimeEvent:
         """Whether a connection holding `roles` may receive this event."""
         return "any" in self.roles or not self.roles.isdisjoint(roles)
 
-    def frame(self, subscription_ids: Sequence[str]) -> str:
-        return f"{self._frame_head}{compact_json(subscription_ids)}}}}}"
+    def frame(self, subscription_ids_json: str) -> str:
+        return f"{self._frame_head}{subscription_ids_json}}}}}"
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -142,9 +144,23 @@ def row_event_names(
         families = (_TABLE_WORDS, _COLLECTION_WORDS)
     else:
         families = (_COLLECTION_WORDS, _TABLE_WORDS)
-    ids = (database_id, table_id, row_id)
+    names = _row_name_pattern(families, database_id, table_id, action)
+    return _unique(name.replace(_ROW_MARK, row_id) for name in names)
+
+
+#: Stands for the row's ID in a table's cached names (no ID contains it).
+_ROW_MARK = "\0"
+
+
+@functools.lru_cache(maxsize=256)
+def _row_name_pattern(
+    families: tuple[tuple[str, str, str], ...], database_id: str, table_id: str, action: str
+) -> tuple[str, ...]:
+    """The names of a row event of one table, with `_ROW_MARK` for the row's ID: worked out
+    once per table and action, as each row of a write carries them."""
+    ids = (database_id, table_id, _ROW_MARK)
     expanded = [_family(words, ids, action) for words in families]
-    return _unique(name for names in zip(*expanded, strict=True) for name in names)
+    return tuple(name for names in zip(*expanded, strict=True) for name in names)
 
 
 def file_event_names(bucket_id: str, file_id: str, action: str) -> list[str]:

@@ -88,6 +88,10 @@ SESSION_ENDED: Ending = (
 )
 
 
+#: How many sets of matched subscription IDs a connection keeps rendered as JSON.
+_IDS_JSON_KEPT = 64
+
+
 class Subscriber:
     """One open realtime connection: who it acts for and with which roles, its subscriptions
     (ID → channel → queries), `deliver`, which queues a frame for it, and `end`, which closes
@@ -101,6 +105,7 @@ class Subscriber:
         self.end = end
         self.subscriptions: dict[str, dict[str, SubscriptionQueries]] = {}
         self._index: ChannelIndex | None = None
+        self._ids_json: dict[frozenset[str], str] = {}
         self.become(caller)
 
     def become(self, caller: Caller) -> None:
@@ -115,6 +120,7 @@ class Subscriber:
         self, subscription_id: str, channels: Iterable[str], queries: SubscriptionQueries
     ) -> None:
         """Add `channels` to a subscription (a known ID keeps its other channels)."""
+        self._ids_json.clear()
         registered = self.subscriptions.setdefault(subscription_id, {})
         for channel in channels:
             registered[channel] = queries
@@ -126,6 +132,7 @@ class Subscriber:
         channels = self.subscriptions.pop(subscription_id, None)
         if channels is None:
             return False
+        self._ids_json.clear()
         if self._index is not None:
             for channel in channels:
                 _unindex(self._index, channel, self, subscription_id)
@@ -178,11 +185,17 @@ class Subscriber:
             self.roles = standing.roles
         return None
 
-    def ordered(self, subscription_ids: set[str]) -> list[str]:
-        """`subscription_ids` in the order the connection subscribed them."""
-        if len(subscription_ids) == 1:
-            return list(subscription_ids)
-        return [each for each in self.subscriptions if each in subscription_ids]
+    def ids_json(self, subscription_ids: set[str]) -> str:
+        """`subscription_ids` as JSON, in the order the connection subscribed them (kept
+        until its subscriptions change: an event costs a lookup, not an encoding)."""
+        key = frozenset(subscription_ids)
+        text = self._ids_json.get(key)
+        if text is None:
+            if len(self._ids_json) >= _IDS_JSON_KEPT:
+                self._ids_json.clear()
+            ordered = [each for each in self.subscriptions if each in subscription_ids]
+            text = self._ids_json[key] = compact_json(ordered)
+        return text
 
 
 def _unindex(index: ChannelIndex, channel: str, subscriber: Subscriber, sid: str) -> None:
@@ -270,9 +283,14 @@ class RealtimeHub:
                         channel
                     ].matches(event.payload):
                         found.add(subscription_id)
+        frames: dict[str, str] = {}  # connections matched by the same IDs share a frame
         for subscriber, found in matched.items():
             if found:
-                subscriber.deliver(event.frame(subscriber.ordered(found)))
+                ids_json = subscriber.ids_json(found)
+                frame = frames.get(ids_json)
+                if frame is None:
+                    frame = frames[ids_json] = event.frame(ids_json)
+                subscriber.deliver(frame)
 
     def _review(self, standing: Standing) -> None:
         for subscriber in list(self._subscribers):
