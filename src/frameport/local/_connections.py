@@ -41,7 +41,6 @@ import asyncio
 import logging
 import re
 import resource
-import struct
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from typing import ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import State
 
@@ -259,23 +259,14 @@ class GuardedWebSocketProtocol(WebSocketsSansIOProtocol):
             or self.conn.state is not State.OPEN
         ):
             return False
-        if self.conn.extensions:  # a negotiated extension (none is offered) frames its way
-            for frame in frames:
-                self.conn.send_text(frame.encode())
-            self.transport.write(b"".join(self.conn.data_to_send()))
-        else:
-            self.transport.write(b"".join([text_frame(frame.encode()) for frame in frames]))
+        extensions = self.conn.extensions
+        self.transport.write(
+            b"".join(
+                Frame(Opcode.TEXT, frame.encode()).serialize(mask=False, extensions=extensions)
+                for frame in frames
+            )
+        )
         return True
-
-
-def text_frame(payload: bytes) -> bytes:
-    """A final, unmasked text frame of `payload`, as a server sends it (RFC 6455, 5.2)."""
-    length = len(payload)
-    if length < 126:
-        return struct.pack("!BB", 0x81, length) + payload
-    if length < 1 << 16:
-        return struct.pack("!BBH", 0x81, 126, length) + payload
-    return struct.pack("!BBQ", 0x81, 127, length) + payload
 
 
 def _utf8(frames: list[bytes]) -> bool:
