@@ -7,7 +7,7 @@ DEMO_STAMP := $(VENV)/.installed-local
 STAMP := $(VENV)/.installed
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: demo test test-floor lint docs docs-images browser-deps bench serve clean
+.PHONY: demo test test-floor lint docs docs-images browser-deps java bench serve clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ lint: $(STAMP)
 browser-deps: $(STAMP)
 	bash scripts/install-browser-deps.sh
 
+# Debian's Java runtime for the Spark tests (pyspark's local JVM); a no-op when java is found.
+java:
+	bash scripts/install-java.sh
+
 # The documentation site, built strictly (a warning, a broken link or reference fails) into site/.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
@@ -44,7 +48,7 @@ docs-images: browser-deps
 	FRAMEPORT_DOCS_SCREENSHOTS=1 $(BIN)/pytest tests/browser
 
 # The tests run on every core (pytest-xdist): each worker starts its own local service.
-test: lint docs browser-deps
+test: java lint docs browser-deps
 	$(BIN)/pytest -n auto
 
 # The lowest versions pyproject.toml allows for frameport's own dependencies and extras (uv's

@@ -1,7 +1,8 @@
-"""The examples of the documentation run: every ```python block of the README and of each
-page under docs/ is executed, in order and in one namespace, against a fresh local service.
+"""The examples of the documentation: every ```python block of the README and of each page
+under docs/ is executed, in order and in one namespace (`run_page`), by
+test_guides_together.py, where all the pages run twice on one local service.
 
-Each page gets `client`, an API-key client for its own service (FRAMEPORT_ENDPOINT,
+Each page gets `client`, an API-key client for the service (FRAMEPORT_ENDPOINT,
 FRAMEPORT_PROJECT and FRAMEPORT_KEY name it too), runs in an empty working directory, and
 finds the `frameport` command on PATH.
 Blocks fenced as ```py are shown but not run (they need a real service or a secret).
@@ -13,7 +14,6 @@ import linecache
 import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,23 +54,12 @@ def run_page(page: Path, service: LocalService) -> None:
             name = f"{page.relative_to(REPO)} (block {number})"
             linecache.cache[name] = (len(block), None, block.splitlines(True), name)
             code = compile(block, name, "exec")
-            exec(code, namespace)
-
-
-@pytest.fixture
-def page_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalService]:
-    with LocalService(data_dir=tmp_path / "service") as service:
-        point_at(service, tmp_path, monkeypatch)
-        work = tmp_path / "work"
-        work.mkdir()
-        monkeypatch.chdir(work)
-        yield service
+            try:
+                exec(code, namespace)
+            except Exception as error:
+                error.add_note(f"raised by the example {name}")
+                raise
 
 
 def test_the_guides_have_examples_to_run() -> None:
     assert {p.name for p in PAGES} >= {"README.md", "getting-started.md", "tables.md", "filters.md"}
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
-def test_page_examples_run(page: Path, page_service: LocalService) -> None:
-    run_page(page, page_service)

@@ -28,6 +28,9 @@ from frameport.ray import TableSink
 from tables_support import load, new_id
 
 ROWS = 3_000
+# One worker runs the Ray tests and the guide that starts Ray (test_guides_together.py): Ray
+# starts once per worker that needs it, and costs tens of seconds each time.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="session")
