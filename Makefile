@@ -67,7 +67,7 @@ test-floor: $(STAMP)
 	$(BIN)/uv venv --quiet --python $(BIN)/python $(FLOOR)
 	$(BIN)/uv pip install --quiet --python $(FLOOR)/bin/python --resolution lowest-direct \
 		-e '.[local,widgets,dask,polars,delta,dlt]'
-	$(BIN)/uv pip install --quiet --python $(FLOOR)/bin/python pytest pytest-timeout pytest-xdist \
+	$(BIN)/uv pip install --quiet --python $(FLOOR)/bin/python "pytest<9.2" pytest-timeout pytest-xdist \
 		hypothesis duckdb
 	$(FLOOR)/bin/python -m pytest -n auto -p no:cacheprovider $(FLOOR_TESTS)
 

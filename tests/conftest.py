@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _pytest.nodeid import NodeId
 from hypothesis import HealthCheck, settings
 
 from frameport import ID, AsyncClient, Client
@@ -46,7 +45,7 @@ def pytest_configure() -> None:
         del os.environ["PYTHONDONTWRITEBYTECODE"]
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The modules of the longest tests (given a longer timeout) come first, then those of the
     slow ones, each in its order: with xdist handing out tests as workers run low
     (pyproject.toml) the short tests then fill the other workers around them, instead of a
@@ -58,21 +57,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         rank[item.path] = min(mark, rank.get(item.path, 2))
     items.sort(key=lambda item: rank[item.path])
-    group_in_node_ids(config, items)
-
-
-def group_in_node_ids(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup`` (pyproject.toml) the scheduler reads a test's xdist_group
-    from a ``@group`` suffix of its node ID, which pytest-xdist 3.8 writes where pytest 9.2 no
-    longer looks (pytest-xdist issue 1386): without this, a group's tests were spread over the
-    workers. A no-op once pytest-xdist writes the suffix itself."""
-    if not config.getoption("loadgroup", default=False):
-        return
-    for item in items:
-        marks = item.iter_markers("xdist_group")
-        groups = sorted({str(m.args[0] if m.args else m.kwargs["name"]) for m in marks})
-        if groups and "@" not in item.nodeid.rpartition("]")[2]:
-            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 @pytest.fixture(scope="session")
