@@ -28,9 +28,10 @@ SYSTEM_DTYPES = {
 }
 
 BOUNDS_ROWS = 2
-"""Rows a ``parallel="auto"`` read (the default) of a non-empty result asks for besides its
-result: the rows at either end under the filter (the first and the last one), asked for
-beside the first page; the ranges after that page are cut between them."""
+"""Rows a ``parallel="auto"`` read (the default) of a result longer than one page asks for
+besides its result: the rows at either end under the filter (the first and the last one),
+asked for beside the first page (from a near service, once the first page came full); the
+ranges after that page are cut between them. A result of one short page asks for none."""
 
 
 def strings_as_in_pandas_3() -> None:

@@ -35,7 +35,7 @@ import httpx
 from .._exceptions import APIError, RateLimitError, TransportError, api_error_class
 from ._config import LOCAL_SERVICE_PORT
 from ._json import JsonObject
-from ._wire_encoding import Compression, WireEncoding, choose_wire_encoding
+from ._wire_encoding import FAR_ROUND_TRIP, Compression, WireEncoding, choose_wire_encoding
 
 logger = logging.getLogger("frameport")
 
@@ -352,6 +352,10 @@ class Transport:
         http, self._http = self._http, None
         if http is not None and self._loop is asyncio.get_running_loop():
             await http.aclose()
+
+    def near(self) -> bool:
+        """Whether an answer has come within `FAR_ROUND_TRIP` (the service is near)."""
+        return self.round_trip is not None and self.round_trip < FAR_ROUND_TRIP
 
     def wire_encoding(self) -> WireEncoding:
         """The encoding answers are asked for now, and why."""
