@@ -133,7 +133,7 @@ def test_a_catch_up_cut_short_loses_nothing(
         with far.table(people.database_id, people.id).live(reconcile=None) as live:
             proxy.hold()
             people.upsert(pd.DataFrame({"$id": ["a"], "name": ["Ada L"]}))
-            proxy.hold_at("offset")  # the first probe for the rows gone
+            proxy.hold_at("lessThanEqual")  # the first count of the rows gone
             proxy.release()
             wait_for(lambda: proxy.held, "the catch-up's probe")
             proxy.release()

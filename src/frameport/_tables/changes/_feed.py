@@ -10,8 +10,8 @@ columns), from the realtime socket for speed and the incremental reads for truth
   event published before it has arrived.
 * When the socket drops or misses a heartbeat: reconnect (at once, then with the web SDK's
   backoff), subscribe, and catch up from the watermark less `lag` seconds: the rows updated
-  since then (`updated_since`) and the rows gone (`gone_ids`). Never a full read; a row met
-  again with no later ``$updatedAt`` is dropped.
+  since then (`updated_since`) and the rows gone (`gone_sequences`, by counts). Never a full
+  read; a row met again with no later ``$updatedAt`` is dropped.
 * An API key alone would connect as a guest and see only the rows guests may read: with a
   key the feed polls instead, one catch-up every `poll` seconds (`status.polling`).
 * With `reconcile` seconds, a connected feed also catches up on that schedule: a bulk change
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -39,7 +40,7 @@ from .._location import TableLocation
 from .._system import ALL_SYSTEM
 from ..read import QuerySpec, TableRead
 from ._clock import minus_seconds, service_now, service_text, updated_since
-from ._gone_rows import gone_ids
+from ._gone_rows import Tally, gone_sequences
 from ._view import ViewRows, milliseconds
 
 if TYPE_CHECKING:
@@ -253,15 +254,30 @@ class ChangeFeed:
             read = await TableRead.make(self.requester, self.location, self.spec)
             if read.plan.fetched != view.read.plan.fetched:
                 view.use(*await self._reads())
+        begun = time.perf_counter()
         now = await _now(view.read)
         since = minus_seconds(self.status.watermark or now, self.lag)
         batches, _ = await updated_since(view.read, since).collect(progress=False)
+        listed = time.perf_counter()
         # Both reads before the rows are handed on: a catch-up cut short hands on nothing.
-        gone, _ = await gone_ids(_ids_read(view.read), view.holding(batches))
+        tally = Tally()
+        gone_at, _ = await gone_sequences(_ids_read(view.read), view.held(batches), tally)
+        gone = view.ids_at(gone_at)
         changed = [view.from_rows(rows) for rows in batches]
         changed.append(view.gone(gone, milliseconds(now)))
         view.forget_before(milliseconds(since))
         self._note(watermark=now, catch_ups=self.status.catch_ups + 1)
+        log.debug(
+            "catch-up of %s: %d changed rows read in %.1f ms; %d gone rows found with %d "
+            "requests listing %d rows in %.1f ms",
+            self.location,
+            sum(rows.num_rows for rows in batches),
+            (listed - begun) * 1e3,
+            len(gone),
+            tally.requests,
+            tally.rows,
+            (time.perf_counter() - listed) * 1e3,
+        )
         return changed
 
     async def _follow(self, socket: RealtimeSocket, view: ViewRows) -> list[pa.RecordBatch]:
@@ -300,7 +316,7 @@ def _delay(event: JsonObject, arrived: datetime) -> float | None:
 
 
 def _ids_read(read: TableRead) -> TableRead:
-    """The read of the view's rows' ``$`` fields that `gone_ids` probes. Its ranges decode
+    """The read of the view's rows' ``$`` fields that `gone_sequences` counts. Its ranges decode
     pages to known types: where the table's cannot be read, those inferred from the view's
     rows so far."""
     ids = read.ids_only()
