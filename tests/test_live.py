@@ -6,8 +6,10 @@ dropped under it. Waiting for the live table is a bounded wait on its state, nev
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import pandas as pd
 import pyarrow as pa
@@ -162,6 +164,45 @@ def test_with_an_api_key_it_polls(people: fp.Table, service: LocalService) -> No
             people.where(fp.col("name") == "Bo").delete()
             wait_for(lambda: same_as_read(live, view), "the polls")
             assert list(live.frame["$id"]) == ["a"]
+
+
+def holds_only(live: fp.LiveTable, age: int) -> bool:
+    """Whether every row of `live` has `age`."""
+    return set(live.to_arrow().column("age").to_pylist()) == {age}
+
+
+def test_a_reader_in_another_thread_never_sees_half_a_batch(
+    people: fp.Table, service: LocalService
+) -> None:
+    # Polling, each bulk update of the rows comes as one change batch (one page of a catch-up):
+    # every snapshot a reader thread takes holds every row, all of one update or all of the
+    # one before.
+    many, updates = 50, 15
+    people.insert(pd.DataFrame({"$id": [f"r{i:02}" for i in range(many)], "age": [0] * many}))
+    taken: list[tuple[int, frozenset[object]]] = []
+    with (
+        fp.Client(service.endpoint, service.project, key=service.key) as client,
+        client.table(people.database_id, people.id).live(poll=0.05) as live,
+    ):
+        stop = threading.Event()
+
+        def read() -> None:
+            while not stop.is_set():
+                for ages in (live.to_arrow().column("age").to_pylist(), list(live.frame["age"])):
+                    taken.append((len(ages), frozenset(ages)))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            for update in range(1, updates + 1):
+                people.where(fp.col("age") >= 0).update({"age": update})
+                wait_for(partial(holds_only, live, update), f"update {update}")
+        finally:
+            stop.set()
+            reader.join()
+    halves = [(count, sorted(ages)) for count, ages in taken if count != many or len(ages) != 1]
+    assert not halves, f"{len(halves)} of {len(taken)} snapshots held half a batch: {halves[:3]}"
+    assert len({ages for _, ages in taken}) > 2, "the reader saw the updates come"
 
 
 def test_a_column_added_under_it_appears_with_nulls(
