@@ -23,18 +23,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import aclosing
 from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import UTC, datetime
-from types import TracebackType
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 
 from ..._core._json import JsonObject
 from ..._core._realtime import RealtimeSocket, SocketDropped, reconnect_delay
-from ..._core._sync import SyncFacade, delegate, forward_property, run_sync
+from ..._core._sync import (
+    AsyncClosing,
+    Closing,
+    SyncFacade,
+    delegate,
+    forward_property,
+    iterate_sync,
+)
 from ..._exceptions import TransportError
 from .._location import TableLocation
 from .._system import ALL_SYSTEM
@@ -83,7 +90,7 @@ class ChangesStatus:
     """What ended the feed (a dropped table: `NotFoundError`), if anything did."""
 
 
-class AsyncChanges:
+class AsyncChanges(AsyncClosing):
     """A view's changes as they happen: an async iterator of ``pyarrow.RecordBatch``es with
     an ``op`` column (``insert``, ``update``, ``delete``), ``$id``, ``$updatedAt`` and the
     view's columns. Made by `AsyncTableQuery.changes`; see it for the options.
@@ -126,17 +133,6 @@ class AsyncChanges:
     async def aclose(self) -> None:
         """`close`, by the name ``contextlib.aclosing`` calls."""
         await self.close()
-
-    async def __aenter__(self) -> AsyncChanges:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 @dataclass(eq=False)
@@ -377,7 +373,7 @@ def _check(
             raise ValueError(f"{name}= takes a number of seconds >= {minimum} (got {value!r}).")
 
 
-class Changes(SyncFacade[AsyncChanges], wraps=AsyncChanges):
+class Changes(Closing, SyncFacade[AsyncChanges], wraps=AsyncChanges):
     """A view's changes as they happen: an iterator of ``pyarrow.RecordBatch``es; the
     synchronous face of `AsyncChanges` (made by `TableQuery.changes`). It ends on
     ``break`` (a ``with`` block or `close` closes it at once) and on `close`.
@@ -393,20 +389,11 @@ class Changes(SyncFacade[AsyncChanges], wraps=AsyncChanges):
         return self
 
     def __next__(self) -> pa.RecordBatch:
-        try:
-            return run_sync(anext(self._async))
-        except StopAsyncIteration:
-            raise StopIteration from None
+        return next(self._batches)
+
+    @cached_property
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        """The batches, each taken on the loop thread (closed with this face)."""
+        return iterate_sync(self._async)
 
     close = delegate(AsyncChanges.close)
-
-    def __enter__(self) -> Changes:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
