@@ -6,6 +6,7 @@ commit, and a rerun resumes. Waiting for a commit is a bounded wait on the Delta
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 from deltalake import DeltaTable
@@ -21,6 +23,7 @@ from deltalake.exceptions import TableNotFoundError
 
 import frameport as fp
 from conftest import UserLogin
+from cutting_proxy import CuttingProxy
 from delta_support import assert_no_secret, assert_synced
 from frameport import FrameportError
 from frameport._demo import sample_people
@@ -122,6 +125,42 @@ def test_following_keeps_the_delta_table_equal_to_the_view(
     assert commits and all(c["operation"] == "MERGE" for c in commits)
     assert len(commits) < 8, "one commit per interval, not per write"
     assert_no_secret(target, [service.key])
+
+
+def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
+    service: LocalService, key_client: fp.Client, tmp_path: Path
+) -> None:
+    # Deleted after the first run committed and before the feed read the view's $ids (the
+    # proxy holds that request): the feed never held it, yet the Delta table does.
+    table, frame = load(key_client, new_id("follow"), sample_people(20, seed=50))
+    ids = list(frame["$id"])
+    target = tmp_path / "people"
+    select, page = {"method": "select", "values": ["$id"]}, {"method": "limit", "values": [5000]}
+    feed_ids = {"queries[]": [json.dumps(query, separators=(",", ":")) for query in (select, page)]}
+
+    async def run() -> None:
+        async with fp.AsyncClient(proxy.endpoint, service.project, key=service.key) as client:
+            view = client.table(table.database_id, table.id)
+            following = asyncio.create_task(view.sync(target, follow=True, interval=INTERVAL))
+            async with asyncio.timeout(WAIT):
+                while not proxy.held:
+                    await asyncio.sleep(0.01)
+            assert committed(target, ids[0])
+            await asyncio.to_thread(table.where(fp.col("$id") == ids[0]).delete)
+            proxy.release()
+            async with asyncio.timeout(WAIT):
+                while not await asyncio.to_thread(holds_the_view, target, table):
+                    if following.done():
+                        following.result()
+                    await asyncio.sleep(INTERVAL / 5)
+            following.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await following
+
+    with CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy:
+        proxy.hold_at(str(httpx.QueryParams(feed_ids)))
+        asyncio.run(run())
+    assert not committed(target, ids[0])
 
 
 @pytest.mark.xfail(

@@ -43,6 +43,7 @@ from ..._core._sync import (
     iterate_sync,
 )
 from ..._exceptions import TransportError
+from ..._schema import ArrowArray
 from .._location import TableLocation
 from .._system import ALL_SYSTEM
 from ..read import QuerySpec, TableRead
@@ -148,6 +149,9 @@ class ChangeFeed:
     heartbeat: float
     poll: float
     reconcile: float | None = None
+    copied: ArrowArray | None = None
+    """The ``$id``s a copy of the view holds (a Delta table a sync follows): those the view
+    no longer has when the feed starts come first, as deletes."""
     status: ChangesStatus = field(init=False)
     beat: float | None = field(init=False, default=None)  # the loop's time of the next ping
     due: float | None = field(init=False, default=None)  # the loop's time of the next catch-up
@@ -235,6 +239,8 @@ class ChangeFeed:
             for rows in batches:
                 yield view.from_rows(rows, created_since=milliseconds(text))
         self._note(watermark=now)
+        if self.copied is not None:  # deleted since the copy was read, or never held
+            yield view.gone_from_copy(self.copied, milliseconds(now))
         yield view.gone(pa.array([], pa.string()), 0)  # an empty batch: started
 
     async def _reads(self) -> tuple[TableRead, TableRead]:

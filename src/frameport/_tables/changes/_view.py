@@ -135,6 +135,13 @@ class ViewRows:
         deletes = [(row_id, at) for row_id in _values(ids) if self._absent(row_id, at)]
         return self._batch(self._empty(), [], deletes)
 
+    def gone_from_copy(self, ids: ArrowArray, at: int) -> pa.RecordBatch:
+        """The ``delete``s of the rows `ids` that a copy holds and the view does not (found
+        gone at `at`, ms): rows the feed never held."""
+        deletes = [(row_id, at) for row_id in _values(ids) if row_id not in self.keys]
+        self._seen.update((row_id, (at, False)) for row_id, _ in deletes)
+        return self._batch(self._empty(), [], deletes)
+
     def _from_chunk(self, events: Sequence[JsonObject]) -> pa.RecordBatch:
         """The changes of events of distinct rows."""
         payloads = [event["payload"] for event in events]
