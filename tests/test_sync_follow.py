@@ -70,6 +70,30 @@ async def wait_for(
             await asyncio.sleep(INTERVAL / 5)
 
 
+async def until_it_holds_the_view(
+    target: Path, table: fp.Table, following: asyncio.Task[object]
+) -> None:
+    """Wait until the Delta table at `target` holds the rows of `table` (every change
+    committed, the deletes too; the error of `following`, the sync, if it ends first)."""
+    async with asyncio.timeout(WAIT):
+        while not await asyncio.to_thread(holds_the_view, target, table):
+            if following.done():
+                following.result()
+            await asyncio.sleep(INTERVAL / 5)
+
+
+async def idle_then_stop(target: Path, following: asyncio.Task[object]) -> tuple[int, int]:
+    """The Delta table's version before and after idle intervals, then `following` (the
+    sync) cancelled: it ends."""
+    settled = DeltaTable(str(target)).version()
+    await asyncio.sleep(4 * INTERVAL)  # idle intervals: the client's own clock
+    idle = DeltaTable(str(target)).version()
+    following.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await following
+    return settled, idle
+
+
 def holds_the_view(target: Path, table: fp.Table) -> bool:
     """Whether the Delta table at `target` holds the rows of `table`, as they are now."""
     expected = table.to_pandas(progress=False).set_index("$id").sort_index()
@@ -104,16 +128,8 @@ def test_following_keeps_the_delta_table_equal_to_the_view(
             await asyncio.to_thread(write_changes, key_client, table, ids)
             [marker] = await asyncio.to_thread(table.insert, sample_people(1, seed=43))
             await wait_for(target, marker)
-            async with asyncio.timeout(WAIT):  # every change committed, the deletes too
-                while not await asyncio.to_thread(holds_the_view, target, table):
-                    await asyncio.sleep(INTERVAL / 5)
-            settled = DeltaTable(str(target)).version()
-            await asyncio.sleep(4 * INTERVAL)  # idle intervals: the client's own clock
-            idle = DeltaTable(str(target)).version()
-            following.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await following
-            return settled, idle
+            await until_it_holds_the_view(target, table, following)
+            return await idle_then_stop(target, following)
 
     settled, idle = asyncio.run(run())
     assert idle == settled, "an interval without changes commits nothing"
@@ -148,14 +164,8 @@ def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
             assert committed(target, ids[0])
             await asyncio.to_thread(table.where(fp.col("$id") == ids[0]).delete)
             proxy.release()
-            async with asyncio.timeout(WAIT):
-                while not await asyncio.to_thread(holds_the_view, target, table):
-                    if following.done():
-                        following.result()
-                    await asyncio.sleep(INTERVAL / 5)
-            following.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await following
+            await until_it_holds_the_view(target, table, following)
+            await idle_then_stop(target, following)
 
     with CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy:
         proxy.hold_at(str(httpx.QueryParams(feed_ids)))
@@ -207,15 +217,8 @@ def test_following_over_realtime_commits_the_changes_seen_live_deletes_included(
             await asyncio.to_thread(table.where(fp.col("$id") == ids[0]).delete)
             new = await asyncio.to_thread(transaction)
             await wait_for(target, new[-1], following)
-            async with asyncio.timeout(WAIT):
-                while not await asyncio.to_thread(holds_the_view, target, table):
-                    await asyncio.sleep(INTERVAL / 5)
-            settled = DeltaTable(str(target)).version()
-            await asyncio.sleep(4 * INTERVAL)  # idle intervals: the client's own clock
-            idle = DeltaTable(str(target)).version()
-            following.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await following
+            await until_it_holds_the_view(target, table, following)
+            settled, idle = await idle_then_stop(target, following)
             assert idle == settled, "an interval without changes commits nothing"
             return before, len(follow_commits(target))
 
