@@ -8,31 +8,41 @@ users may read, and follows it with `live()` as a signed-in user (realtime):
                       table applying it (an `on_change` callback): p50 and p99 (goal: p99
                       <= 100 ms), and the writes never applied
   (b) catch-up        the live table's connections cut (through the tests' cutting proxy)
-                      for `--outage` seconds while 1 % of the rows change (updates, and
-                      deletes of the oldest rows, or spread with `--spread`, and as many
-                      inserts); from its socket opening again to its frame holding the
-                      changes, against a full read of the table (`to_arrow`) by the same
-                      user (goal: <= 5 %)
+                      for `--outage` seconds while `--share` (1 %) of the rows change, as
+                      a writer changes them: 60 % of the changes updates of random rows,
+                      20 % inserts, 20 % deletes of random rows (spread), then again with
+                      the deletes purging the oldest rows; from its socket opening again to
+                      its frame holding the changes, against a full read of the table
+                      (`to_arrow`) by the same user (goal: <= 5 %), with the catch-up's
+                      breakdown (its debug log); then what the service alone takes to
+                      answer a count, a page of `$id`s and the changed rows (the floor)
+  (c) reconciliation  an idle live table reconciling every `--reconcile` seconds: its
+                      catch-ups, HTTP requests and CPU time (client and service) per minute
 
     .venv/bin/python benchmarks/live.py [--rows 200000] [--rate 200] [--seconds 10]
+                                        [--outage 10] [--share 0.01] [--reconcile 60]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import logging
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
 import pandas as pd
+import psutil
 import pyarrow as pa
 
 import frameport as fp
-from frameport._tables.changes import DEFAULT_LAG
+from frameport._tables.changes import DEFAULT_HEARTBEAT, DEFAULT_LAG
 from support.served import KEY, PROJECT, headers, service_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -114,8 +124,27 @@ async def writes_to_frame(endpoint: str, rate: float, seconds: float) -> None:
     )
 
 
-async def catch_up(endpoint: str, outage: float, share: float, spread: bool) -> None:
-    rng = np.random.default_rng(7)
+class CatchUpLog(logging.Handler):
+    """The breakdown the live table logs for each catch-up (at debug level)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.figures: list[tuple[Any, ...]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("catch-up of") and isinstance(record.args, tuple):
+            self.figures.append(record.args[1:])
+
+
+async def catch_up(endpoint: str, outage: float, share: float, deletes: str, seed: int) -> None:
+    """A 1 % change while the live table is cut off: 60 % of it updates of random rows, 20 %
+    inserts and 20 % deletes, of random rows (`deletes="spread"`, as a writer deletes) or of
+    the oldest rows (`"oldest"`, a purge)."""
+    rng = np.random.default_rng(seed)
+    logged = CatchUpLog()
+    logger = logging.getLogger("frameport.changes")
+    logger.addHandler(logged)
+    logger.setLevel(logging.DEBUG)
     with CuttingProxy(endpoint, cut_after=0, cuts=0) as proxy:
         async with (
             fp.AsyncClient(proxy.endpoint, PROJECT, retries=0) as follower,
@@ -134,21 +163,22 @@ async def catch_up(endpoint: str, outage: float, share: float, spread: bool) -> 
                 await asyncio.sleep(DEFAULT_LAG + 3.0)
                 ids = np.sort(np.array(live.frame["$id"]))
                 count = int(len(ids) * share)
-                # A fifth of the changes are deletes: the oldest rows purged, or spread.
-                deleted = ids[: count // 5] if not spread else rng.choice(ids, count // 5, False)
+                removed = count // 5
+                deleted = ids[:removed] if deletes == "oldest" else rng.choice(ids, removed, False)
                 rest = np.setdiff1d(ids, deleted)
-                updated = rng.choice(rest, count - count // 5, replace=False)
-                changed = [*updated, *deleted]
+                updated = rng.choice(rest, count - 2 * removed, replace=False)
                 catch_ups, cut_at = live.status.catch_ups, time.monotonic()
                 proxy.hold()
                 table = writer.table(DB, TABLE)
                 changes = pd.DataFrame({"$id": updated, "note": "changed"})
                 await table.upsert(changes, progress=False)
                 await table.where(fp.col("$id").isin(list(deleted))).delete(progress=False)
-                new = pd.DataFrame({"$id": [f"x{i:07d}" for i in range(len(deleted))], "n": 0})
+                names = [f"x{seed}-{i:07d}" for i in range(removed)]
+                new = pd.DataFrame({"$id": names, "n": 0})
                 await table.insert(new.assign(note="new"), progress=False)
                 expected = len(live)
                 await asyncio.sleep(max(0.0, cut_at + outage - time.monotonic()))
+                logged.figures.clear()
                 proxy.release()
                 while not live.status.connected:
                     await asyncio.sleep(0.001)
@@ -157,14 +187,98 @@ async def catch_up(endpoint: str, outage: float, share: float, spread: bool) -> 
                     await asyncio.sleep(0.001)
                 took = time.perf_counter() - opened
                 notes = live.frame.set_index("$id")["note"]
-                assert (notes[updated] == "changed").all() and "x0000000" in notes.index
+                assert (notes[updated] == "changed").all() and names[0] in notes.index
+                assert not notes.index.isin(deleted).any()
+    logger.removeHandler(logged)
     ratio = took / full_read
+    changed_rows, changed_ms, gone, requests, listed, gone_ms = logged.figures[-1]
     print(
-        f"(b) catch-up        {len(changed):,} rows of {len(ids):,} changed"
-        f"{' (deletes spread)' if spread else ''} during a "
-        f"{outage:g}-second cut: {took * 1e3:.0f} ms from the socket opening again to the "
-        f"frame holding them; a full read {full_read * 1e3:.0f} ms: {ratio:.1%} "
+        f"(b) catch-up        {count:,} rows of {len(ids):,} changed ({len(updated):,} updated, "
+        f"{removed:,} inserted, {removed:,} deleted: {deletes}) during a {outage:g}-second "
+        f"cut: {took * 1e3:.0f} ms from the socket opening again to the frame holding them; "
+        f"a full read {full_read * 1e3:.0f} ms: {ratio:.1%} "
         f"(goal <= 5 %: {'met' if ratio <= 0.05 else 'NOT met'})"
+    )
+    print(
+        f"                    the service's clock and the {changed_rows:,} changed rows read in "
+        f"{changed_ms:.0f} ms ({changed_ms / 1e3 / full_read:.1%} of the full read); "
+        f"{gone:,} gone rows found with {requests:,} requests listing {listed:,} rows "
+        f"in {gone_ms:.0f} ms"
+    )
+
+
+def service_floor(endpoint: str, rows: int) -> None:
+    """What the service takes to answer the requests a catch-up is made of, one at a time
+    with the API key: a count of a range, a page of 5,000 rows' ``$id``s, and the rows
+    updated in the last minute."""
+    path = f"{endpoint}/tablesdb/{DB}/tables/{TABLE}/rows"
+    since = (pd.Timestamp.now(tz="UTC") - pd.Timedelta(minutes=1)).isoformat(
+        timespec="milliseconds"
+    )
+
+    def query(method: str, column: str | None, values: list[object]) -> str:
+        return json.dumps({"method": method, "column": column, "values": values})
+
+    def timed(queries: list[str]) -> tuple[float, int]:
+        took = []
+        for _ in range(5):
+            started = time.perf_counter()
+            answer = http.get(path, params={"queries[]": queries})
+            took.append(time.perf_counter() - started)
+            answer.raise_for_status()
+        return sorted(took)[2], len(answer.json()["rows"])
+
+    with httpx.Client(headers=headers()) as http:
+        ids = [query("select", None, ["$id"])]
+        within = [
+            query("greaterThan", "$sequence", [0]),
+            query("lessThanEqual", "$sequence", [5000]),
+        ]
+        count, _ = timed([*within, *ids, query("limit", None, [1])])
+        page, listed = timed([*within, *ids, query("limit", None, [5000])])
+        recent = [query("greaterThanEqual", "$updatedAt", [since]), query("limit", None, [5000])]
+        changed, read = timed(recent)
+    print(
+        f"                    the service alone (one request at a time, median of 5): a count "
+        f"of 5,000 rows {count * 1e3:.1f} ms, a page of {listed:,} rows' $ids "
+        f"{page * 1e3:.1f} ms ({rows // 5000} such pages: {rows // 5000 * page * 1e3:.0f} ms), "
+        f"the {read:,} rows updated in the last minute {changed * 1e3:.1f} ms"
+    )
+
+
+async def reconciliation(endpoint: str, service: psutil.Process, every: float) -> None:
+    """An idle live table reconciling every `every` seconds: the client's CPU time (this
+    process: no proxy here), the service's, and the HTTP requests the client sends (every
+    ``httpx.AsyncClient.send``), over two reconciliations (from half a period after it
+    started), per minute."""
+    sent = 0
+    send = httpx.AsyncClient.send
+
+    async def counted(self: httpx.AsyncClient, request: httpx.Request, **options: Any) -> Any:
+        nonlocal sent
+        sent += 1
+        return await send(self, request, **options)
+
+    httpx.AsyncClient.send = counted  # type: ignore[method-assign]
+    try:
+        async with fp.AsyncClient(endpoint, PROJECT) as follower:
+            await follower.login(EMAIL, PASSWORD)
+            async with await follower.table(DB, TABLE).live(reconcile=every) as live:
+                await asyncio.sleep(every / 2)
+                catch_ups, requests = live.status.catch_ups, sent
+                client, served = time.process_time(), sum(service.cpu_times()[:2])
+                await asyncio.sleep(2 * every)
+                client = time.process_time() - client
+                served = sum(service.cpu_times()[:2]) - served
+                requests, catch_ups = sent - requests, live.status.catch_ups - catch_ups
+    finally:
+        httpx.AsyncClient.send = send  # type: ignore[method-assign]
+    minutes = 2 * every / 60
+    print(
+        f"(c) reconciliation  an idle {len(live):,}-row live table reconciling every {every:g} s "
+        f"(a heartbeat every {DEFAULT_HEARTBEAT:g} s): {catch_ups / minutes:.1f} catch-ups, "
+        f"{requests / minutes:.1f} requests, client CPU {client / minutes * 1e3:.0f} ms and "
+        f"service CPU {served / minutes * 1e3:.0f} ms per minute"
     )
 
 
@@ -175,19 +289,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--outage", type=float, default=10.0)
     parser.add_argument("--share", type=float, default=0.01)
-    parser.add_argument(
-        "--spread", action="store_true", help="deletes spread over the table, not the oldest rows"
-    )
+    parser.add_argument("--reconcile", type=float, default=60.0, help="seconds, in (c)")
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory(prefix="frameport-live-") as data,
-        service_process(Path(data)) as (endpoint, _),
+        service_process(Path(data)) as (endpoint, service),
     ):
         started = time.perf_counter()
         prepare(endpoint, args.rows)
         print(f"    a {args.rows:,}-row table made in {time.perf_counter() - started:.0f} s")
         asyncio.run(writes_to_frame(endpoint, args.rate, args.seconds))
-        asyncio.run(catch_up(endpoint, args.outage, args.share, args.spread))
+        for seed, deletes in enumerate(("spread", "oldest")):
+            asyncio.run(catch_up(endpoint, args.outage, args.share, deletes, seed))
+        service_floor(endpoint, args.rows)
+        asyncio.run(reconciliation(endpoint, psutil.Process(service.pid), args.reconcile))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@
 * `credentials` — FRAMEPORT_* in the environment naming the service, for the command line.
 * `make_user` — creates a user with an e-mail and password, returns a `UserLogin`.
 * `user_client` — a `Client` signed in as a new user (a session, no API key).
+* `people` — an empty table (name, age) that signed-in users may read, for live tables and
+  feeds of changes (a module's own `people` fixture takes its place there); `LIVE_WAIT` is
+  the seconds their tests wait for a change before they fail.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from frameport import ID, AsyncClient, Client
+from frameport import ID, AsyncClient, Client, Table
 from frameport.local import LocalService
-from tables_support import strings_as_in_pandas_3
+from tables_support import new_id, strings_as_in_pandas_3
 
 # Property tests judge results, never time: no per-example deadline and no "too slow" check,
 # which on a busy machine fail a correct test. Each test still sets its number of examples.
@@ -125,3 +128,16 @@ def user_client(service: LocalService, make_user: Callable[..., UserLogin]) -> I
     with Client(service.endpoint, service.project) as client:
         client.login(login.email, login.password)
         yield client
+
+
+LIVE_WAIT = 15.0
+"""Seconds a test waits for a live table or a feed of changes before it fails."""
+
+
+@pytest.fixture
+def people(key_client: Client) -> Table:
+    """An empty table that signed-in users may read."""
+    schema = {"name": "string(20)", "age": "integer"}
+    return key_client.create_table(
+        new_id("live"), "people", schema=schema, permissions=['read("users")']
+    )

@@ -13,22 +13,9 @@ import pyarrow as pa
 import pytest
 
 import frameport as fp
-from conftest import UserLogin
+from conftest import LIVE_WAIT, UserLogin
 from cutting_proxy import CuttingProxy
 from frameport.local import LocalService
-from tables_support import new_id
-
-WAIT = 15.0
-"""Seconds a test waits for changes before it fails."""
-
-
-@pytest.fixture
-def people(key_client: fp.Client) -> fp.Table:
-    """An empty table that signed-in users may read."""
-    schema = {"name": "string(20)", "age": "integer"}
-    return key_client.create_table(
-        new_id("live"), "people", schema=schema, permissions=['read("users")']
-    )
 
 
 @pytest.fixture
@@ -45,9 +32,9 @@ def rows(frame: Mapping[str, Sequence[object]]) -> pd.DataFrame:
 
 
 async def take(changes: AsyncIterator[pa.RecordBatch], count: int) -> list[dict[str, object]]:
-    """The next `count` change rows (failing after `WAIT` seconds)."""
+    """The next `count` change rows (failing after `LIVE_WAIT` seconds)."""
     found: list[dict[str, object]] = []
-    async with asyncio.timeout(WAIT):
+    async with asyncio.timeout(LIVE_WAIT):
         while len(found) < count:
             found.extend((await anext(changes)).to_pylist())
     assert len(found) == count, found
@@ -57,7 +44,7 @@ async def take(changes: AsyncIterator[pa.RecordBatch], count: int) -> list[dict[
 async def pending(changes: fp.AsyncChanges, count: int) -> asyncio.Future[list[dict[str, object]]]:
     """`take` of `count` rows, running, once `changes` follows the table (its start read)."""
     task = asyncio.ensure_future(take(changes, count))
-    async with asyncio.timeout(WAIT):
+    async with asyncio.timeout(LIVE_WAIT):
         while changes.status.watermark is None and not task.done():
             await asyncio.sleep(0.01)
     return task
@@ -263,12 +250,12 @@ def test_break_and_close_end_it_and_close_the_socket(
         for batch in table.changes(since="snapshot"):
             assert batch.column("op").to_pylist() == ["insert"]
             break
-        proxy.wait_closed("/realtime", WAIT)
+        proxy.wait_closed("/realtime", LIVE_WAIT)
         changes = table.changes(since="snapshot")
         assert next(changes).num_rows == 1
         assert proxy.open_lines("/realtime")
         changes.close()
-        proxy.wait_closed("/realtime", WAIT)
+        proxy.wait_closed("/realtime", LIVE_WAIT)
         with pytest.raises(StopIteration):
             next(changes)
 

@@ -6,30 +6,22 @@ dropped under it. Waiting for the live table is a bounded wait on its state, nev
 from __future__ import annotations
 
 import asyncio
+import gc
+import sys
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 import frameport as fp
-from conftest import UserLogin
+from conftest import LIVE_WAIT, UserLogin
 from cutting_proxy import CuttingProxy
 from frameport.local import LocalService
-from tables_support import new_id
-
-WAIT = 15.0
-"""Seconds a test waits for the live table before it fails."""
-
-
-@pytest.fixture
-def people(key_client: fp.Client) -> fp.Table:
-    """An empty table that signed-in users may read."""
-    schema = {"name": "string(20)", "age": "integer"}
-    return key_client.create_table(
-        new_id("live"), "people", schema=schema, permissions=['read("users")']
-    )
 
 
 @pytest.fixture
@@ -42,8 +34,8 @@ def user(service: LocalService, make_user: Callable[..., UserLogin]) -> Iterator
 
 
 def wait_for(done: Callable[[], bool], what: str) -> None:
-    """Wait until `done()` (failing after `WAIT` seconds)."""
-    deadline = time.monotonic() + WAIT
+    """Wait until `done()` (failing after `LIVE_WAIT` seconds)."""
+    deadline = time.monotonic() + LIVE_WAIT
     while not done():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
@@ -100,7 +92,7 @@ def test_its_async_iterator_gives_the_applied_batches(
                 write = asyncio.get_running_loop().run_in_executor(
                     None, lambda: people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
                 )
-                async with asyncio.timeout(WAIT):
+                async with asyncio.timeout(LIVE_WAIT):
                     batch = await anext(batches)
                 await write
                 assert len(live) == 1
@@ -133,12 +125,47 @@ def test_a_catch_up_cut_short_loses_nothing(
         with far.table(people.database_id, people.id).live(reconcile=None) as live:
             proxy.hold()
             people.upsert(pd.DataFrame({"$id": ["a"], "name": ["Ada L"]}))
-            proxy.hold_at("offset")  # the first probe for the rows gone
+            proxy.hold_at("lessThanEqual")  # the first count of the rows gone
             proxy.release()
             wait_for(lambda: proxy.held, "the catch-up's probe")
             proxy.release()
             wait_for(lambda: "Ada L" in set(live.frame["name"]), "the changed row")
             assert live.status.catch_ups >= 1
+
+
+def test_its_iterator_collected_unfinished_on_the_loop_thread_closes_there(
+    people: fp.Table, user: fp.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sync iterator left unfinished and collected by code on frameport's loop thread (an
+    # on_change callback) closes its async iterator there: no error goes to the garbage
+    # collector's caller (it used to call run_sync from the loop thread, which raises).
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    collected, on_loop = threading.Event(), []
+    with user.table(people.database_id, people.id).live(reconcile=None) as live:
+        batches = iter(live)
+        people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+        assert next(batches).column("$id").to_pylist() == ["a"]  # started, not finished
+        cycle: list[object] = [batches]
+        cycle.append(cycle)  # only the garbage collector frees it
+        gone = weakref.ref(batches)
+        del batches, cycle
+
+        def collect(batch: pa.RecordBatch) -> None:
+            on_loop.append(threading.current_thread().name)
+            gc.collect()
+            if gone() is None:
+                collected.set()
+
+        gc.disable()
+        try:
+            live.on_change(collect)
+            people.insert(pd.DataFrame({"$id": ["b"], "name": ["Bo"]}))
+            assert collected.wait(LIVE_WAIT), "the iterator was not collected"
+        finally:
+            gc.enable()
+        wait_for(lambda: len(live) == 2, "the live table going on")
+    assert set(on_loop) == {"frameport-loop"} and not unraisable, unraisable
 
 
 def test_it_reconciles_bulk_changes_that_send_no_events(people: fp.Table, user: fp.Client) -> None:
@@ -162,6 +189,45 @@ def test_with_an_api_key_it_polls(people: fp.Table, service: LocalService) -> No
             people.where(fp.col("name") == "Bo").delete()
             wait_for(lambda: same_as_read(live, view), "the polls")
             assert list(live.frame["$id"]) == ["a"]
+
+
+def holds_only(live: fp.LiveTable, age: int) -> bool:
+    """Whether every row of `live` has `age`."""
+    return set(live.to_arrow().column("age").to_pylist()) == {age}
+
+
+def test_a_reader_in_another_thread_never_sees_half_a_batch(
+    people: fp.Table, service: LocalService
+) -> None:
+    # Polling, each bulk update of the rows comes as one change batch (one page of a catch-up):
+    # every snapshot a reader thread takes holds every row, all of one update or all of the
+    # one before.
+    many, updates = 50, 15
+    people.insert(pd.DataFrame({"$id": [f"r{i:02}" for i in range(many)], "age": [0] * many}))
+    taken: list[tuple[int, frozenset[object]]] = []
+    with (
+        fp.Client(service.endpoint, service.project, key=service.key) as client,
+        client.table(people.database_id, people.id).live(poll=0.05) as live,
+    ):
+        stop = threading.Event()
+
+        def read() -> None:
+            while not stop.is_set():
+                for ages in (live.to_arrow().column("age").to_pylist(), list(live.frame["age"])):
+                    taken.append((len(ages), frozenset(ages)))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            for update in range(1, updates + 1):
+                people.where(fp.col("age") >= 0).update({"age": update})
+                wait_for(partial(holds_only, live, update), f"update {update}")
+        finally:
+            stop.set()
+            reader.join()
+    halves = [(count, set(ages)) for count, ages in taken if count != many or len(ages) != 1]
+    assert not halves, f"{len(halves)} of {len(taken)} snapshots held half a batch: {halves[:3]}"
+    assert len({ages for _, ages in taken}) > 2, "the reader saw the updates come"
 
 
 def test_a_column_added_under_it_appears_with_nulls(

@@ -12,7 +12,6 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar, Unpack
 
 import httpx
@@ -42,6 +41,7 @@ from ._core._auth import AuthenticationMethod
 from ._core._call_stack import user_frame_depth
 from ._core._connect import ClientOptions
 from ._core._json import JsonObject
+from ._core._sync import AsyncClosing, Closing
 from ._exceptions import (
     AuthenticationError,
     FrameportError,
@@ -106,7 +106,7 @@ def _with_connection(
     return method
 
 
-class AsyncClient:
+class AsyncClient(AsyncClosing):
     """A connection to one project of the service, for async code: the methods of `Client`,
     each a coroutine (the factories `table`, `bucket` and `function` excepted), with the same
     options.
@@ -457,17 +457,6 @@ class AsyncClient:
         """Close the connections (a client made by `impersonate` leaves them to its parent)."""
         await self._connection.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
-
     async def _request(self, /, method: str, path: str, **options: Any) -> httpx.Response:
         """`Connection.request` (the internal request API, for tests and tools)."""
         return await self._connection.request(method, path, **options)
@@ -481,7 +470,7 @@ class AsyncClient:
         return self._connection.stream(method, path, **options)
 
 
-class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
+class Client(Closing, SyncFacade[AsyncClient], wraps=AsyncClient):
     """A connection to one project of the service, for scripts and notebooks.
 
     `endpoint` is the service's URL with its version prefix (``http://127.0.0.1:8080/v1``),
@@ -568,14 +557,3 @@ class Client(SyncFacade[AsyncClient], wraps=AsyncClient):
     # The internal request API, for sync code and tests (streaming stays async: `_stream`).
     _request = delegate(AsyncClient._request)
     _request_json = delegate(AsyncClient._request_json)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -21,6 +21,7 @@ import threading
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextvars import ContextVar
+from types import TracebackType
 from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
 from ._call_stack import user_frame_depth
@@ -145,6 +146,44 @@ def iterate_sync(iterator: AsyncIterator[T]) -> Iterator[T]:
 
 _closing: set[asyncio.Future[Any]] = set()  # closes under way, kept until done
 _faces: dict[type, type[SyncFacade[Any]]] = {}
+
+
+class Closing:
+    """``with`` for an object that `close` ends: the block gives the object, and leaving it
+    (an error or not) closes it."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncClosing:
+    """``async with`` for an object that the coroutine `close` ends: the block gives the
+    object, and leaving it (an error or not) closes it."""
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
 
 
 class SyncFacade(Generic[A]):

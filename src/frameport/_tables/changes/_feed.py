@@ -10,8 +10,8 @@ columns), from the realtime socket for speed and the incremental reads for truth
   event published before it has arrived.
 * When the socket drops or misses a heartbeat: reconnect (at once, then with the web SDK's
   backoff), subscribe, and catch up from the watermark less `lag` seconds: the rows updated
-  since then (`updated_since`) and the rows gone (`gone_ids`). Never a full read; a row met
-  again with no later ``$updatedAt`` is dropped.
+  since then (`updated_since`) and the rows gone (`gone_sequences`, by counts). Never a full
+  read; a row met again with no later ``$updatedAt`` is dropped.
 * An API key alone would connect as a guest and see only the rows guests may read: with a
   key the feed polls instead, one catch-up every `poll` seconds (`status.polling`).
 * With `reconcile` seconds, a connected feed also catches up on that schedule: a bulk change
@@ -22,24 +22,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
+import time
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import aclosing
 from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import UTC, datetime
-from types import TracebackType
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 import pyarrow as pa
 
 from ..._core._json import JsonObject
 from ..._core._realtime import RealtimeSocket, SocketDropped, reconnect_delay
-from ..._core._sync import SyncFacade, delegate, forward_property, run_sync
+from ..._core._sync import (
+    AsyncClosing,
+    Closing,
+    SyncFacade,
+    delegate,
+    forward_property,
+    iterate_sync,
+)
 from ..._exceptions import TransportError
+from ..._schema import ArrowArray
 from .._location import TableLocation
 from .._system import ALL_SYSTEM
 from ..read import QuerySpec, TableRead
 from ._clock import minus_seconds, service_now, service_text, updated_since
-from ._gone_rows import gone_ids
+from ._gone_rows import Tally, gone_sequences
 from ._view import ViewRows, milliseconds
 
 if TYPE_CHECKING:
@@ -82,7 +91,7 @@ class ChangesStatus:
     """What ended the feed (a dropped table: `NotFoundError`), if anything did."""
 
 
-class AsyncChanges:
+class AsyncChanges(AsyncClosing):
     """A view's changes as they happen: an async iterator of ``pyarrow.RecordBatch``es with
     an ``op`` column (``insert``, ``update``, ``delete``), ``$id``, ``$updatedAt`` and the
     view's columns. Made by `AsyncTableQuery.changes`; see it for the options.
@@ -126,17 +135,6 @@ class AsyncChanges:
         """`close`, by the name ``contextlib.aclosing`` calls."""
         await self.close()
 
-    async def __aenter__(self) -> AsyncChanges:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
 
 @dataclass(eq=False)
 class ChangeFeed:
@@ -151,6 +149,9 @@ class ChangeFeed:
     heartbeat: float
     poll: float
     reconcile: float | None = None
+    copied: ArrowArray | None = None
+    """The ``$id``s a copy of the view holds (a Delta table a sync follows): those the view
+    no longer has when the feed starts come first, as deletes."""
     status: ChangesStatus = field(init=False)
     beat: float | None = field(init=False, default=None)  # the loop's time of the next ping
     due: float | None = field(init=False, default=None)  # the loop's time of the next catch-up
@@ -238,6 +239,8 @@ class ChangeFeed:
             for rows in batches:
                 yield view.from_rows(rows, created_since=milliseconds(text))
         self._note(watermark=now)
+        if self.copied is not None:  # deleted since the copy was read, or never held
+            yield view.gone_from_copy(self.copied, milliseconds(now))
         yield view.gone(pa.array([], pa.string()), 0)  # an empty batch: started
 
     async def _reads(self) -> tuple[TableRead, TableRead]:
@@ -253,15 +256,30 @@ class ChangeFeed:
             read = await TableRead.make(self.requester, self.location, self.spec)
             if read.plan.fetched != view.read.plan.fetched:
                 view.use(*await self._reads())
+        begun = time.perf_counter()
         now = await _now(view.read)
         since = minus_seconds(self.status.watermark or now, self.lag)
         batches, _ = await updated_since(view.read, since).collect(progress=False)
+        listed = time.perf_counter()
         # Both reads before the rows are handed on: a catch-up cut short hands on nothing.
-        gone, _ = await gone_ids(_ids_read(view.read), view.holding(batches))
+        tally = Tally()
+        gone_at, _ = await gone_sequences(_ids_read(view.read), view.held(batches), tally)
+        gone = view.ids_at(gone_at)
         changed = [view.from_rows(rows) for rows in batches]
         changed.append(view.gone(gone, milliseconds(now)))
         view.forget_before(milliseconds(since))
         self._note(watermark=now, catch_ups=self.status.catch_ups + 1)
+        log.debug(
+            "catch-up of %s: %d changed rows read in %.1f ms; %d gone rows found with %d "
+            "requests listing %d rows in %.1f ms",
+            self.location,
+            sum(rows.num_rows for rows in batches),
+            (listed - begun) * 1e3,
+            len(gone),
+            tally.requests,
+            tally.rows,
+            (time.perf_counter() - listed) * 1e3,
+        )
         return changed
 
     async def _follow(self, socket: RealtimeSocket, view: ViewRows) -> list[pa.RecordBatch]:
@@ -300,7 +318,7 @@ def _delay(event: JsonObject, arrived: datetime) -> float | None:
 
 
 def _ids_read(read: TableRead) -> TableRead:
-    """The read of the view's rows' ``$`` fields that `gone_ids` probes. Its ranges decode
+    """The read of the view's rows' ``$`` fields that `gone_sequences` counts. Its ranges decode
     pages to known types: where the table's cannot be read, those inferred from the view's
     rows so far."""
     ids = read.ids_only()
@@ -361,7 +379,7 @@ def _check(
             raise ValueError(f"{name}= takes a number of seconds >= {minimum} (got {value!r}).")
 
 
-class Changes(SyncFacade[AsyncChanges], wraps=AsyncChanges):
+class Changes(Closing, SyncFacade[AsyncChanges], wraps=AsyncChanges):
     """A view's changes as they happen: an iterator of ``pyarrow.RecordBatch``es; the
     synchronous face of `AsyncChanges` (made by `TableQuery.changes`). It ends on
     ``break`` (a ``with`` block or `close` closes it at once) and on `close`.
@@ -377,20 +395,11 @@ class Changes(SyncFacade[AsyncChanges], wraps=AsyncChanges):
         return self
 
     def __next__(self) -> pa.RecordBatch:
-        try:
-            return run_sync(anext(self._async))
-        except StopAsyncIteration:
-            raise StopIteration from None
+        return next(self._batches)
+
+    @cached_property
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        """The batches, each taken on the loop thread (closed with this face)."""
+        return iterate_sync(self._async)
 
     close = delegate(AsyncChanges.close)
-
-    def __enter__(self) -> Changes:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

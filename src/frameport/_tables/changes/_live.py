@@ -16,14 +16,20 @@ import logging
 import weakref
 from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import aclosing
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..._core._sync import SyncFacade, delegate, forward_property, iterate_sync
+from ..._core._sync import (
+    AsyncClosing,
+    Closing,
+    SyncFacade,
+    delegate,
+    forward_property,
+    iterate_sync,
+)
 from ..._schema import to_pandas
 from ._feed import ChangeFeed, ChangesStatus
 from ._view import OP, _values
@@ -46,7 +52,7 @@ async def started_live_table(feed: ChangeFeed) -> AsyncLiveTable:
     return await AsyncLiveTable(feed)._start()
 
 
-class AsyncLiveTable:
+class AsyncLiveTable(AsyncClosing):
     """A view's current rows, kept current as it changes: `frame` (pandas), `to_arrow`,
     `to_polars` and ``len()``, with ``$id`` and the view's columns, as `to_pandas` reads
     them. Made by `AsyncTableQuery.live`; see it for the options.
@@ -201,19 +207,8 @@ class AsyncLiveTable:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
-    async def __aenter__(self) -> AsyncLiveTable:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-
-class LiveTable(SyncFacade[AsyncLiveTable], wraps=AsyncLiveTable):
+class LiveTable(Closing, SyncFacade[AsyncLiveTable], wraps=AsyncLiveTable):
     """A view's current rows, kept current as it changes; the synchronous face of
     `AsyncLiveTable` (made by `TableQuery.live`). It follows on frameport's loop thread, so
     `frame` is current whenever it is read.
@@ -236,14 +231,3 @@ class LiveTable(SyncFacade[AsyncLiveTable], wraps=AsyncLiveTable):
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         """The change batches applied from now on (see `AsyncLiveTable`)."""
         return iterate_sync(self._async.__aiter__())
-
-    def __enter__(self) -> LiveTable:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -5,7 +5,7 @@ A change batch has an ``op`` column (``insert``, ``update``, ``delete``), then `
 filter is a ``delete`` for the view; a delete carries ``$id`` and ``$updatedAt`` (the row's
 last one, or the service's time of the catch-up that found it gone) and nulls elsewhere.
 
-`ViewRows` keeps the view's ``$id``s with their ``$sequence`` (what `gone_ids` probes) and,
+`ViewRows` keeps the view's ``$id``s with their ``$sequence`` (what `gone_sequences` probes) and,
 for the rows changed lately, the ``$updatedAt`` last handed on: a row met again with no later
 ``$updatedAt`` (the overlap of a catch-up and the events) is dropped. Events are filtered on
 the client with the whole filter, by the decoder reads use (`Plan.decoder`, whose client-side
@@ -20,11 +20,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from ..._core._json import JsonObject
 from ..._schema import SYSTEM_SCHEMA, ArrowArray
 from ..read import TableRead
+from ._gone_rows import sorted_sequences
 
 OP = "op"
 """The column naming what happened to each row: ``insert``, ``update`` or ``delete``."""
@@ -44,6 +47,7 @@ class ViewRows:
 
     def __init__(self, read: TableRead, events: TableRead) -> None:
         self.keys: dict[str, int] = {}  # $id → $sequence of the view's rows
+        self._ids_at: dict[int, str] = {}  # $sequence → $id of those rows (and of some gone)
         self._seen: dict[str, tuple[int, bool]] = {}  # $id → ($updatedAt ms, present)
         self.use(read, events)
 
@@ -59,21 +63,34 @@ class ViewRows:
 
     def learn(self, ids: pa.RecordBatch) -> None:
         """Take in rows of the view (their ``$id`` and ``$sequence``) known to be there."""
-        self.keys.update(_keys(ids))
+        keys = _keys(ids)
+        self.keys.update(keys)
+        self._ids_at.update(zip(keys.values(), keys, strict=True))
 
-    def holding(self, changed: Sequence[pa.RecordBatch] = ()) -> pa.Table:
-        """The view's rows as far as known, with the rows read as `changed` (not yet handed
-        on): ``$id`` and ``$sequence``."""
-        keys = self.keys
-        if changed:
-            keys = dict(keys)
-            for rows in changed:
-                keys.update(_keys(rows))
-        return pa.table(
-            {
-                "$id": pa.array(list(keys), pa.string()),
-                "$sequence": pa.array(list(keys.values()), pa.int64()),
-            }
+    def held(self, changed: Sequence[pa.RecordBatch] = ()) -> npt.NDArray[np.int64]:
+        """The ``$sequence``s of the view's rows as far as known, with the rows read as
+        `changed` (not yet handed on) in place of the rows of their ``$id``s: sorted, each
+        once (what `gone_sequences` probes)."""
+        known = np.fromiter(self.keys.values(), np.int64, count=len(self.keys))
+        news: list[int] = []
+        replaced: list[int] = []
+        for rows in changed:
+            for row_id, sequence in _keys(rows).items():
+                earlier = self.keys.get(row_id)
+                if earlier != sequence:
+                    news.append(sequence)
+                    if earlier is not None:  # deleted and made again: its old row is gone
+                        replaced.append(earlier)
+        if replaced:
+            known = known[np.isin(known, replaced, invert=True)]
+        held = sorted_sequences(np.concatenate([known, np.array(news, np.int64)]))
+        return held[np.concatenate([[True], held[1:] != held[:-1]])] if news else held
+
+    def ids_at(self, sequences: npt.NDArray[np.int64]) -> ArrowArray:
+        """The ``$id``s of the known rows at `sequences`."""
+        ids_at = self._ids_at
+        return pa.array(
+            [ids_at[int(value)] for value in sequences if int(value) in ids_at], pa.string()
         )
 
     def forget_before(self, stamp: int) -> None:
@@ -118,6 +135,13 @@ class ViewRows:
         deletes = [(row_id, at) for row_id in _values(ids) if self._absent(row_id, at)]
         return self._batch(self._empty(), [], deletes)
 
+    def gone_from_copy(self, ids: ArrowArray, at: int) -> pa.RecordBatch:
+        """The ``delete``s of the rows `ids` that a copy holds and the view does not (found
+        gone at `at`, ms): rows the feed never held."""
+        deletes = [(row_id, at) for row_id in _values(ids) if row_id not in self.keys]
+        self._seen.update((row_id, (at, False)) for row_id, _ in deletes)
+        return self._batch(self._empty(), [], deletes)
+
     def _from_chunk(self, events: Sequence[JsonObject]) -> pa.RecordBatch:
         """The changes of events of distinct rows."""
         payloads = [event["payload"] for event in events]
@@ -146,6 +170,7 @@ class ViewRows:
             return None
         known = row_id in self.keys
         self.keys[row_id] = sequence
+        self._ids_at[sequence] = row_id
         self._seen[row_id] = (stamp, True)
         return "insert" if (not known if new is None else new) else "update"
 
@@ -155,7 +180,10 @@ class ViewRows:
         if seen is not None and seen[0] > stamp:
             return False
         self._seen[row_id] = (stamp, False)
-        return self.keys.pop(row_id, None) is not None
+        sequence = self.keys.pop(row_id, None)
+        if sequence is not None:
+            self._ids_at.pop(sequence, None)
+        return sequence is not None
 
     # -- shaping -------------------------------------------------------------------------------
 

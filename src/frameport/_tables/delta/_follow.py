@@ -2,7 +2,9 @@
 
 * First a sync run (`sync_delta`: a snapshot, or the rows changed since the table's watermark
   and the rows gone), which commits and records its watermark.
-* Then the view's changes (`changes()`, from that watermark less `lag`), gathered for
+* Then the view's changes (`changes()`, from that watermark less `lag`; the rows of the
+  Delta table that the view no longer has when the feed starts come first, as deletes: rows
+  deleted after the run read the view and before the feed did), gathered for
   `interval` seconds and merged in one commit by the sync's own merge (`merge_rows`):
   the last change of each ``$id`` wins, deletes go in the same commit. An interval without
   changes commits nothing.
@@ -32,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..._exceptions import FrameportError
+from ..._schema import ArrowArray
 from .._location import TableLocation
 from ..changes import DEFAULT_HEARTBEAT, AsyncChanges, ChangeFeed, minus_seconds
 from ..read import QuerySpec
@@ -89,7 +92,9 @@ async def follow_delta(
                 f"the sync of {target} recorded no watermark (the service's answers had no "
                 "Date header), so it cannot follow; run it without follow."
             )
-        # The feed's batches carry every column of the Delta table ($ fields included).
+        # The feed's batches carry every column of the Delta table ($ fields included); a
+        # row deleted after the run and before the feed read the view comes as a delete.
+        copied = await asyncio.to_thread(_copied_ids, state)
         feed = ChangeFeed(
             requester,
             location,
@@ -98,6 +103,7 @@ async def follow_delta(
             lag=lag,
             heartbeat=DEFAULT_HEARTBEAT,
             poll=interval,
+            copied=copied,
         )
         until = None if feed.status.polling else loop.time() + reconcile
         await _follow(feed, state, report.watermark, interval, until, target)
@@ -139,6 +145,11 @@ async def _follow(
             gathering.cancel()
             with suppress(asyncio.CancelledError):
                 await gathering
+
+
+def _copied_ids(state: LastSync) -> ArrowArray:
+    """The ``$id``s of the rows of the Delta table."""
+    return state.table.to_pyarrow_table(columns=["$id"]).column("$id").combine_chunks()
 
 
 def _commit(state: LastSync, batches: list[pa.RecordBatch], watermark: str | None) -> SyncReport:
