@@ -8,12 +8,19 @@ task runs.
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from ...._core import run_sync
 from ._options import SOURCE_NAME, source_options
 from ._reader import FilteringTableReader, TableReader, table_schema
+from ._stream import STREAM_OPTIONS, TableStreamReader
+from ._writer import WRITE_OPTIONS, table_writer
 
 PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
 
@@ -26,10 +33,17 @@ class FrameportDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> StructType:
-        return run_sync(table_schema(source_options(self.options)))
+        options = source_options(self.options, STREAM_OPTIONS)  # a batch reader refuses them
+        return run_sync(table_schema(options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return TableReader(source_options(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return table_writer(source_options(self.options, WRITE_OPTIONS), schema, overwrite)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return TableStreamReader(source_options(self.options, STREAM_OPTIONS), schema)
 
 
 class FilteringDataSource(FrameportDataSource):
