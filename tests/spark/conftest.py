@@ -50,9 +50,9 @@ def spark(spark_log: Path) -> Iterator[SparkSession]:
                 SparkSession.builder.master("local[2]")
                 .appName("frameport-tests")
                 .config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.log.level", "ERROR")
                 .config("spark.sql.shuffle.partitions", "2")
-                .config("spark.pyspark.python", sys.executable)
                 .getOrCreate()
             )
     finally:
