@@ -7,8 +7,8 @@
 
 The exceptions are imported with the package; the other names together, on the first use of
 any of them (`fp.Client`), and `fp.local`, `fp.ray`, `fp.spark` and `fp.widgets` each on its
-own first use. So the client never loads Starlette, Ray, pyspark or ipywidgets, and the `frameport` command
-chooses the process's memory allocators before pyarrow loads.
+own first use. So the client never loads Starlette, Ray, pyspark or ipywidgets, and the
+`frameport` command chooses the process's memory allocators before pyarrow loads.
 """
 
 import importlib as _importlib

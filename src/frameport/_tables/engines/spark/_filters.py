@@ -12,7 +12,8 @@ Decisions:
   ``a`` in a float or string column, so a negation is pushed as ``~(...) & a.notna()``.
 * Only top-level columns of the types ``to_arrow`` gives with values of the column's own
   kind are pushed: strings, 64-bit integers, doubles (not NaN: Spark orders NaN above every
-  number, pandas matches nothing with it) and booleans. Timestamps, lists, nested fields and
+  number, pandas matches nothing with it) and booleans (equal or in a list: the DSL does
+  not order them). Timestamps, lists, nested fields and
   ``in`` lists holding a null are left to Spark.
 """
 
@@ -94,10 +95,13 @@ def _leaf(spark_filter: Filter, schema: StructType) -> Expr | None:
     value = getattr(spark_filter, "value", None)
     compare = _COMPARISONS.get(type(spark_filter))
     if compare is not None:
+        ordered = not isinstance(spark_filter, EqualTo | EqualNullSafe)
+        if ordered and isinstance(kind, BooleanType):  # the DSL does not order booleans
+            return None
         return compare(column, value) if _fits(value, kind) else None
     match = _TEXT_MATCHES.get(type(spark_filter))
     if match is not None:
-        return match(column, value) if isinstance(kind, StringType) and _fits(value, kind) else None
+        return match(column, value) if isinstance(value, str) and _fits(value, kind) else None
     if isinstance(spark_filter, In):
         values = list(value or ())
         if values and all(_fits(item, kind) for item in values):

@@ -75,7 +75,7 @@ class TableReader(DataSourceReader):
 class FilteringTableReader(TableReader):
     """A `TableReader` that takes the filters the DSL can say from Spark."""
 
-    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 (Spark's name)
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
         for spark_filter in filters:
             expr = pushed(spark_filter, self._schema)
             if expr is None:
