@@ -6,9 +6,9 @@
 >>> people.where(fp.col("age") > 30).to_pandas()  # doctest: +SKIP
 
 The exceptions are imported with the package; the other names together, on the first use of
-any of them (`fp.Client`), and `fp.local`, `fp.ray` and `fp.widgets` each on its own first
-use. So the client never loads Starlette, Ray or ipywidgets, and the `frameport` command
-chooses the process's memory allocators before pyarrow loads.
+any of them (`fp.Client`), and `fp.local`, `fp.ray`, `fp.spark` and `fp.widgets` each on its
+own first use. So the client never loads Starlette, Ray, pyspark or ipywidgets, and the
+`frameport` command chooses the process's memory allocators before pyarrow loads.
 """
 
 import importlib as _importlib
@@ -88,7 +88,7 @@ if _TYPE_CHECKING:
 __version__ = "0.1.0"
 """This package's version (`frameport --version` prints it too)."""
 
-_LAZY_SUBMODULES = ("local", "ray", "widgets")
+_LAZY_SUBMODULES = ("local", "ray", "spark", "widgets")
 
 _EXPORTS = {
     "_backup": "BackupReport RestoreReport VerifyReport",

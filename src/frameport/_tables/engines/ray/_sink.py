@@ -14,10 +14,9 @@ import pandas as pd
 import pyarrow as pa
 from ray.data.datasource import Datasink
 
-from ...._core import run_sync
-from ...._exceptions import LoadError
 from ..._location import TableLocation
-from ...writes import LoadOptions, WriteReport, load_rows
+from ...writes import LoadOptions, WriteReport
+from .._loading import check_id_columns, load_on_worker
 from .._reference import ClientReference
 
 WriteReports = list[WriteReport]
@@ -40,33 +39,13 @@ class TableDatasink(Datasink[WriteReports]):
 
     def on_write_start(self, schema: pa.Schema | None = None) -> None:
         """Refuses, on the driver, a dataset without the ID columns the options name."""
-        if schema is None:
-            return
-        wanted: list[str] = []
-        for option in (self._options.id_from, self._options.id_hash):
-            wanted += [option] if isinstance(option, str) else list(option or [])
-        missing = [name for name in wanted if name not in schema.names]
-        if missing:
-            raise LoadError(
-                f"the dataset has no column {', '.join(map(repr, missing))}, which id_from= or "
-                f"id_hash= names; its columns: {', '.join(schema.names)}."
-            )
+        if schema is not None:
+            check_id_columns(self._options, schema.names, "the dataset")
 
     def write(self, blocks: Iterable[pa.Table | pd.DataFrame], ctx: Any) -> WriteReports:
         """Runs on a worker: loads each block, and returns the reports."""
-        return run_sync(self._load(blocks))
-
-    async def _load(self, blocks: Iterable[pa.Table | pd.DataFrame]) -> WriteReports:
-        connection = self._client.connect()
-        try:
-            reports = []
-            for block in blocks:
-                if len(block):
-                    result = await load_rows(connection, self._location, block, self._options)
-                    reports.append(result.report)
-            return reports
-        finally:
-            await connection.aclose()
+        results = load_on_worker(self._client, self._location, blocks, self._options)
+        return [result.report for result in results]
 
     def on_write_complete(self, write_result: Any) -> None:
         """Keeps every task's reports (on the driver)."""

@@ -1,0 +1,165 @@
+"""Spark against the paths through the driver, on the same machine and service.
+
+* Read: a `--rows`-row table into a Spark DataFrame, counted and cached, through the
+  ``frameport`` source against `to_arrow()` then ``spark.createDataFrame`` with Arrow enabled
+  (goal: ≥ 1.0×, best of `--repeat`), and the driver process's peak RSS growth for each (its
+  ``ru_maxrss``, which only grows: the source is measured first; goal ≤ 10 % of the table's
+  Arrow size; the JVM and the Python workers are other processes).
+* Pushdown: a 1 %-selective filter (``visits < 100``) through Spark with
+  ``spark.sql.python.filterPushdown.enabled``: the rows the service sent for the read
+  (its per-table counter; an in-process service of `--pushdown-rows` rows) against the
+  table's (goal: ≤ 2 % of the rows).
+* Write: `--write-rows` rows from a Spark DataFrame of `--partitions` partitions against
+  `Table.load` of the same rows (goal: rows/s ≥ 0.9×; Ray's figure is ``ray_read.py``'s).
+
+Spark's start-up and the Python workers' first task are printed, not counted.
+
+    .venv/bin/python benchmarks/spark.py [--rows 1000000] [--write-rows 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+
+import frameport as fp
+from frameport.local import LocalService
+from ray_read import source, timed
+from support.served import KEY, PROJECT, local_service
+
+
+def peak_rss() -> int:
+    """The driver process's peak resident memory so far, in bytes (Linux: KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def options(endpoint: str, table: fp.Table) -> dict[str, str]:
+    return {
+        "endpoint": endpoint,
+        "project": PROJECT,
+        "database": table.database_id,
+        "table": table.id,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--write-rows", type=int, default=200_000)
+    parser.add_argument("--pushdown-rows", type=int, default=100_000)
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=2)
+    settings = parser.parse_args()
+    os.environ["FRAMEPORT_KEY"] = KEY  # the Python workers inherit it
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    started = time.perf_counter()
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.log.level", "ERROR")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    fp.spark.register(spark)
+    print(f"Spark start-up: {time.perf_counter() - started:.1f} s (not counted)")
+    with tempfile.TemporaryDirectory() as work, local_service(Path(work) / "data") as endpoint:
+        client = fp.Client(endpoint, PROJECT, key=KEY)
+        client.create_database("bench")
+        write(spark, client, endpoint, settings)
+        read(spark, client, endpoint, settings)
+    pushdown(spark, settings.pushdown_rows)
+    spark.stop()
+
+
+def write(
+    spark: SparkSession, client: fp.Client, endpoint: str, settings: argparse.Namespace
+) -> None:
+    rows = source(settings.write_rows)
+    schema = rows.slice(0, 100).to_pandas()
+    loaded = client.create_table("bench", "loaded", schema=schema)
+    warm = client.create_table("bench", "warm", schema=schema)
+    df = spark.createDataFrame(rows).repartition(settings.partitions)
+    warming = timed(lambda: save(spark.createDataFrame(rows.slice(0, 100)), endpoint, warm))
+    print(f"Python workers' first write: {warming:.1f} s (not counted)")
+    df.cache().count()
+    load = timed(lambda: loaded.load(rows, id_from="key", progress=False))
+    written = client.create_table("bench", "written", schema=schema)
+    spark_write = timed(lambda: save(df, endpoint, written))
+    assert written.count() == settings.write_rows, "the Spark write lost or duplicated rows"
+    print(f"Table.load:  {settings.write_rows / load:,.0f} rows/s")
+    rate = settings.write_rows / spark_write
+    print(f"Spark write, {settings.partitions} partitions: {rate:,.0f} rows/s, ", end="")
+    print(f"{load / spark_write:.2f}x Table.load (goal >= 0.9x)")
+
+
+def save(df: DataFrame, endpoint: str, table: fp.Table) -> None:
+    writer = df.write.format("frameport").options(**options(endpoint, table))
+    writer.option("id_from", "key").mode("append").save()
+
+
+def read(
+    spark: SparkSession, client: fp.Client, endpoint: str, settings: argparse.Namespace
+) -> None:
+    rows = source(settings.rows)
+    table = client.create_table("bench", "read", schema=rows.slice(0, 100).to_pandas())
+    table.load(rows, id_from="key", progress=False)
+    size = table.to_arrow(progress=False).nbytes
+    del rows
+
+    def through_source() -> None:
+        df = spark.read.format("frameport").options(**options(endpoint, table)).load()
+        assert df.cache().count() == settings.rows
+        df.unpersist()
+
+    def through_driver() -> None:
+        df = spark.createDataFrame(table.to_arrow(progress=False))
+        assert df.cache().count() == settings.rows
+        df.unpersist()
+
+    figures: dict[str, tuple[float, int]] = {}
+    for name, action in (("source", through_source), ("driver", through_driver)):
+        before = peak_rss()
+        seconds = min(timed(action) for _ in range(settings.repeat))
+        figures[name] = (seconds, peak_rss() - before)
+    (source_s, source_rss), (driver_s, driver_rss) = figures["source"], figures["driver"]
+    print(f"table: {settings.rows:,} rows, {size / 2**20:,.0f} MiB in Arrow")
+    for label, seconds, grown in (
+        ("to_arrow + createDataFrame", driver_s, driver_rss),
+        ("frameport source", source_s, source_rss),
+    ):
+        rate = settings.rows / seconds
+        print(f"{label:27} {rate:,.0f} rows/s, driver peak +{grown / 2**20:,.0f} MiB")
+    print(f"source / driver path: {driver_s / source_s:.2f}x (goal >= 1.0x); ", end="")
+    print(f"driver peak growth {source_rss / size:.1%} of the table (goal <= 10%)")
+
+
+def pushdown(spark: SparkSession, count: int) -> None:
+    from pyspark.sql import functions as F
+
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    fp.spark.register(spark)
+    with LocalService(key=KEY, project=PROJECT) as service:
+        client = fp.Client(service.endpoint, PROJECT, key=KEY)
+        client.create_database("bench")
+        rows = source(count).set_column(6, "visits", pa.array(range(count)))
+        table = client.create_table("bench", "pushed", schema=rows.slice(0, 100).to_pandas())
+        table.load(rows, id_from="key", progress=False)
+        before = service.rows_served_from("bench", "pushed")
+        df = spark.read.format("frameport").options(**options(service.endpoint, table)).load()
+        kept = df.where(F.col("visits") < count // 100).count()
+        sent = service.rows_served_from("bench", "pushed") - before
+    print(f"pushdown: {kept:,} of {count:,} rows kept, the service sent {sent:,}: ", end="")
+    print(f"{sent / count:.2%} of the rows (goal <= 2%)")
+
+
+if __name__ == "__main__":
+    main()

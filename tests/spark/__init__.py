@@ -1,0 +1,1 @@
+"""The Spark tests, sharing one local Spark session (`conftest.py`)."""
