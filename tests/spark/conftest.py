@@ -4,7 +4,9 @@ cold start costs most of these tests' time; mark every Spark test module
 ``pytest.mark.xdist_group("spark")`` so one xdist worker runs them all on one session.
 
 * `spark` — the session, with the ``frameport`` source registered for its pushdown setting
-  (false, Spark's default). A test that changes the setting restores it with `pushdown`.
+  (false, Spark's default). Its JVM and Python workers have FRAMEPORT_KEY (the `service`'s
+  key) in their environment; this process does not. A test that changes the setting
+  restores it with `pushdown`.
 * `pushdown` — a function setting ``spark.sql.python.filterPushdown.enabled`` and registering
   the source again, restored (and registered again) after the test.
 * `spark_log` — the file Spark's JVM and its Python workers write their logs to (kept out of
@@ -36,8 +38,12 @@ def spark_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def spark(spark_log: Path) -> Iterator[SparkSession]:
+def spark(spark_log: Path, service: LocalService) -> Iterator[SparkSession]:
     os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers import this frameport
+    # The JVM and its Python workers have FRAMEPORT_KEY, the service's key, in their
+    # environment (as workers of a cluster would); this process does not keep it.
+    before = os.environ.get("FRAMEPORT_KEY")
+    os.environ["FRAMEPORT_KEY"] = service.key
     # The JVM (and the Python workers it starts) inherit standard error as it is when the
     # session starts: their logs go to `spark_log`, this process's stay where they were.
     saved = os.dup(2)
@@ -56,6 +62,10 @@ def spark(spark_log: Path) -> Iterator[SparkSession]:
                 .getOrCreate()
             )
     finally:
+        if before is None:
+            del os.environ["FRAMEPORT_KEY"]
+        else:
+            os.environ["FRAMEPORT_KEY"] = before
         os.dup2(saved, 2)
         os.close(saved)
         os.close(log)

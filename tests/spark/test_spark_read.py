@@ -6,6 +6,7 @@ and Spark filtering them itself when it does not.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,13 @@ def test_a_schema_or_the_columns_option_fetch_only_those_columns(
     named = reader(spark, {**read_options(people), "columns": "name, age"})
     for df in (given.load(), named.load()):
         assert spark_rows(df).equals(expected)
+    # `$` fields a schema names are shown, in the schema's order
+    shown = reader(spark, read_options(people)).schema(
+        "age bigint, `$updatedAt` timestamp, `$id` string"
+    )
+    system = people.select("age").to_arrow(progress=False, system=["id", "updatedAt"])
+    expected = by_id(system.select(["age", "$updatedAt", "$id"]))
+    assert spark_rows(shown.load()).cast(expected.schema).equals(expected)
     with pytest.raises(Exception, match=r"declare it as bigint"):
         reader(spark, read_options(people)).schema("age int").load().count()
 
@@ -245,6 +253,15 @@ def test_bad_input_raises_on_the_driver_before_any_task_runs(
         assert options["api_key_secret"] not in str(caught.value)
     assert tracker.getJobIdsForGroup("bad-input") == []
     spark.sparkContext.setJobGroup("", "")
+
+
+def test_without_a_key_option_the_workers_read_frameport_key_from_their_environment(
+    spark: SparkSession, people: Table, read_options: Options
+) -> None:
+    options = read_options(people)
+    del options["api_key_secret"]
+    assert "FRAMEPORT_KEY" not in os.environ
+    assert reader(spark, options).load().count() == ROWS
 
 
 def test_the_key_is_in_no_plan_ui_or_log(

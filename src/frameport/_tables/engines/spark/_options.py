@@ -83,8 +83,8 @@ def source_options(options: Mapping[str, str], extra: Iterable[str] = ()) -> Sou
         raise ValueError(
             f"The {SOURCE_NAME} source needs the option{'s' if len(missing) > 1 else ''} "
             f"{', '.join(map(repr, missing))}: "
-            + ".".join(f'option("{name}", ...)' for name in missing)
-            + " on spark.read.format('frameport')."
+            + "".join(f'.option("{name}", ...)' for name in missing)
+            + " after spark.read.format('frameport')."
         )
     if given.get("api_key_secret") and given.get("jwt_token"):
         raise ValueError("Pass either api_key_secret (an API key) or jwt_token, not both.")
