@@ -2,8 +2,8 @@
 the service interface reference names one of its headings.
 
 The public names are `frameport.__all__`, `frameport.widgets.__all__`,
-`frameport.local.__all__` and `frameport.ray.__all__`; the public methods and properties of
-their classes count too.
+`frameport.local.__all__`, `frameport.ray.__all__` and `frameport.spark.__all__`; the public
+methods and properties of their classes count too.
 The docstrings are read with griffe and the extensions the reference is built with, so a
 name documented here is a name documented on the site. That runs in a child process,
 because one of those extensions renames the modules of the exported classes' methods.
@@ -24,6 +24,7 @@ import pytest
 import frameport
 import frameport.local
 import frameport.ray
+import frameport.spark
 import frameport.widgets
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +34,7 @@ PUBLIC_MODULES = {
     "frameport.widgets": frameport.widgets.__all__,
     "frameport.local": frameport.local.__all__,
     "frameport.ray": frameport.ray.__all__,
+    "frameport.spark": frameport.spark.__all__,
 }
 PUBLIC_NAMES = [f"{module}.{name}" for module, names in PUBLIC_MODULES.items() for name in names]
 

@@ -45,13 +45,14 @@ def test_errors_pickle_through_their_public_name() -> None:
 
 
 def public_docstrings() -> dict[str, str]:
-    """The docstring of every public name of frameport, frameport.widgets and frameport.ray,
+    """The docstring of every public name of frameport, frameport.widgets, frameport.ray and frameport.spark,
     and of every public member of their classes (inherited ones included), by dotted path."""
     import frameport.ray
+    import frameport.spark
     import frameport.widgets
 
     found: dict[str, str] = {}
-    for module in (fp, frameport.widgets, frameport.ray):
+    for module in (fp, frameport.widgets, frameport.ray, frameport.spark):
         for name in module.__all__:
             value = getattr(module, name)
             if isinstance(value, str | tuple):  # __version__, DTYPE_TABLE

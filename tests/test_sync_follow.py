@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -22,10 +21,8 @@ from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
 import frameport as fp
-from conftest import UserLogin
 from cutting_proxy import CuttingProxy
 from delta_support import assert_no_secret, assert_synced
-from frameport import FrameportError
 from frameport._demo import sample_people
 from frameport.local import LocalService
 from tables_support import load, new_id
@@ -171,71 +168,6 @@ def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
         proxy.hold_at(str(httpx.QueryParams(feed_ids)))
         asyncio.run(run())
     assert not committed(target, ids[0])
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=FrameportError,
-    reason="a sync needs the table's column types, which a signed-in user may not read, and "
-    "realtime needs a user: sync(follow=True) cannot follow over realtime yet",
-)
-def test_following_over_realtime_commits_the_changes_seen_live_deletes_included(
-    service: LocalService,
-    key_client: fp.Client,
-    make_user: Callable[..., UserLogin],
-    tmp_path: Path,
-) -> None:
-    # A signed-in user follows over realtime; no sync run catches up meanwhile (reconcile is
-    # far off), so every change, the deletes too, comes from the events.
-    table, frame = load(
-        key_client, new_id("follow"), sample_people(40, seed=47), permissions=['read("users")']
-    )
-    ids = list(frame["$id"])
-    target = tmp_path / "people"
-    login = make_user()
-
-    def transaction() -> list[str]:
-        """Single-row writes, each sending its event, committed at once."""
-        with key_client.transaction() as tx:
-            staged = tx.table(table.database_id, table.id)
-            new = staged.insert(sample_people(2, seed=48), progress=False)
-            staged.upsert(pd.DataFrame({"$id": [ids[1]], "name": ["changed"]}), progress=False)
-            staged.where(fp.col("$id") == ids[2]).delete()
-        return list(new)
-
-    async def run() -> tuple[int, int]:
-        async with fp.AsyncClient(service.endpoint, service.project) as user:
-            await user.login(login.email, login.password)
-            view = user.table(table.database_id, table.id)
-            following = asyncio.create_task(
-                view.sync(target, follow=True, interval=INTERVAL, reconcile=3600)
-            )
-            # A row committed after the first run: the feed is subscribed from then on.
-            [marker] = await asyncio.to_thread(table.insert, sample_people(1, seed=49))
-            await wait_for(target, marker, following)
-            before = len(follow_commits(target))
-            await asyncio.to_thread(table.where(fp.col("$id") == ids[0]).delete)
-            new = await asyncio.to_thread(transaction)
-            await wait_for(target, new[-1], following)
-            await until_it_holds_the_view(target, table, following)
-            settled, idle = await idle_then_stop(target, following)
-            assert idle == settled, "an interval without changes commits nothing"
-            return before, len(follow_commits(target))
-
-    before, after = asyncio.run(run())
-    assert_synced(target, table, tmp_path)
-    synced = set(
-        DeltaTable(str(target)).to_pyarrow_table(columns=["$id"]).column("$id").to_pylist()
-    )
-    assert ids[0] not in synced and ids[2] not in synced and ids[3] in synced
-    history = DeltaTable(str(target)).history()
-    runs = [commit for commit in history if "frameport.changed_rows" not in commit]
-    assert len([c for c in runs if c["operation"] != "CREATE TABLE"]) <= 1, (
-        "no sync run after the first"
-    )
-    live = follow_commits(target)[: after - before]  # newest first
-    assert sum(int(str(commit["frameport.gone_rows"])) for commit in live) == 2
-    assert 1 <= after - before <= 3, "a commit per interval, not one per write (6 writes)"
 
 
 def test_interval_and_reconcile_must_be_positive(key_client: fp.Client, tmp_path: Path) -> None:

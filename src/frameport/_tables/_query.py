@@ -309,9 +309,9 @@ class AsyncTableQuery:
         (`changes`, from the run's watermark) and merges them in one commit every `interval`
         seconds (none when nothing changed), deletes included, until interrupted (Ctrl-C,
         ``KeyboardInterrupt``, a cancelled task), which ends it after the commit under way;
-        the next run reads again what came after the last commit. With an API key the changes
-        are polled once per interval; over realtime (a session or a JWT) a sync run every
-        `reconcile` seconds catches up the bulk changes that send no events.
+        the next run reads again what came after the last commit. A sync reads the table's
+        column types, which only an API key may read, so the changes are polled once per
+        interval (`reconcile` applies to a feed over realtime, which a key does not open).
 
         >>> people.query("age >= 18").sync("adults_delta")               # doctest: +SKIP
         >>> people.sync("people_delta", follow=True, interval=30)        # doctest: +SKIP

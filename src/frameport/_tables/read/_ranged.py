@@ -3,10 +3,11 @@ order with the serial read's result (the scale-out guide tells the whole story).
 
 Three requests open it (its `Opening`): the first page and the row at either end (the near one
 counted), sent at once to a far service; a near one is asked for the ends once the first page
-came full (a short one holds every row). Past the first page's share, the rows are read in ranges that start once
-the ends are known (`tapering_ranges`), each a serial read of the plan within it that
-fetches no page ahead of the decoder; the fan-in (`in_order`) hands them on in order, as many
-at once as the controller says (adaptive for ``"auto"``, pinned at N for ``parallel=N``).
+came full (a short one holds every row). Past the first page's share, the rows are read in
+ranges that start once the ends are known (`tapering_ranges`), each a serial read of the plan
+within it that fetches no page ahead of the decoder; the fan-in (`in_order`) hands them on in
+order, as many at once as the controller says (adaptive for ``"auto"``, pinned at N for
+``parallel=N``).
 Collecting reads start a range whenever a slot is free; streaming reads only within the
 window of the range being written, which bounds their memory. `range_reads` reads given
 ranges the same way (a resumable export's segments, a deletes scan's ranges).

@@ -14,7 +14,7 @@
 
 Spark's start-up and the Python workers' first task are printed, not counted.
 
-    .venv/bin/python benchmarks/spark.py [--rows 1000000] [--write-rows 200000]
+    .venv/bin/python benchmarks/spark_tables.py [--rows 1000000] [--write-rows 200000]
 """
 
 from __future__ import annotations
