@@ -45,8 +45,9 @@ def test_errors_pickle_through_their_public_name() -> None:
 
 
 def public_docstrings() -> dict[str, str]:
-    """The docstring of every public name of frameport, frameport.widgets, frameport.ray and frameport.spark,
-    and of every public member of their classes (inherited ones included), by dotted path."""
+    """The docstring of every public name of frameport, frameport.widgets, frameport.ray and
+    frameport.spark, and of every public member of their classes (inherited ones included),
+    by dotted path."""
     import frameport.ray
     import frameport.spark
     import frameport.widgets
