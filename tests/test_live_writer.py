@@ -22,52 +22,15 @@ import pytest
 import frameport as fp
 from cutting_proxy import CuttingProxy
 from frameport.local import LocalService
-from tables_support import new_id
+from writer_support import KEY, people, write_through_cuts
 
 WAIT = 30.0
 """Seconds the live table gets to catch up once the writer stops."""
-
-WRITES = 24
-"""Writes per run (the service restarts after half of them)."""
-
-KEY = "live-writer-key"
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "service"
-
-
-def restarted(service: LocalService, data_dir: Path) -> LocalService:
-    """`service` stopped, and a service started again on its data directory and port."""
-    port = int(service.endpoint.rsplit(":", 1)[1].split("/", 1)[0])
-    service.stop()
-    return LocalService(data_dir=data_dir, port=port, key=KEY, project=service.project).start()
-
-
-def write_at_random(table: fp.Table, writer: fp.Client, rng: random.Random, number: int) -> None:
-    """One random write to `table`: an insert, an update, a delete, a bulk update of every
-    row (beyond 100 rows) or a committed transaction of three single-row writes."""
-    ids = table.to_pandas()["$id"].tolist()
-    kind = rng.choice(["insert", "update", "delete", "bulk", "transaction"])
-
-    def row(row_id: str) -> pd.DataFrame:
-        return pd.DataFrame({"$id": [row_id], "name": [f"n{number}"], "age": [rng.randrange(100)]})
-
-    if kind == "insert":
-        table.insert(pd.concat([row(f"w{number}-{i}") for i in range(rng.randint(1, 3))]))
-    elif kind == "update":
-        table.upsert(row(rng.choice(ids)))
-    elif kind == "delete":
-        table.where(fp.col("$id") == rng.choice(ids)).delete()
-    elif kind == "bulk":
-        table.where(fp.col("age") >= 0).update({"name": f"bulk{number}"})
-    else:
-        with writer.transaction() as tx:
-            staged = tx.table(table.database_id, table.id)
-            staged.insert(row(f"t{number}"))
-            staged.upsert(row(rng.choice(ids)))
-            staged.where(fp.col("$id") == rng.choice(ids)).delete()
 
 
 def follow_a_writer(
@@ -80,34 +43,11 @@ def follow_a_writer(
             service.client() as writer,
             CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
         ):
-            table = writer.create_table(
-                new_id("live"),
-                "people",
-                schema={"name": "string(20)", "age": "integer"},
-                permissions=['read("users")'],
-            )
-            first = pd.DataFrame(
-                {
-                    "$id": [f"r{i}" for i in range(140)],
-                    "name": ["first"] * 140,
-                    "age": [rng.randrange(100) for _ in range(140)],
-                }
-            )
-            table.insert(first)
+            table = people(writer, rng)
             with live_client(service, proxy.endpoint) as follower:
                 view = follower.table(table.database_id, table.id).where(fp.col("age") < 70)
                 with view.live(reconcile=1.0, heartbeat=2.0, poll=0.3) as live:
-                    for number in range(WRITES):
-                        if number == WRITES // 2:
-                            proxy.hold()
-                            service = restarted(service, data_dir)
-                            proxy.release()
-                        write_at_random(table, writer, rng, number)
-                        if rng.random() < 0.3:
-                            proxy.hold()
-                        elif rng.random() < 0.5:
-                            proxy.release()
-                    proxy.release()
+                    service = write_through_cuts(table, writer, rng, proxy, service, data_dir)
                     caught_up(live, sorted_frame(view.to_pandas()))
                     # Connected and caught up: a bulk update sends events for 100 rows only,
                     # the others come with the scheduled reconciliation.
