@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from delta_support import assert_no_secret, assert_synced
 from frameport._demo import sample_people
 from frameport.local import LocalService
 from tables_support import load, new_id
+from writer_support import KEY, people, write_through_cuts
 
 INTERVAL = 0.5
 WAIT = 30.0
@@ -68,7 +70,7 @@ async def wait_for(
 
 
 async def until_it_holds_the_view(
-    target: Path, table: fp.Table, following: asyncio.Task[object]
+    target: Path, table: fp.TableQuery, following: asyncio.Task[object]
 ) -> None:
     """Wait until the Delta table at `target` holds the rows of `table` (every change
     committed, the deletes too; the error of `following`, the sync, if it ends first)."""
@@ -91,7 +93,7 @@ async def idle_then_stop(target: Path, following: asyncio.Task[object]) -> tuple
     return settled, idle
 
 
-def holds_the_view(target: Path, table: fp.Table) -> bool:
+def holds_the_view(target: Path, table: fp.TableQuery) -> bool:
     """Whether the Delta table at `target` holds the rows of `table`, as they are now."""
     expected = table.to_pandas(progress=False).set_index("$id").sort_index()
     synced = DeltaTable(str(target)).to_pandas().set_index("$id").sort_index()
@@ -138,6 +140,51 @@ def test_following_keeps_the_delta_table_equal_to_the_view(
     assert commits and all(c["operation"] == "MERGE" for c in commits)
     assert len(commits) < 8, "one commit per interval, not per write"
     assert_no_secret(target, [service.key])
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_following_a_random_writer_through_cuts_and_a_restart(tmp_path: Path, seed: int) -> None:
+    # The random writer of the live tables' test (bulk changes beyond 100 rows, committed
+    # transactions); the sync goes through a proxy that cuts its connections at random, and
+    # the service restarts half-way on the same data and port. No retries: a cut reaches the
+    # follow itself, which must carry on from its last commit.
+    rng, data_dir, target = random.Random(seed), tmp_path / "service", tmp_path / "people"
+    service = LocalService(data_dir=data_dir, key=KEY).start()
+
+    async def run(table: fp.Table, writer: fp.Client, proxy: CuttingProxy) -> tuple[int, int]:
+        nonlocal service
+        loop = asyncio.get_running_loop()
+        endpoint = proxy.endpoint
+        async with fp.AsyncClient(endpoint, service.project, key=KEY, retries=0) as client:
+            view = client.table(table.database_id, table.id).where(fp.col("age") < 70)
+            following = asyncio.create_task(view.sync(target, follow=True, interval=INTERVAL))
+            started = loop.time()
+            first = target / "_delta_log" / f"{0:020}.json"  # the first run's commit
+            async with asyncio.timeout(WAIT):
+                while not first.exists() and not following.done():
+                    await asyncio.sleep(0.05)
+            service = await asyncio.to_thread(
+                write_through_cuts, table, writer, rng, proxy, service, data_dir
+            )
+            await until_it_holds_the_view(target, table.where(fp.col("age") < 70), following)
+            intervals = (loop.time() - started) / INTERVAL
+            settled, idle = await idle_then_stop(target, following)
+        assert len(follow_commits(target)) <= intervals + 1, "one commit per interval at most"
+        return settled, idle
+
+    try:
+        with (
+            service.client() as writer,
+            CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
+        ):
+            table = people(writer, rng)
+            settled, idle = asyncio.run(run(table, writer, proxy))
+            assert idle == settled, "an interval without changes commits nothing"
+            assert_synced(target, table.where(fp.col("age") < 70), tmp_path)
+    finally:
+        service.stop()
+    commits = follow_commits(target)
+    assert commits and all(c["operation"] == "MERGE" for c in commits)
 
 
 def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
