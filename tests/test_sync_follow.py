@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -215,6 +216,37 @@ def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
         proxy.hold_at(str(httpx.QueryParams(feed_ids)))
         asyncio.run(run())
     assert not committed(target, ids[0])
+
+
+def test_a_row_changed_then_deleted_during_a_run_leaves_the_delta_table(
+    service: LocalService, key_client: fp.Client, tmp_path: Path
+) -> None:
+    # Updated after the first run; deleted after the next run read the changed rows and
+    # before it scanned for the rows gone (the proxy holds that request): it is both.
+    table, frame = load(key_client, new_id("follow"), sample_people(20, seed=51))
+    row_id, target = frame["$id"][0], tmp_path / "people"
+    scan = {"method": "greaterThan", "column": "$sequence", "values": [0]}
+    with (
+        CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
+        fp.Client(proxy.endpoint, service.project, key=service.key) as client,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        view = client.table(table.database_id, table.id)
+        view.sync(target, progress=False)
+        table.upsert(pd.DataFrame({"$id": [row_id], "name": ["changed"]}), progress=False)
+        proxy.hold_at(
+            str(httpx.QueryParams({"queries[]": json.dumps(scan, separators=(",", ":"))}))
+        )
+        run = pool.submit(view.sync, target, progress=False)
+        deadline = time.monotonic() + WAIT
+        while not proxy.held and not run.done():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        table.where(fp.col("$id") == row_id).delete()
+        proxy.release()
+        run.result(timeout=WAIT)
+    assert not committed(target, row_id)
+    assert_synced(target, table, tmp_path)
 
 
 def test_interval_and_reconcile_must_be_positive(key_client: fp.Client, tmp_path: Path) -> None:
