@@ -14,6 +14,9 @@
   a transaction, sends no events: every `reconcile` seconds a sync run catches them up
   (it commits, changes or not) and the feed starts again from its watermark; the commits
   between keep the last run's watermark.
+* A connection that fails (no HTTP answer, after the client's retries) once the first run
+  committed, in a sync run or as the feed starts, does not end it: an `interval` later a
+  sync run starts again from the last commit (a feed that polls carries on by itself).
 * Cancelled (Ctrl-C, ``KeyboardInterrupt`` in a notebook) while it commits, it ends after
   that commit; the changes it had gathered since are read again by the next run, which
   starts from the watermark of the last commit less `lag`.
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..._exceptions import FrameportError
+from ..._exceptions import FrameportError, TransportError
 from ..._schema import ArrowArray
 from .._location import TableLocation
 from ..changes import DEFAULT_HEARTBEAT, AsyncChanges, ChangeFeed, minus_seconds
@@ -74,17 +77,25 @@ async def follow_delta(
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
             raise ValueError(f"{name} must be a number of seconds > 0 (got {seconds!r})")
     loop = asyncio.get_running_loop()
+    started = False
     while True:
-        report = await sync_delta(
-            requester,
-            location,
-            spec,
-            target,
-            deletes=deletes,
-            lag=lag,
-            page_size=page_size,
-            progress=progress,
-        )
+        try:
+            report = await sync_delta(
+                requester,
+                location,
+                spec,
+                target,
+                deletes=deletes,
+                lag=lag,
+                page_size=page_size,
+                progress=progress,
+            )
+        except TransportError as cut:
+            if not started:  # the first run's errors are the caller's (a wrong endpoint)
+                raise
+            await _pause(target, cut, interval)
+            continue
+        started = True
         log.info("%s: %s", target, report.summary())
         state = await asyncio.to_thread(last_sync, target)
         if state is None or report.watermark is None:
@@ -106,7 +117,16 @@ async def follow_delta(
             copied=copied,
         )
         until = None if feed.status.polling else loop.time() + reconcile
-        await _follow(feed, state, report.watermark, interval, until, target)
+        try:
+            await _follow(feed, state, report.watermark, interval, until, target)
+        except TransportError as cut:  # as the feed started: it polls through later ones
+            await _pause(target, cut, interval)
+
+
+async def _pause(target: str | Path, cut: TransportError, interval: float) -> None:
+    """Wait an `interval` after `cut`, before a sync run starts again from the last commit."""
+    log.info("%s: %s; starting again from the last commit in %s s", target, cut, interval)
+    await asyncio.sleep(interval)
 
 
 async def _follow(

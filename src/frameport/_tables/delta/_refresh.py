@@ -229,8 +229,10 @@ async def _gone_ids(
 def merge_rows(
     state: LastSync, changed: pa.Table, gone: ArrowArray, view: str, watermark: str | None
 ) -> dict[str, int]:
-    """Merge the changed rows and remove the gone ones, in one commit; the figures."""
+    """Merge the changed rows and remove the gone ones, in one commit; the figures. A row
+    both changed and gone (deleted after the changed rows were read) is gone."""
     schema = state.schema
+    changed = changed.filter(pc.invert(pc.is_in(changed.column("$id"), value_set=gone)))
     rows = (
         changed.select(schema.names)
         .cast(schema)
