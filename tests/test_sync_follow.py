@@ -1,7 +1,9 @@
 """`sync(follow=True)` and `frameport sync --follow`: a Delta table kept current in one commit
 per interval while a writer inserts, updates (in bulk beyond the 100 rows that send events,
 and in a committed transaction) and deletes; Ctrl-C of the command ends it after a whole
-commit, and a rerun resumes. Waiting for a commit is a bounded wait on the Delta log."""
+commit, and a rerun resumes. Under the random writer of the live tables' test, through a
+proxy that cuts connections and a service restart, the follow ends equal to the view.
+Waiting for a commit is a bounded wait on the Delta log."""
 
 from __future__ import annotations
 
