@@ -2,9 +2,9 @@
 
 * Read: a `--rows`-row table into a Spark DataFrame, counted and cached, through the
   ``frameport`` source against `to_arrow()` then ``spark.createDataFrame`` with Arrow enabled
-  (goal: ≥ 1.0×, best of `--repeat`), and the driver process's peak RSS growth for each (its
-  ``ru_maxrss``, which only grows: the source is measured first; goal ≤ 10 % of the table's
-  Arrow size; the JVM and the Python workers are other processes).
+  (goal: ≥ 1.0×, best of `--repeat`), and the driver process's peak RSS growth for each (the
+  kernel's high-water mark, reset before each; goal ≤ 10 % of the table's Arrow size; the
+  JVM and the Python workers are other processes).
 * Pushdown: a 1 %-selective filter (``visits < 100``) through Spark with
   ``spark.sql.python.filterPushdown.enabled``: the rows the service sent for the read
   (its per-table counter; an in-process service of `--pushdown-rows` rows) against the
@@ -20,8 +20,8 @@ Spark's start-up and the Python workers' first task are printed, not counted.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -33,12 +33,8 @@ from pyspark.sql import DataFrame, SparkSession
 import frameport as fp
 from frameport.local import LocalService
 from ray_read import source, timed
+from support.memory import PeakRss
 from support.served import KEY, PROJECT, local_service
-
-
-def peak_rss() -> int:
-    """The driver process's peak resident memory so far, in bytes (Linux: KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def options(endpoint: str, table: fp.Table) -> dict[str, str]:
@@ -127,9 +123,11 @@ def read(
 
     figures: dict[str, tuple[float, int]] = {}
     for name, action in (("source", through_source), ("driver", through_driver)):
-        before = peak_rss()
-        seconds = min(timed(action) for _ in range(settings.repeat))
-        figures[name] = (seconds, peak_rss() - before)
+        gc.collect()
+        pa.default_memory_pool().release_unused()  # else freed Arrow pages hide the growth
+        with PeakRss() as rss:
+            seconds = min(timed(action) for _ in range(settings.repeat))
+        figures[name] = (seconds, rss.own_peak - rss.own_start)
     (source_s, source_rss), (driver_s, driver_rss) = figures["source"], figures["driver"]
     print(f"table: {settings.rows:,} rows, {size / 2**20:,.0f} MiB in Arrow")
     for label, seconds, grown in (

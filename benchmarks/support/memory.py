@@ -15,7 +15,8 @@ CHILD_LIST_EVERY = 25
 
 class PeakRss:
     """The peak resident memory of the process `pid` (this one by default) and its children
-    while the block runs; `start` is the reading when it was made.
+    while the block runs; `start` is the reading when it was made (`own_start` and
+    `own_peak`: the process alone).
 
     On Linux the process's own peak is the kernel's high-water mark (``VmHWM``), reset when
     the block starts by writing 5 to ``/proc/PID/clear_refs``: exact, and free while the
@@ -28,7 +29,8 @@ class PeakRss:
         self.process = psutil.Process(os.getpid() if pid is None else pid)
         self.every = every
         self.start = self.peak = self.current()
-        self._own_peak = self.process.memory_info().rss
+        self.own_start = self.process.memory_info().rss  # the process alone, no children
+        self.own_peak = self.process.memory_info().rss
         self._children_peak = 0
         self._kernel_peak = False
         self._marks = Path(f"/proc/{self.process.pid}")
@@ -68,8 +70,8 @@ class PeakRss:
                     total += child.memory_info().rss
             self._children_peak = max(self._children_peak, total)
             if not self._kernel_peak:
-                self._own_peak = max(self._own_peak, self.process.memory_info().rss)
-            self.peak = self._own_peak + self._children_peak
+                self.own_peak = max(self.own_peak, self.process.memory_info().rss)
+            self.peak = self.own_peak + self._children_peak
 
     def __enter__(self) -> PeakRss:
         self._kernel_peak = self._reset_high_water_mark()
@@ -80,5 +82,5 @@ class PeakRss:
         self._stop.set()
         self._thread.join()
         if self._kernel_peak:
-            self._own_peak = max(self._own_peak, self._high_water_mark() or 0)
-        self.peak = max(self.start, self._own_peak + self._children_peak)
+            self.own_peak = max(self.own_peak, self._high_water_mark() or 0)
+        self.peak = max(self.start, self.own_peak + self._children_peak)
