@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import html
 import threading
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
 from .._core._pages import check_page_size
-from .._core._sync import event_loop
+from .._core._sync import Closing, event_loop
 from .._schema import to_pandas
 from .._tables import TableQuery
 from .._tables.changes import LiveTable
@@ -34,7 +33,7 @@ STATUS_EVERY = 1.0
 a reconnection, a poll, the error that ended the live table)."""
 
 
-class LiveTableView(PagedRows):
+class LiveTableView(PagedRows, Closing):
     """The rows of the LiveTable `live`, `page_size` at a time (in the live table's order),
     under a `status_line`: connected or polling, when the last event came and its lag, the
     catch-ups, and the error that ended it. Each change batch the live table applies draws
@@ -96,17 +95,6 @@ class LiveTableView(PagedRows):
                 self.live.close()
             self._show_status()
         super().close()
-
-    def __enter__(self) -> LiveTableView:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def summary(self) -> str:
         """The widget as plain text: the live table, its status, the page and its rows."""
