@@ -27,6 +27,9 @@ from frameport._demo import sample_people
 from frameport.local import LocalService
 from tables_support import load, new_id, strings_as_in_pandas_3
 
+# Its module fixtures are costly (tables loaded, a process started): one worker runs them.
+pytestmark = pytest.mark.xdist_group("dask")
+
 ROWS = 6_000
 
 

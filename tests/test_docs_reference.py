@@ -46,6 +46,9 @@ REFERENCE_FINDINGS = """
 import json, sys, warnings
 import griffe
 
+# Its module fixtures are costly (tables loaded, a process started): one worker runs them.
+pytestmark = pytest.mark.xdist_group("docs_reference")
+
 warnings.simplefilter("ignore", DeprecationWarning)  # ipywidgets' deprecated class attributes
 hooks = "docs/hooks/griffe_docstrings.py"
 extensions = griffe.load_extensions(f"{hooks}:PublicMembers", f"{hooks}:SourceDocstrings")

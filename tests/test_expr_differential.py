@@ -46,6 +46,9 @@ from frameport import Client, Expr, Table, col
 from frameport._expr import ColumnKind
 from tables_support import assert_same_rows, load, new_id
 
+# Its module fixtures are costly (tables loaded, a process started): one worker runs them.
+pytestmark = pytest.mark.xdist_group("expr_differential")
+
 SEED = 20240607
 SMALL_INTEGERS = [-3, -2, -1, 0, 1, 2, 3, 7, 1000, -(2**31), 2**40]
 #: Integers that float64 cannot all tell apart (pandas compares them with a float in float64).

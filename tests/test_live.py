@@ -202,7 +202,7 @@ def test_a_reader_in_another_thread_never_sees_half_a_batch(
     # Polling, each bulk update of the rows comes as one change batch (one page of a catch-up):
     # every snapshot a reader thread takes holds every row, all of one update or all of the
     # one before.
-    many, updates = 50, 15
+    many, updates = 50, 6
     people.insert(pd.DataFrame({"$id": [f"r{i:02}" for i in range(many)], "age": [0] * many}))
     taken: list[tuple[int, frozenset[object]]] = []
     with (

@@ -22,6 +22,9 @@ from tables_support import (
     new_id,
 )
 
+# Its module fixtures are costly (tables loaded, a process started): one worker runs them.
+pytestmark = pytest.mark.xdist_group("tables_read")
+
 SIZES = (0, 1, 4999, 5000, 5001, 60_000)
 Loaded = dict[int, tuple[Table, pd.DataFrame]]
 
