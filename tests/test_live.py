@@ -133,6 +133,32 @@ def test_a_catch_up_cut_short_loses_nothing(
             assert live.status.catch_ups >= 1
 
 
+def test_a_session_revoked_during_a_drop_ends_the_live_table_with_a_clear_error(
+    service: LocalService, people: fp.Table, make_user: Callable[..., UserLogin]
+) -> None:
+    # The user signs out everywhere while the connection is down: when it comes back, the
+    # live table does not go on as a guest with a frame that no longer changes; it ends, and
+    # its status and its iterator say why.
+    login = make_user()
+    people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
+    with (
+        CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
+        fp.Client(proxy.endpoint, service.project, retries=0) as far,
+    ):
+        far.login(login.email, login.password)
+        with far.table(people.database_id, people.id).live(reconcile=None) as live:
+            proxy.hold()
+            with fp.Client(service.endpoint, service.project) as elsewhere:
+                elsewhere.login(login.email, login.password)
+                elsewhere._request("DELETE", "/account/sessions")  # signs out everywhere
+            people.insert(pd.DataFrame({"$id": ["b"], "name": ["Bo"]}))
+            proxy.release()
+            wait_for(lambda: live.status.error is not None, "the live table's error")
+            assert isinstance(live.status.error, fp.AuthenticationError)
+            with pytest.raises(fp.AuthenticationError):
+                next(iter(live))
+
+
 def test_its_iterator_collected_unfinished_on_the_loop_thread_closes_there(
     people: fp.Table, user: fp.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
