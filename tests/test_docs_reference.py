@@ -27,6 +27,9 @@ import frameport.ray
 import frameport.spark
 import frameport.widgets
 
+# Its session fixture loads the package with griffe in a child process: one worker runs them.
+pytestmark = pytest.mark.xdist_group("docs_reference")
+
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "docs" / "reference"
 PUBLIC_MODULES = {
@@ -45,9 +48,6 @@ PUBLIC_NAMES = [f"{module}.{name}" for module, names in PUBLIC_MODULES.items() f
 REFERENCE_FINDINGS = """
 import json, sys, warnings
 import griffe
-
-# Its module fixtures are costly (tables loaded, a process started): one worker runs them.
-pytestmark = pytest.mark.xdist_group("docs_reference")
 
 warnings.simplefilter("ignore", DeprecationWarning)  # ipywidgets' deprecated class attributes
 hooks = "docs/hooks/griffe_docstrings.py"
