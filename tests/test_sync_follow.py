@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -190,6 +191,12 @@ def test_following_a_random_writer_through_cuts_and_a_restart(tmp_path: Path, se
     assert commits and all(c["operation"] == "MERGE" for c in commits)
 
 
+def queries_text(*queries: Mapping[str, object]) -> str:
+    """`queries` as they appear in a request's query string (for `CuttingProxy.hold_at`)."""
+    encoded = [json.dumps(query, separators=(",", ":")) for query in queries]
+    return str(httpx.QueryParams({"queries[]": encoded}))
+
+
 def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
     service: LocalService, key_client: fp.Client, tmp_path: Path
 ) -> None:
@@ -199,7 +206,6 @@ def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
     ids = list(frame["$id"])
     target = tmp_path / "people"
     select, page = {"method": "select", "values": ["$id"]}, {"method": "limit", "values": [5000]}
-    feed_ids = {"queries[]": [json.dumps(query, separators=(",", ":")) for query in (select, page)]}
 
     async def run() -> None:
         async with fp.AsyncClient(proxy.endpoint, service.project, key=service.key) as client:
@@ -215,7 +221,7 @@ def test_a_row_deleted_as_the_feed_starts_leaves_the_delta_table(
             await idle_then_stop(target, following)
 
     with CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy:
-        proxy.hold_at(str(httpx.QueryParams(feed_ids)))
+        proxy.hold_at(queries_text(select, page))
         asyncio.run(run())
     assert not committed(target, ids[0])
 
@@ -236,9 +242,7 @@ def test_a_row_changed_then_deleted_during_a_run_leaves_the_delta_table(
         view = client.table(table.database_id, table.id)
         view.sync(target, progress=False)
         table.upsert(pd.DataFrame({"$id": [row_id], "name": ["changed"]}), progress=False)
-        proxy.hold_at(
-            str(httpx.QueryParams({"queries[]": json.dumps(scan, separators=(",", ":"))}))
-        )
+        proxy.hold_at(queries_text(scan))
         run = pool.submit(view.sync, target, progress=False)
         deadline = time.monotonic() + WAIT
         while not proxy.held and not run.done():
