@@ -8,12 +8,13 @@
   `interval` seconds and merged in one commit by the sync's own merge (`merge_rows`):
   the last change of each ``$id`` wins, deletes go in the same commit. An interval without
   changes commits nothing.
-* With an API key the feed polls once per interval: each poll is a catch-up (the rows
-  updated, the rows gone), so each commit records the feed's watermark. Over realtime (a
-  session or a JWT) a bulk change beyond 100 rows, or a staged bulk operation committed in
-  a transaction, sends no events: every `reconcile` seconds a sync run catches them up
-  (it commits, changes or not) and the feed starts again from its watermark; the commits
-  between keep the last run's watermark.
+* With an API key, which a sync needs (it reads the column types), the feed polls once per
+  interval: each poll is a catch-up (the rows updated, the rows gone), so each commit
+  records the feed's watermark. Over realtime (a session or a JWT, which no sync has yet:
+  this branch waits for a sync that reads as a user) a bulk change beyond 100 rows, or a
+  staged bulk operation committed in a transaction, sends no events: every `reconcile`
+  seconds a sync run catches them up (it commits, changes or not) and the feed starts again
+  from its watermark; the commits between keep the last run's watermark.
 * A connection that fails (no HTTP answer, after the client's retries) once the first run
   committed, in a sync run or as the feed starts, does not end it: an `interval` later a
   sync run starts again from the last commit (a feed that polls carries on by itself).
