@@ -66,6 +66,14 @@ def test_read_equals_to_arrow_in_values_and_types(local_ray: None, people: Table
     assert read.equals(people.to_arrow(progress=False).sort_by("$id"))
 
 
+def test_each_planned_range_is_one_block(local_ray: None, people: Table) -> None:
+    blocks = ray.get(fp.ray.read_table(people, partitions=3).to_arrow_refs())
+    assert len(blocks) == 3
+    assert sum(block.num_rows for block in blocks) == people.count()
+    sliced = fp.ray.read_table(people, partitions=3, override_num_blocks=12)
+    assert len(ray.get(sliced.to_arrow_refs())) == 12  # what Ray is asked for
+
+
 def test_a_filtered_and_projected_query(local_ray: None, people: Table) -> None:
     query = people.query("age > 40 and city != 'Oslo'").select("name", "age")
     read = arrow_of(fp.ray.read_table(query, partitions=2))

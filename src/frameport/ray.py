@@ -55,9 +55,10 @@ def read_table(
     estimated bytes, or (by default) ranges of at most 64 MiB in Arrow memory, and at least
     as many as the cluster's CPUs (when Ray is started). The rows come
     in ``$sequence`` order (down it, for a query sorted down ``$sequence``); any other sort,
-    or ``head``, raises ValueError: sort or limit the dataset instead. `credentials`: where
-    the workers' come from, as for ``to_dask``. `read_args` go to
-    ``ray.data.read_datasource`` (e.g. ``concurrency=``).
+    or ``head``, raises ValueError: sort or limit the dataset instead. Each range is one
+    block of the dataset (``override_num_blocks=`` in `read_args` lets Ray slice them into
+    more). `credentials`: where the workers' come from, as for ``to_dask``. `read_args` go
+    to ``ray.data.read_datasource`` (e.g. ``concurrency=``).
 
     >>> ds = fp.ray.read_table(people.query("age > 30").select("name", "age"))
     ... # doctest: +SKIP
@@ -82,6 +83,9 @@ def read_table(
         )
     )
     name = f"frameport({source.location})"
+    # a block per planned range: Ray would otherwise slice each into blocks of about 1 MiB
+    # and copy every slice into its object store
+    read_args.setdefault("override_num_blocks", len(planned.specs))
     dataset: ray.data.Dataset = ray.data.read_datasource(
         TableDatasource(planned, name), **read_args
     )
