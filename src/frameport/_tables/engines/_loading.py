@@ -31,25 +31,21 @@ def load_on_worker(
     options: LoadOptions,
 ) -> list[LoadResult]:
     """Runs on a worker, outside an event loop: one load per source (a source of no rows is
-    left out), over one connection."""
-    return run_sync(_load(client, location, sources, options))
-
-
-async def _load(
-    client: Connects,
-    location: TableLocation,
-    sources: Iterable[object],
-    options: LoadOptions,
-) -> list[LoadResult]:
-    connection = client.connect()
+    left out), over one connection. The sources are taken here, not on the event loop: a
+    lazy iterable (Ray's blocks, made as they are taken) may run a frameport read itself."""
+    connection = run_sync(_connected(client))
     try:
-        results = []
-        for source in sources:
-            if _has_rows(source):
-                results.append(await load_rows(connection, location, source, options))
-        return results
+        return [
+            run_sync(load_rows(connection, location, source, options))
+            for source in sources
+            if _has_rows(source)
+        ]
     finally:
-        await connection.aclose()
+        run_sync(connection.aclose())
+
+
+async def _connected(client: Connects) -> Connection:
+    return client.connect()
 
 
 def _has_rows(source: object) -> bool:
