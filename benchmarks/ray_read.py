@@ -28,7 +28,7 @@ import pyarrow as pa
 import frameport as fp
 from support.served import KEY, PROJECT, local_service
 
-Write = Callable[[fp.Table, pa.Table], None]
+Write = Callable[[fp.Table, pa.Table], object]
 
 
 def source(rows: int) -> pa.Table:

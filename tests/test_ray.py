@@ -127,9 +127,7 @@ def test_a_write_equals_its_source_and_a_rerun_adds_nothing(
     pd.testing.assert_frame_equal(back, expected[back.columns.tolist()], check_dtype=False)
 
 
-def test_a_table_read_through_ray_writes_into_another(
-    local_ray: None, key_client: Client
-) -> None:
+def test_a_table_read_through_ray_writes_into_another(local_ray: None, key_client: Client) -> None:
     """Ray runs the read and the write in one task here, the write pulling the read's
     blocks as it loads them (no other step between them)."""
     frame = source_frame(500)
@@ -139,9 +137,8 @@ def test_a_table_read_through_ray_writes_into_another(
     sink = fp.ray.TableSink(copy, id_from="key")
     fp.ray.read_table(original, partitions=2).write_datasink(sink)
     assert sum(report.written for report in sink.reports) == 500
-    assert copy.sort("key").to_pandas(progress=False).equals(
-        original.sort("key").to_pandas(progress=False)
-    )
+    back = copy.sort("key").to_pandas(progress=False)
+    assert back.equals(original.sort("key").to_pandas(progress=False))
 
 
 def test_a_dataset_without_the_id_column_is_refused_before_any_task(
