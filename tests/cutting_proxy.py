@@ -64,6 +64,7 @@ class CuttingProxy:
         with contextlib.suppress(OSError):  # wakes the thread blocked in accept(); close does not
             self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
+        self.hold()  # the connections still open end too, as the network's going away would
         for thread in self._threads:
             thread.join(timeout=5)
 
