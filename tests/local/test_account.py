@@ -104,7 +104,10 @@ def test_account_by_cookie_fallback_header_and_jwt(service: LocalService) -> Non
             403,
             "user_jwt_creation_denied",
         )
-        broken = other.get("/account", headers={"X-Service-JWT": token[:-3] + "abc"})
+        signed, signature = token.rsplit(".", 1)
+        other_first = "B" if signature[0] == "A" else "A"  # a first character's 6 bits all count
+        forged = f"{signed}.{other_first}{signature[1:]}"
+        broken = other.get("/account", headers={"X-Service-JWT": forged})
         assert str(assert_error(broken, 401, "user_jwt_invalid")["message"]).startswith(
             "Failed to verify JWT."
         )
