@@ -12,6 +12,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 
 import pandas as pd
@@ -43,6 +44,21 @@ def wait_for(done: Callable[[], bool], what: str) -> None:
 
 def sorted_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values("$id").reset_index(drop=True)
+
+
+@contextmanager
+def live_behind_proxy(
+    service: LocalService, table: fp.Table, login: UserLogin
+) -> Iterator[tuple[CuttingProxy, fp.LiveTable]]:
+    """`table` live for the user `login`, signed in through a proxy that can cut the
+    connection (the client does not retry, so a cut is the live table's to handle)."""
+    with (
+        CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
+        fp.Client(proxy.endpoint, service.project, retries=0) as far,
+    ):
+        far.login(login.email, login.password)
+        with far.table(table.database_id, table.id).live(reconcile=None) as live:
+            yield proxy, live
 
 
 def same_as_read(live: fp.LiveTable, view: fp.TableQuery) -> bool:
@@ -117,20 +133,15 @@ def test_a_catch_up_cut_short_loses_nothing(
     # found the rows gone: the next catch-up hands those changed rows on all the same.
     login = make_user()
     people.insert(pd.DataFrame({"$id": ["a", "b"], "name": ["Ada", "Bo"]}))
-    with (
-        CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
-        fp.Client(proxy.endpoint, service.project, retries=0) as far,
-    ):
-        far.login(login.email, login.password)
-        with far.table(people.database_id, people.id).live(reconcile=None) as live:
-            proxy.hold()
-            people.upsert(pd.DataFrame({"$id": ["a"], "name": ["Ada L"]}))
-            proxy.hold_at("lessThanEqual")  # the first count of the rows gone
-            proxy.release()
-            wait_for(lambda: proxy.held, "the catch-up's probe")
-            proxy.release()
-            wait_for(lambda: "Ada L" in set(live.frame["name"]), "the changed row")
-            assert live.status.catch_ups >= 1
+    with live_behind_proxy(service, people, login) as (proxy, live):
+        proxy.hold()
+        people.upsert(pd.DataFrame({"$id": ["a"], "name": ["Ada L"]}))
+        proxy.hold_at("lessThanEqual")  # the first count of the rows gone
+        proxy.release()
+        wait_for(lambda: proxy.held, "the catch-up's probe")
+        proxy.release()
+        wait_for(lambda: "Ada L" in set(live.frame["name"]), "the changed row")
+        assert live.status.catch_ups >= 1
 
 
 def test_a_session_revoked_during_a_drop_ends_the_live_table_with_a_clear_error(
@@ -141,22 +152,17 @@ def test_a_session_revoked_during_a_drop_ends_the_live_table_with_a_clear_error(
     # its status and its iterator say why.
     login = make_user()
     people.insert(pd.DataFrame({"$id": ["a"], "name": ["Ada"]}))
-    with (
-        CuttingProxy(service.endpoint, cut_after=0, cuts=0) as proxy,
-        fp.Client(proxy.endpoint, service.project, retries=0) as far,
-    ):
-        far.login(login.email, login.password)
-        with far.table(people.database_id, people.id).live(reconcile=None) as live:
-            proxy.hold()
-            with fp.Client(service.endpoint, service.project) as elsewhere:
-                elsewhere.login(login.email, login.password)
-                elsewhere._request("DELETE", "/account/sessions")  # signs out everywhere
-            people.insert(pd.DataFrame({"$id": ["b"], "name": ["Bo"]}))
-            proxy.release()
-            wait_for(lambda: live.status.error is not None, "the live table's error")
-            assert isinstance(live.status.error, fp.AuthenticationError)
-            with pytest.raises(fp.AuthenticationError):
-                next(iter(live))
+    with live_behind_proxy(service, people, login) as (proxy, live):
+        proxy.hold()
+        with fp.Client(service.endpoint, service.project) as elsewhere:
+            elsewhere.login(login.email, login.password)
+            elsewhere._request("DELETE", "/account/sessions")  # signs out everywhere
+        people.insert(pd.DataFrame({"$id": ["b"], "name": ["Bo"]}))
+        proxy.release()
+        wait_for(lambda: live.status.error is not None, "the live table's error")
+        assert isinstance(live.status.error, fp.AuthenticationError)
+        with pytest.raises(fp.AuthenticationError):
+            next(iter(live))
 
 
 def test_its_iterator_collected_unfinished_on_the_loop_thread_closes_there(
