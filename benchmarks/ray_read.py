@@ -66,6 +66,11 @@ def best_write(client: fp.Client, rows: pa.Table, name: str, repeat: int, write:
     return min(seconds)
 
 
+def through_load(table: fp.Table, rows: pa.Table) -> None:
+    """The write baseline: `rows` loaded into `table` with `Table.load`."""
+    table.load(rows, id_from="key", progress=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -94,10 +99,7 @@ def main() -> None:
 
         warming = best_write(client, rows.slice(0, 100), "warm", 1, through_sink(1))
         print(f"Ray workers' first task (imports): {warming:.1f} s (not counted)")
-        load = best_write(
-            client, rows, "loaded", options.repeat,
-            lambda table, rows: table.load(rows, id_from="key", progress=False),
-        )  # fmt: skip
+        load = best_write(client, rows, "loaded", options.repeat, through_load)
         print(f"Table.load: {options.rows / load:,.0f} rows/s")
         for blocks in (1, options.cpus):
             write = best_write(

@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import frameport as fp
 from frameport.local import LocalService
-from ray_read import best_write, source, timed
+from ray_read import best_write, source, through_load, timed
 from support.memory import PeakRss
 from support.served import KEY, PROJECT, local_service
 
@@ -81,13 +81,12 @@ def write(
     spark: SparkSession, client: fp.Client, endpoint: str, settings: argparse.Namespace
 ) -> None:
     rows = source(settings.write_rows)
-    warm = client.create_table("bench", "warm", schema=rows.slice(0, 100).to_pandas())
-    warming = timed(lambda: save(spark.createDataFrame(rows.slice(0, 100)), endpoint, warm))
-    print(f"Python workers' first write: {warming:.1f} s (not counted)")
-    load = best_write(
-        client, rows, "loaded", settings.repeat,
-        lambda table, rows: table.load(rows, id_from="key", progress=False),
+    warming = best_write(
+        client, rows.slice(0, 100), "warm", 1,
+        lambda table, rows: save(spark.createDataFrame(rows), endpoint, table),
     )  # fmt: skip
+    print(f"Python workers' first write: {warming:.1f} s (not counted)")
+    load = best_write(client, rows, "loaded", settings.repeat, through_load)
     print(f"Table.load:  {settings.write_rows / load:,.0f} rows/s")
     for partitions in sorted({1, settings.partitions}):
         df = in_order(spark, rows, partitions)
